@@ -1,0 +1,31 @@
+# The two commands a newcomer needs: `make run` and `make test`. Both install what is missing.
+.PHONY: run test setup lint typecheck pytest webtest bench
+
+HOST ?= 127.0.0.1
+PORT ?= 8000
+VENV := .venv/bin
+
+run:
+	scripts/setup.sh
+	$(VENV)/agentstream serve --host $(HOST) --port $(PORT)
+
+test:
+	scripts/setup.sh --test
+	$(MAKE) --no-print-directory lint typecheck pytest webtest
+
+lint:
+	$(VENV)/ruff check src tests bench
+	$(VENV)/ruff format --check src tests bench
+
+typecheck:
+	$(VENV)/mypy src
+
+pytest:
+	$(VENV)/pytest -q
+
+webtest:
+	@if [ -f web/package.json ]; then cd web && npm test --silent; fi
+
+bench:
+	scripts/setup.sh
+	$(VENV)/python bench/loop_overhead.py

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs everything the project needs, idempotently: a pinned uv, the locked Python
+# environment (.venv), and, when asked, the web UI build and the browser for end-to-end tests.
+#   scripts/setup.sh          Python environment + web UI build
+#   scripts/setup.sh --test   the same, plus test-only system packages (Chromium)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+UV_VERSION=0.13.9
+if [ ! -x .uv/bin/uv ] || ! .uv/bin/uv --version | grep -q "$UV_VERSION"; then
+  python3 -m venv .uv
+  .uv/bin/pip install --quiet --disable-pip-version-check "uv==$UV_VERSION"
+fi
+.uv/bin/uv sync --frozen --quiet
+
+if [ -f web/package.json ]; then
+  if [ ! -d web/node_modules ] || [ web/package-lock.json -nt web/node_modules/.package-lock.json ]; then
+    (cd web && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+  (cd web && npm run --silent build)
+fi
+
+if [ "${1:-}" = "--test" ] && ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  fi
+fi

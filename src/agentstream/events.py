@@ -1,0 +1,356 @@
+"""Canonical run events: the one stream every consumer reads.
+
+A *run* answers one user message, possibly over many model turns. The agent loop yields these
+events in order; wire dialects, the store, the broker and the terminal renderer all consume the
+same stream and nothing else. Each event is a small frozen dataclass with a literal ``type``
+discriminator, the ``run_id`` it belongs to, and ``seq``: a per-run counter that starts at 0 and
+increases by one with every event, so a consumer can detect gaps and resume after a reconnect.
+
+Dataclasses (not pydantic models) keep construction in the sub-microsecond range on the hot
+path; :data:`RUN_EVENT_ADAPTER` gives validation and JSON when an event crosses a process
+boundary. Consumers ``match`` on the classes and end with ``assert_never`` so that adding an
+event type is a type error everywhere it is not yet handled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, TypeAdapter
+
+__all__ = [
+    "RUN_EVENT_ADAPTER",
+    "TERMINAL_EVENTS",
+    "Payload",
+    "PayloadEvent",
+    "ReasoningDelta",
+    "RunCancelled",
+    "RunCompleted",
+    "RunEvent",
+    "RunFailed",
+    "RunStarted",
+    "RunWarning",
+    "SuggestedAction",
+    "SuggestedValue",
+    "TextDelta",
+    "ToolCallArgs",
+    "ToolCallStarted",
+    "ToolCallFinished",
+    "ToolError",
+    "ToolHistoryEntry",
+    "ToolProgress",
+    "TurnStarted",
+    "Usage",
+    "UsageEvent",
+    "event_from_json",
+    "event_to_dict",
+    "event_to_json",
+]
+
+
+# --- values carried by events ---------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Usage:
+    """Token counts. Vendors differ in what they report; absent counts are 0."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    reasoning_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
+            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+        )
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolError:
+    """Why a tool call failed. ``kind`` is one of a small vocabulary callers act on:
+    ``unknown_tool``, ``invalid_arguments``, ``timeout``, ``exception`` (the tool raised),
+    ``cancelled``."""
+
+    kind: str
+    message: str
+    exception_type: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Payload:
+    """Structured data for the client (a preview, a schema proposal, search results).
+
+    ``kind`` names the payload type; ``payload_id`` is assigned when the payload is emitted so
+    later turns and the UI can refer to it.
+    """
+
+    kind: str
+    data: Any
+    summary: str | None = None
+    payload_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SuggestedValue:
+    label: str
+    value: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SuggestedAction:
+    label: str
+    action: str
+    handler: Literal["client", "server"] = "client"
+    data: Any = None
+    style: Literal["primary", "secondary", "warning"] | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolHistoryEntry:
+    """One finished tool call, as the final answer reports it (002 ``tool_history``).
+
+    ``text_offset`` is the length of the run's text when the call finished: where a
+    ``[[tool:N]]`` marker belongs in the final message.
+    """
+
+    index: int
+    call_id: str
+    tool_name: str
+    input: dict[str, Any]
+    output: Any
+    is_error: bool = False
+    duration_ms: float = 0.0
+    text_offset: int = 0
+
+
+# --- the events -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunStarted:
+    run_id: str
+    seq: int
+    conversation_id: str | None = None
+    conversation_title: str | None = None
+    user_id: str | None = None
+    model: str | None = None
+    tool_names: tuple[str, ...] = ()
+    type: Literal["run_started"] = "run_started"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnStarted:
+    """A model turn begins (000 ``message_start``). ``turn`` is zero-based."""
+
+    run_id: str
+    seq: int
+    turn: int
+    type: Literal["turn_started"] = "turn_started"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TextDelta:
+    run_id: str
+    seq: int
+    text: str
+    type: Literal["text_delta"] = "text_delta"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReasoningDelta:
+    run_id: str
+    seq: int
+    text: str
+    type: Literal["reasoning_delta"] = "reasoning_delta"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallStarted:
+    """The model asked for a tool; its arguments may still be streaming (000 ``tool_call_start``).
+
+    ``index`` counts tool calls across the whole run, in the order the model made them.
+    """
+
+    run_id: str
+    seq: int
+    call_id: str
+    name: str
+    index: int
+    type: Literal["tool_call_started"] = "tool_call_started"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallArgs:
+    """The arguments are complete and the call is about to run.
+
+    ``arguments`` are what the tool receives, after injection hooks. When the model sent JSON
+    that does not parse, ``arguments`` is empty and ``raw_arguments`` holds what was sent.
+    """
+
+    run_id: str
+    seq: int
+    call_id: str
+    name: str
+    index: int
+    arguments: dict[str, Any]
+    raw_arguments: str | None = None
+    display: str | None = None
+    started_at: float = 0.0
+    type: Literal["tool_call_args"] = "tool_call_args"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolProgress:
+    run_id: str
+    seq: int
+    call_id: str
+    name: str
+    stage: str | None = None
+    message: str | None = None
+    fraction: float | None = None
+    data: Any = None
+    type: Literal["tool_progress"] = "tool_progress"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallFinished:
+    """A tool call ended. ``result`` is the text the model receives; ``output`` is the value the
+    tool returned (JSON-able) for clients that show it; ``payload`` is client-only data."""
+
+    run_id: str
+    seq: int
+    call_id: str
+    name: str
+    index: int
+    is_error: bool
+    result: str
+    output: Any = None
+    error: ToolError | None = None
+    payload: Payload | None = None
+    duration_ms: float = 0.0
+    display: str | None = None
+    finished_at: float = 0.0
+    type: Literal["tool_call_finished"] = "tool_call_finished"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PayloadEvent:
+    """Structured data for the client (000 ``workflow_preview``, 003 custom payloads)."""
+
+    run_id: str
+    seq: int
+    payload: Payload
+    call_id: str | None = None
+    type: Literal["payload"] = "payload"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UsageEvent:
+    """Token usage of one model turn."""
+
+    run_id: str
+    seq: int
+    usage: Usage
+    turn: int = 0
+    type: Literal["usage"] = "usage"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunWarning:
+    """Something went wrong and the run continues (004 ``warning``, e.g. ``tool_fallback``)."""
+
+    run_id: str
+    seq: int
+    code: str
+    message: str
+    type: Literal["warning"] = "warning"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunCompleted:
+    """The run answered. ``message`` is the final answer text; the fields after it are filled by
+    the response layers above the loop (``agentstream.chat``, the store)."""
+
+    run_id: str
+    seq: int
+    message: str
+    usage: Usage = field(default_factory=Usage)
+    tool_history: tuple[ToolHistoryEntry, ...] = ()
+    payloads: tuple[Payload, ...] = ()
+    suggested_values: tuple[SuggestedValue, ...] = ()
+    suggested_actions: tuple[SuggestedAction, ...] = ()
+    custom_payload: Payload | None = None
+    raw_response: str | None = None
+    diagnostics: dict[str, Any] | None = None
+    conversation: dict[str, Any] | None = None
+    type: Literal["run_completed"] = "run_completed"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunFailed:
+    """The run ended with an error. ``message`` is safe to show a user: it never carries
+    credentials, request bodies or stack traces. ``kind`` is the provider error kind
+    (``auth``, ``rate_limited``, ...) or ``max_turns`` or ``internal``."""
+
+    run_id: str
+    seq: int
+    kind: str
+    message: str
+    type: Literal["run_failed"] = "run_failed"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunCancelled:
+    run_id: str
+    seq: int
+    reason: str = "cancelled"
+    type: Literal["run_cancelled"] = "run_cancelled"
+
+
+RunEvent = Annotated[
+    RunStarted
+    | TurnStarted
+    | TextDelta
+    | ReasoningDelta
+    | ToolCallStarted
+    | ToolCallArgs
+    | ToolProgress
+    | ToolCallFinished
+    | PayloadEvent
+    | UsageEvent
+    | RunWarning
+    | RunCompleted
+    | RunFailed
+    | RunCancelled,
+    Field(discriminator="type"),
+]
+"""Every canonical event. A run's last event is exactly one of :data:`TERMINAL_EVENTS`."""
+
+TERMINAL_EVENTS = (RunCompleted, RunFailed, RunCancelled)
+
+RUN_EVENT_ADAPTER: TypeAdapter[RunEvent] = TypeAdapter(RunEvent)
+
+
+def event_to_dict(event: RunEvent) -> dict[str, Any]:
+    """The event as JSON-compatible Python data."""
+    data: dict[str, Any] = RUN_EVENT_ADAPTER.dump_python(event, mode="json")
+    return data
+
+
+def event_to_json(event: RunEvent) -> bytes:
+    return RUN_EVENT_ADAPTER.dump_json(event)
+
+
+def event_from_json(data: str | bytes) -> RunEvent:
+    return RUN_EVENT_ADAPTER.validate_json(data)

@@ -1,0 +1,84 @@
+"""Conversation history: what was said, in a vendor-neutral form.
+
+Providers convert these to and from their vendor's wire types at their edge; the store persists
+them; the loop appends to them. They follow 000 §3: a user message, an assistant message with
+text, reasoning and tool calls, and the tool results fed back to the model. Vendor-specific
+opaque data that must survive a round-trip (Anthropic thinking signatures, Gemini thought
+signatures) rides along in ``signature``/``provider_data`` without the rest of the code knowing
+what it means.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, TypeAdapter
+
+__all__ = [
+    "MESSAGES_ADAPTER",
+    "AssistantMessage",
+    "Message",
+    "Reasoning",
+    "ToolCall",
+    "ToolResultPart",
+    "ToolResultsMessage",
+    "UserMessage",
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UserMessage:
+    content: str
+    role: Literal["user"] = "user"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Reasoning:
+    """A block of model reasoning. ``signature`` (Anthropic) or ``redacted`` (Anthropic's
+    encrypted thinking) must go back to the same vendor unchanged; ``provider`` says which
+    vendor produced it so other vendors can drop it."""
+
+    text: str = ""
+    signature: str | None = None
+    redacted: str | None = None
+    provider: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCall:
+    id: str
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    provider_data: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AssistantMessage:
+    text: str = ""
+    reasoning: tuple[Reasoning, ...] = ()
+    tool_calls: tuple[ToolCall, ...] = ()
+    role: Literal["assistant"] = "assistant"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolResultPart:
+    tool_call_id: str
+    name: str
+    content: str
+    is_error: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolResultsMessage:
+    """The results of one turn's tool calls, in the order the model made the calls."""
+
+    results: tuple[ToolResultPart, ...]
+    role: Literal["tool"] = "tool"
+
+
+Message = Annotated[
+    UserMessage | AssistantMessage | ToolResultsMessage, Field(discriminator="role")
+]
+
+MESSAGES_ADAPTER: TypeAdapter[list[Message]] = TypeAdapter(list[Message])

@@ -1,0 +1,153 @@
+"""The provider interface: 000 §4 in Python.
+
+A provider turns a :class:`ChatRequest` into an async stream of :data:`ProviderEvent`. It knows
+nothing of tools beyond their JSON Schemas, nothing of runs, dialects or storage. Each vendor
+module converts at its edge: our messages to the vendor's request, the vendor's stream to these
+events, the vendor's exceptions to :class:`ProviderError`.
+
+A stream ends in one of two ways: a :class:`MessageComplete` event, or a raised
+:class:`ProviderError` (000's ``error`` event, expressed the way Python streams fail). Closing
+the iterator (``aclose()``) must close the upstream HTTP request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from agentstream.events import Usage
+from agentstream.messages import Message
+
+__all__ = [
+    "ChatRequest",
+    "ErrorKind",
+    "MessageComplete",
+    "MessageStart",
+    "Provider",
+    "ProviderError",
+    "ProviderEvent",
+    "ReasoningChunk",
+    "StopReason",
+    "TextChunk",
+    "ToolInputChunk",
+    "ToolSpec",
+    "ToolUseStart",
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolSpec:
+    """What a model is told about a tool."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChatRequest:
+    system: str
+    messages: Sequence[Message]
+    tools: Sequence[ToolSpec] = ()
+    max_tokens: int = 4096
+    temperature: float | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+    """Vendor-neutral model options: ``reasoning`` (``True``, ``False`` or an effort such as
+    ``"low"``), ``reasoning_budget`` (tokens), ``stop`` (sequences). Unknown keys are ignored."""
+
+
+StopReason = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal", "other"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MessageStart:
+    """The model started generating."""
+
+    model: str | None = None
+    kind: Literal["message_start"] = "message_start"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TextChunk:
+    text: str
+    kind: Literal["text"] = "text"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReasoningChunk:
+    """A piece of reasoning. ``signature``/``redacted`` close or replace a reasoning block for
+    vendors that require it back verbatim; a chunk may carry only a signature."""
+
+    text: str = ""
+    signature: str | None = None
+    redacted: str | None = None
+    kind: Literal["reasoning"] = "reasoning"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolUseStart:
+    call_id: str
+    name: str
+    provider_data: dict[str, Any] | None = None
+    kind: Literal["tool_use_start"] = "tool_use_start"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolInputChunk:
+    """A fragment of a tool call's JSON arguments. Fragments of one call concatenate to the
+    whole JSON text; vendors that send a call whole send one fragment."""
+
+    call_id: str
+    fragment: str
+    kind: Literal["tool_input"] = "tool_input"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MessageComplete:
+    stop_reason: StopReason
+    usage: Usage = field(default_factory=Usage)
+    raw_stop_reason: str | None = None
+    kind: Literal["message_complete"] = "message_complete"
+
+
+ProviderEvent = (
+    MessageStart | TextChunk | ReasoningChunk | ToolUseStart | ToolInputChunk | MessageComplete
+)
+
+ErrorKind = Literal[
+    "auth", "rate_limited", "overloaded", "bad_request", "timeout", "network", "provider"
+]
+
+
+class ProviderError(Exception):
+    """A model call failed. ``message`` is safe to show a user: it never contains an API key,
+    a full request or a stack trace. ``retryable`` says whether trying again may help."""
+
+    def __init__(
+        self,
+        kind: ErrorKind,
+        message: str,
+        *,
+        status_code: int | None = None,
+        retryable: bool = False,
+    ) -> None:
+        super().__init__(message)
+        self.kind: ErrorKind = kind
+        self.message = message
+        self.status_code = status_code
+        self.retryable = retryable
+
+    def __repr__(self) -> str:
+        return f"ProviderError(kind={self.kind!r}, message={self.message!r})"
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """One streaming method. ``name`` is the vendor prefix of the model id (``anthropic``),
+    ``model`` the vendor's model name."""
+
+    name: str
+    model: str
+
+    def stream(self, request: ChatRequest) -> AsyncIterator[ProviderEvent]: ...
