@@ -1,6 +1,6 @@
 """The provider interface: 000 §4 in Python.
 
-A provider turns a :class:`ChatRequest` into an async stream of :data:`ProviderEvent`. It knows
+A provider turns a :class:`ChatRequest` into an async generator of :data:`ProviderEvent`. It knows
 nothing of tools beyond their JSON Schemas, nothing of runs, dialects or storage. Each vendor
 module converts at its edge: our messages to the vendor's request, the vendor's stream to these
 events, the vendor's exceptions to :class:`ProviderError`.
@@ -12,7 +12,7 @@ the iterator (``aclose()``) must close the upstream HTTP request.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -150,4 +150,6 @@ class Provider(Protocol):
     name: str
     model: str
 
-    def stream(self, request: ChatRequest) -> AsyncIterator[ProviderEvent]: ...
+    def stream(self, request: ChatRequest) -> AsyncGenerator[ProviderEvent, None]:
+        """Usually an ``async def`` generator; ``aclose()`` must close the upstream request."""
+        ...

@@ -1,0 +1,16 @@
+"""The agent and its loop: stream a turn, run tools, feed results back, repeat."""
+
+from agentstream.agent.agent import Agent
+from agentstream.agent.inputs import AnswerCheck, CancelToken, Retry, RunInput
+from agentstream.agent.loop import MAX_TURNS_MESSAGE
+from agentstream.agent.run import AgentRun
+
+__all__ = [
+    "MAX_TURNS_MESSAGE",
+    "Agent",
+    "AgentRun",
+    "AnswerCheck",
+    "CancelToken",
+    "Retry",
+    "RunInput",
+]

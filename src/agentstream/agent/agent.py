@@ -1,0 +1,76 @@
+"""``Agent``: a model, tools, instructions and limits, ready to answer messages."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentstream.agent.inputs import AnswerCheck, RunInput
+from agentstream.agent.run import AgentRun
+from agentstream.providers.base import Provider
+from agentstream.tools.definition import Tool
+from agentstream.tools.toolsets import Toolset, ToolSource
+
+__all__ = ["Agent"]
+
+ToolsLike = Toolset | Iterable[Tool | Callable[..., Any]]
+
+
+@dataclass(kw_only=True)
+class Agent:
+    """Everything a run needs that does not change per request.
+
+    ``model`` is a ``provider:model`` id (``anthropic:claude-sonnet-4-5``), a
+    :class:`~agentstream.providers.base.Provider`, or ``None`` for ``$AGENTSTREAM_MODEL``
+    (the offline demo when unset). ``max_turns`` is 20 as in 000; dialects that follow 002/003
+    pass 5 per request.
+    """
+
+    model: str | Provider | None = None
+    tools: ToolsLike = ()
+    instructions: str = "You are a helpful assistant."
+    name: str = "agent"
+    max_turns: int = 20
+    max_tokens: int = 4096
+    temperature: float | None = None
+    tool_timeout: float | None = 60.0
+    model_options: Mapping[str, Any] = field(default_factory=dict)
+    tool_sources: Sequence[ToolSource] = ()
+    answer_checks: Sequence[AnswerCheck] = ()
+    toolset: Toolset = field(init=False)
+    _providers: dict[str, Provider] = field(default_factory=dict, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.toolset = self.tools if isinstance(self.tools, Toolset) else Toolset(self.tools)
+
+    @property
+    def model_id(self) -> str:
+        if isinstance(self.model, str):
+            return self.model
+        if self.model is not None:
+            return f"{self.model.name}:{self.model.model}"
+        return os.environ.get("AGENTSTREAM_MODEL") or "demo"
+
+    def provider(self, model: str | None = None) -> Provider:
+        """The provider for ``model`` (default: the agent's), created once and reused."""
+        if model is None and self.model is not None and not isinstance(self.model, str):
+            return self.model
+        model_id = model or self.model_id
+        found = self._providers.get(model_id)
+        if found is None:
+            from agentstream.providers.registry import resolve_provider
+
+            found = self._providers[model_id] = resolve_provider(model_id)
+        return found
+
+    def run(self, run_input: RunInput | str) -> AgentRun:
+        """Start answering; iterate the result for canonical events::
+
+        async for event in agent.run("What does this workflow do?"):
+            ...
+        """
+        if isinstance(run_input, str):
+            run_input = RunInput(message=run_input)
+        return AgentRun(self, run_input, self.provider(run_input.model))

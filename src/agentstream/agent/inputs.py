@@ -1,0 +1,86 @@
+"""What one run is asked to do, and the hooks that shape a final answer."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from agentstream.messages import Message
+from agentstream.principal import ANONYMOUS, Principal
+
+__all__ = ["AnswerCheck", "CancelToken", "Retry", "RunInput"]
+
+
+class CancelToken:
+    """Cancels a run from outside the task consuming it (a stop button, a disconnect).
+
+    The run stops at its next await, closes the provider stream, cancels running tools, and
+    ends with ``run_cancelled``.
+    """
+
+    __slots__ = ("_callbacks", "reason")
+
+    def __init__(self) -> None:
+        self.reason: str | None = None
+        self._callbacks: list[Any] = []
+
+    @property
+    def cancelled(self) -> bool:
+        return self.reason is not None
+
+    def cancel(self, reason: str = "cancelled") -> None:
+        if self.reason is not None:
+            return
+        self.reason = reason
+        for callback in self._callbacks:
+            callback(reason)
+
+    def on_cancel(self, callback: Any) -> None:
+        """Call ``callback(reason)`` on cancel (at once if already cancelled)."""
+        if self.reason is not None:
+            callback(self.reason)
+        else:
+            self._callbacks.append(callback)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunInput:
+    """One user message to answer, with everything around it. Fields left ``None`` take the
+    agent's defaults."""
+
+    message: str
+    history: Sequence[Message] = ()
+    principal: Principal = ANONYMOUS
+    context: Any = None
+    conversation_id: str | None = None
+    conversation_title: str | None = None
+    run_id: str | None = None
+    scopes: Sequence[str] = ()
+    """Tool scopes for this run (see :class:`agentstream.tools.Toolset`)."""
+    system: str | None = None
+    """A system prompt built for this request; replaces the agent's instructions."""
+    model: str | None = None
+    temperature: float | None = None
+    max_turns: int | None = None
+    max_tokens: int | None = None
+    model_options: Mapping[str, Any] = field(default_factory=dict)
+    tool_options: Mapping[str, Any] = field(default_factory=dict)
+    """Passed to tools as ``ToolContext.options``."""
+    cancel: CancelToken | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Retry:
+    """Ask the model again: ``user_message`` goes to the model, ``notice`` to the client."""
+
+    user_message: str
+    notice: str
+
+
+class AnswerCheck(Protocol):
+    """Inspects a final answer and may ask for one retry (000's "Chinese Response Retry",
+    generalised by :class:`agentstream.chat.LanguageGuard`). Each check fires at most once per
+    run."""
+
+    def check(self, text: str) -> Retry | None: ...

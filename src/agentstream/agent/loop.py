@@ -1,0 +1,480 @@
+"""The agent loop (000 §3, 003 Flow 2): stream a turn, run the tools it asks for, feed the
+results back, repeat until a turn asks for none.
+
+:class:`Loop` knows nothing of HTTP, dialects or storage. It writes canonical events through an
+``emit`` callable and records the history it adds in ``new_messages``; :class:`AgentRun`
+(``run.py``) owns the task it runs in and hands the events to the consumer. Failures end the
+run with one terminal event: ``run_failed`` for a provider error, the turn limit or a bug,
+``run_cancelled`` when the run's cancel token fires.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from contextlib import aclosing
+from typing import TYPE_CHECKING, Any
+
+from agentstream.agent.inputs import AnswerCheck, Retry, RunInput
+from agentstream.agent.turns import PendingCall, TurnBuilder
+from agentstream.events import (
+    Payload,
+    PayloadEvent,
+    ReasoningDelta,
+    RunCancelled,
+    RunCompleted,
+    RunEvent,
+    RunFailed,
+    RunStarted,
+    RunWarning,
+    TextDelta,
+    ToolCallArgs,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolHistoryEntry,
+    ToolProgress,
+    TurnStarted,
+    Usage,
+    UsageEvent,
+)
+from agentstream.messages import (
+    AssistantMessage,
+    Message,
+    ToolResultPart,
+    ToolResultsMessage,
+    UserMessage,
+)
+from agentstream.providers.base import (
+    ChatRequest,
+    MessageComplete,
+    MessageStart,
+    Provider,
+    ProviderError,
+    ReasoningChunk,
+    TextChunk,
+    ToolInputChunk,
+    ToolSpec,
+    ToolUseStart,
+)
+from agentstream.tools.context import ToolContext
+from agentstream.tools.definition import Tool
+from agentstream.tools.execution import CallOutcome, PreparedCall, prepare_call, run_call
+from agentstream.tools.results import Progress
+
+if TYPE_CHECKING:
+    from agentstream.agent.agent import Agent
+
+__all__ = ["MAX_TURNS_MESSAGE", "Loop"]
+
+log = logging.getLogger("agentstream.agent")
+
+MAX_TURNS_MESSAGE = "Maximum tool-call rounds exceeded"
+INTERNAL_ERROR_MESSAGE = "The agent failed unexpectedly. The error has been logged."
+
+
+class Loop:
+    """One run's state and steps. Create, then ``await loop.execute()`` in a task."""
+
+    def __init__(
+        self,
+        agent: Agent,
+        run_input: RunInput,
+        provider: Provider,
+        emit: Callable[[RunEvent], None],
+    ) -> None:
+        self.agent = agent
+        self.input = run_input
+        self.provider = provider
+        self.run_id = run_input.run_id or uuid.uuid4().hex
+        self.new_messages: list[Message] = []
+        self._emit_event = emit
+        self._seq = 0
+        self._closed = False
+        self._segments: list[str] = []
+        """The text of each finished turn; the final message joins them."""
+        self._usage = Usage()
+        self._history: list[ToolHistoryEntry] = []
+        self._payloads: list[Payload] = []
+        self._tool_count = 0
+        self._turn: TurnBuilder | None = None
+        self._running_calls: list[PendingCall] = []
+        self._finished: dict[str, ToolResultPart] = {}
+        self._used_checks: set[int] = set()
+        self._loop = asyncio.get_running_loop()
+        self._thread = threading.get_ident()
+
+    # --- emission -------------------------------------------------------------------------
+
+    def _next_seq(self) -> int:
+        seq = self._seq
+        self._seq = seq + 1
+        return seq
+
+    def _emit(self, event: RunEvent) -> None:
+        if not self._closed:
+            self._emit_event(event)
+
+    # --- the run ----------------------------------------------------------------------------
+
+    async def execute(self) -> None:
+        """Run to one terminal event. Cancellation by the token becomes ``run_cancelled``;
+        any other cancellation propagates after the partial history is recorded."""
+        try:
+            await self._run()
+        except asyncio.CancelledError:
+            token = self.input.cancel
+            if token is not None and token.cancelled:
+                self._emit(self.cancelled(token.reason or "cancelled"))
+                self._closed = True
+                return
+            self._record_partial()
+            self._closed = True
+            raise
+        except ProviderError as exc:
+            self._record_partial()
+            self._fail(exc.kind, exc.message)
+        except Exception:
+            log.exception("run %s failed", self.run_id)
+            self._record_partial()
+            self._fail("internal", INTERNAL_ERROR_MESSAGE)
+
+    def cancelled(self, reason: str) -> RunCancelled:
+        """The terminal event of a run cancelled by its token, after recording what it had
+        produced. Also used when the token fired before the loop's task got to run."""
+        self._record_partial()
+        return RunCancelled(run_id=self.run_id, seq=self._next_seq(), reason=reason)
+
+    def _fail(self, kind: str, message: str) -> None:
+        self._emit(RunFailed(run_id=self.run_id, seq=self._next_seq(), kind=kind, message=message))
+        self._closed = True
+
+    async def _run(self) -> None:
+        run_input, agent = self.input, self.agent
+        tools = await self._resolve_tools()
+        by_name = {t.name: t for t in tools}
+        specs = tuple(
+            ToolSpec(name=t.name, description=t.description, parameters=t.parameters) for t in tools
+        )
+        self._emit(
+            RunStarted(
+                run_id=self.run_id,
+                seq=self._next_seq(),
+                conversation_id=run_input.conversation_id,
+                conversation_title=run_input.conversation_title,
+                user_id=run_input.principal.user_id,
+                model=f"{self.provider.name}:{self.provider.model}",
+                tool_names=tuple(by_name),
+            )
+        )
+        messages: list[Message] = [*run_input.history, UserMessage(content=run_input.message)]
+        system = run_input.system if run_input.system is not None else agent.instructions
+        max_turns = run_input.max_turns or agent.max_turns
+        for turn in range(max_turns):
+            self._emit(TurnStarted(run_id=self.run_id, seq=self._next_seq(), turn=turn))
+            request = ChatRequest(
+                system=system,
+                messages=tuple(messages),
+                tools=specs,
+                max_tokens=run_input.max_tokens or agent.max_tokens,
+                temperature=(
+                    run_input.temperature
+                    if run_input.temperature is not None
+                    else agent.temperature
+                ),
+                options={**agent.model_options, **run_input.model_options},
+            )
+            assistant = await self._stream_turn(turn, request)
+            self._add(messages, assistant)
+            if not assistant.tool_calls:
+                retry = self._check_answer(assistant.text)
+                if retry is None:
+                    self._complete()
+                    return
+                self._emit(TextDelta(run_id=self.run_id, seq=self._next_seq(), text=retry.notice))
+                self._segments = []
+                self._add(messages, UserMessage(content=retry.user_message))
+                continue
+            if turn == max_turns - 1:
+                break
+            self._add(messages, await self._run_tools(by_name))
+        self._add(messages, self._unfinished_results("Not run: " + MAX_TURNS_MESSAGE))
+        self._fail("max_turns", MAX_TURNS_MESSAGE)
+
+    def _add(self, messages: list[Message], message: Message) -> None:
+        messages.append(message)
+        self.new_messages.append(message)
+        if isinstance(message, ToolResultsMessage):
+            self._running_calls = []
+            self._finished = {}
+
+    async def _resolve_tools(self) -> list[Tool]:
+        tools = self.agent.toolset.resolve(self.input.scopes)
+        for source in self.agent.tool_sources:
+            try:
+                loaded = await source.load(self.input.principal, self.input.scopes)
+            except Exception as exc:
+                log.warning("tool source %r failed: %s", source, exc)
+                self._emit(
+                    RunWarning(
+                        run_id=self.run_id,
+                        seq=self._next_seq(),
+                        code="tool_fallback",
+                        message="Tool-enabled streaming encountered an issue. "
+                        "Continuing without tools.",
+                    )
+                )
+                return []
+            known = {t.name for t in tools}
+            tools.extend(t for t in loaded if t.name not in known)
+        return tools
+
+    # --- one model turn -------------------------------------------------------------------
+
+    async def _stream_turn(self, turn: int, request: ChatRequest) -> AssistantMessage:
+        builder = TurnBuilder(self.provider.name)
+        self._turn = builder
+        run_id, emit, next_seq = self.run_id, self._emit, self._next_seq
+        put = self._emit_event  # the per-delta path: no extra calls, the run is open here
+        turn_text = builder.text
+        async with aclosing(self.provider.stream(request)) as stream:
+            async for event in stream:
+                if type(event) is TextChunk:
+                    text = event.text
+                    if text:
+                        turn_text.append(text)
+                        seq = self._seq
+                        self._seq = seq + 1
+                        put(TextDelta(run_id=run_id, seq=seq, text=text))
+                    continue
+                match event:
+                    case ToolInputChunk(call_id=call_id, fragment=fragment):
+                        builder.calls[call_id].fragments.append(fragment)
+                    case ReasoningChunk(text=text, signature=signature, redacted=redacted):
+                        builder.add_reasoning(text, signature, redacted)
+                        if text:
+                            emit(ReasoningDelta(run_id=run_id, seq=next_seq(), text=text))
+                    case ToolUseStart(call_id=call_id, name=name, provider_data=data):
+                        call = PendingCall(call_id, name, self._tool_count, data)
+                        self._tool_count += 1
+                        builder.calls[call_id] = call
+                        emit(
+                            ToolCallStarted(
+                                run_id=run_id,
+                                seq=next_seq(),
+                                call_id=call_id,
+                                name=name,
+                                index=call.index,
+                            )
+                        )
+                    case MessageComplete(usage=usage):
+                        self._usage = self._usage + usage
+                        emit(UsageEvent(run_id=run_id, seq=next_seq(), usage=usage, turn=turn))
+                    case MessageStart() | TextChunk():
+                        pass
+        self._turn = None
+        self._running_calls = list(builder.calls.values())
+        message = builder.message()
+        self._segments.append(message.text)
+        return message
+
+    # --- tools ----------------------------------------------------------------------------
+
+    async def _run_tools(self, tools: dict[str, Tool]) -> ToolResultsMessage:
+        calls = self._running_calls
+        ready: list[tuple[PendingCall, PreparedCall, ToolContext]] = []
+        for call in calls:
+            ctx = self._tool_context(call)
+            shown, prepared = prepare_call(tools, call.name, call.raw_arguments, ctx)
+            broken = (
+                isinstance(prepared, CallOutcome)
+                and prepared.error is not None
+                and prepared.error.kind == "invalid_arguments"
+            )
+            self._emit(
+                ToolCallArgs(
+                    run_id=self.run_id,
+                    seq=self._next_seq(),
+                    call_id=call.call_id,
+                    name=call.name,
+                    index=call.index,
+                    arguments=shown,
+                    raw_arguments=call.raw_arguments if broken and not shown else None,
+                    display=_display(prepared, shown),
+                    started_at=time.time(),
+                )
+            )
+            if isinstance(prepared, CallOutcome):
+                self._finish(call, shown, prepared)
+            else:
+                ready.append((call, prepared, ctx))
+        timeout = self.agent.tool_timeout
+        if len(ready) == 1:
+            call, prepared, ctx = ready[0]
+            self._finish(call, prepared.shown_arguments, await run_call(prepared, ctx, timeout))
+        elif ready:
+            async with asyncio.TaskGroup() as group:
+                for call, prepared, ctx in ready:
+                    group.create_task(self._run_one(call, prepared, ctx, timeout))
+        return ToolResultsMessage(results=tuple(self._finished[c.call_id] for c in calls))
+
+    async def _run_one(
+        self, call: PendingCall, prepared: PreparedCall, ctx: ToolContext, limit: float | None
+    ) -> None:
+        self._finish(call, prepared.shown_arguments, await run_call(prepared, ctx, limit))
+
+    def _finish(self, call: PendingCall, arguments: dict[str, Any], outcome: CallOutcome) -> None:
+        self._finished[call.call_id] = ToolResultPart(
+            tool_call_id=call.call_id,
+            name=call.name,
+            content=outcome.result,
+            is_error=outcome.is_error,
+        )
+        payload = outcome.payload
+        if payload is not None and payload.payload_id is None:
+            payload = Payload(
+                kind=payload.kind,
+                data=payload.data,
+                summary=payload.summary,
+                payload_id=uuid.uuid4().hex[:8],
+            )
+        self._emit(
+            ToolCallFinished(
+                run_id=self.run_id,
+                seq=self._next_seq(),
+                call_id=call.call_id,
+                name=call.name,
+                index=call.index,
+                is_error=outcome.is_error,
+                result=outcome.result,
+                output=outcome.output,
+                error=outcome.error,
+                payload=payload,
+                duration_ms=outcome.duration_ms,
+                finished_at=time.time(),
+            )
+        )
+        self._history.append(
+            ToolHistoryEntry(
+                index=call.index,
+                call_id=call.call_id,
+                tool_name=call.name,
+                input=arguments,
+                output=outcome.output,
+                is_error=outcome.is_error,
+                duration_ms=outcome.duration_ms,
+                text_offset=len(self._message()),
+            )
+        )
+        if payload is not None:
+            self._payloads.append(payload)
+            self._emit(
+                PayloadEvent(
+                    run_id=self.run_id,
+                    seq=self._next_seq(),
+                    payload=payload,
+                    call_id=call.call_id,
+                )
+            )
+
+    def _tool_context(self, call: PendingCall) -> ToolContext:
+        run_input = self.input
+
+        def sink(progress: Progress) -> None:
+            if threading.get_ident() == self._thread:
+                self._progress(call, progress)
+            else:
+                self._loop.call_soon_threadsafe(self._progress, call, progress)
+
+        return ToolContext(
+            principal=run_input.principal,
+            run_id=self.run_id,
+            call_id=call.call_id,
+            tool_name=call.name,
+            conversation_id=run_input.conversation_id,
+            context=run_input.context,
+            options=run_input.tool_options,
+            _sink=sink,
+        )
+
+    def _progress(self, call: PendingCall, progress: Progress) -> None:
+        if call.call_id in self._finished:
+            return  # a late report from a worker thread after the call ended
+        self._emit(
+            ToolProgress(
+                run_id=self.run_id,
+                seq=self._next_seq(),
+                call_id=call.call_id,
+                name=call.name,
+                stage=progress.stage,
+                message=progress.message,
+                fraction=progress.fraction,
+                data=progress.data,
+            )
+        )
+
+    # --- endings ----------------------------------------------------------------------------
+
+    def _check_answer(self, text: str) -> Retry | None:
+        checks: Sequence[AnswerCheck] = self.agent.answer_checks
+        for position, check in enumerate(checks):
+            if position in self._used_checks:
+                continue
+            retry = check.check(text)
+            if retry is not None:
+                self._used_checks.add(position)
+                return retry
+        return None
+
+    def _message(self) -> str:
+        """The run's answer so far: each turn's text, separated by a blank line."""
+        return "\n\n".join(segment for segment in self._segments if segment)
+
+    def _complete(self) -> None:
+        self._emit(
+            RunCompleted(
+                run_id=self.run_id,
+                seq=self._next_seq(),
+                message=self._message(),
+                usage=self._usage,
+                tool_history=tuple(sorted(self._history, key=lambda h: h.index)),
+                payloads=tuple(self._payloads),
+            )
+        )
+        self._closed = True
+
+    def _unfinished_results(self, reason: str) -> ToolResultsMessage:
+        """Results for the current turn's calls: the finished ones, and an error for each call
+        that never finished, so the history stays valid for the next request."""
+        return ToolResultsMessage(
+            results=tuple(
+                self._finished.get(c.call_id)
+                or ToolResultPart(
+                    tool_call_id=c.call_id,
+                    name=c.name,
+                    content=f'{{"error": "{reason}"}}',
+                    is_error=True,
+                )
+                for c in self._running_calls
+            )
+        )
+
+    def _record_partial(self) -> None:
+        """Keep what the interrupted run produced: the partial text of a turn in progress, or
+        the results of the tools that finished."""
+        if self._turn is not None:
+            if self._turn.has_content:
+                self.new_messages.append(self._turn.message(complete_calls=False))
+            self._turn = None
+        elif self._running_calls:
+            self.new_messages.append(self._unfinished_results("Interrupted before it finished"))
+            self._running_calls = []
+
+
+def _display(prepared: PreparedCall | CallOutcome, arguments: dict[str, Any]) -> str | None:
+    if isinstance(prepared, PreparedCall) and prepared.tool.display is not None:
+        return prepared.tool.display(arguments)
+    return None

@@ -1,0 +1,26 @@
+"""Who is asking: the authenticated caller of a run.
+
+Authentication (``agentstream.server.auth``) produces a :class:`Principal`; the run pipeline
+hands it to tools (user id and raw bearer token, which 000 forwards verbatim to downstream
+APIs) and to the store (ownership and tenant isolation). ``token`` is a secret: it is excluded
+from ``repr`` so it cannot leak into logs by accident.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["ANONYMOUS", "Principal"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Principal:
+    user_id: str
+    tenant_id: str | None = None
+    token: str | None = field(default=None, repr=False)
+    claims: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+ANONYMOUS = Principal(user_id="local")
+"""The caller in anonymous local mode (a server bound to loopback with no auth configured)."""

@@ -1,0 +1,19 @@
+"""The run pipeline between a dialect and the agent loop: store, response hooks, cancel."""
+
+from agentstream.runs.hooks import NoHooks, Preparation, RunHooks
+from agentstream.runs.request import ActionRequest, RunRequest
+from agentstream.runs.runner import Runner, RunSession
+from agentstream.runs.store import ConversationNotFound, ConversationStore, StartedRun
+
+__all__ = [
+    "ActionRequest",
+    "ConversationNotFound",
+    "ConversationStore",
+    "NoHooks",
+    "Preparation",
+    "RunHooks",
+    "RunRequest",
+    "RunSession",
+    "Runner",
+    "StartedRun",
+]

@@ -1,0 +1,66 @@
+"""How response semantics plug into the run pipeline without the loop knowing.
+
+``agentstream.chat`` implements :class:`RunHooks` (system prompt sections, scoped tools,
+payload markers, suggested values and actions, diagnostics). The default hooks change
+nothing, so a bare agent works as-is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from agentstream.agent import Agent, RunInput
+from agentstream.events import Payload, RunCompleted
+from agentstream.messages import Message
+from agentstream.runs.request import RunRequest
+
+__all__ = ["NoHooks", "Preparation", "RunHooks"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Preparation:
+    system: str | None = None
+    """The system prompt for this request; ``None`` keeps the agent's instructions."""
+    scopes: Sequence[str] = ()
+    """Tool scopes for this request."""
+    message: str | None = None
+    """The user message as the model should see it (e.g. a server action's outcome);
+    ``None`` keeps the request's message."""
+
+
+class RunHooks(Protocol):
+    async def prepare(
+        self,
+        agent: Agent,
+        request: RunRequest,
+        history: Sequence[Message],
+        payloads: Sequence[Payload],
+    ) -> Preparation:
+        """Before the loop: build the system prompt and choose tool scopes."""
+        ...
+
+    def finish(
+        self, agent: Agent, request: RunRequest, run_input: RunInput, completed: RunCompleted
+    ) -> RunCompleted:
+        """After the loop answered: shape the final answer (parse markers, add suggested
+        values and actions, diagnostics)."""
+        ...
+
+
+class NoHooks:
+    async def prepare(
+        self,
+        agent: Agent,
+        request: RunRequest,
+        history: Sequence[Message],
+        payloads: Sequence[Payload],
+    ) -> Preparation:
+        scopes = (request.context_type,) if request.context_type else ()
+        return Preparation(scopes=scopes)
+
+    def finish(
+        self, agent: Agent, request: RunRequest, run_input: RunInput, completed: RunCompleted
+    ) -> RunCompleted:
+        return completed

@@ -1,0 +1,49 @@
+"""What every dialect parses its request into."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentstream.messages import Message
+from agentstream.principal import Principal
+
+__all__ = ["ActionRequest", "RunRequest"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ActionRequest:
+    """A suggested action with ``handler: "server"`` sent back by the client (002)."""
+
+    action: str
+    data: Any = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunRequest:
+    """One message to answer, independent of wire format. Per-dialect defaults (20 turns for
+    ``ichor``, 5 and tool markers for ``tray``) are set here by the dialect, as data."""
+
+    message: str
+    principal: Principal
+    conversation_id: str | None = None
+    create_conversation: bool = False
+    """Create the conversation under ``conversation_id`` if it does not exist (001 names its
+    own ids in ``metadata.conversationId``)."""
+    history: Sequence[Message] | None = None
+    """History sent by the client (001); when set it is the context instead of the stored one."""
+    context: Any = None
+    context_type: str | None = None
+    model: str | None = None
+    temperature: float | None = None
+    max_turns: int | None = None
+    max_tokens: int | None = None
+    model_options: Mapping[str, Any] = field(default_factory=dict)
+    tool_options: Mapping[str, Any] = field(default_factory=dict)
+    interaction_type: str | None = None
+    action: ActionRequest | None = None
+    tool_markers: bool = False
+    diagnostics: bool = False
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    run_id: str | None = None

@@ -1,0 +1,198 @@
+"""The run pipeline: store, response hooks and the agent loop around one request.
+
+Every dialect goes through here. :meth:`Runner.begin` does the work that can still fail with
+an HTTP status (an unknown conversation is a 404 before any byte is streamed): it commits the
+user message, loads history and prepares the prompt. :meth:`RunSession.events` then streams
+canonical events while committing each finished tool round-trip, shapes the final answer, and
+commits the final or partial assistant message however the run ends: completed, failed,
+cancelled by a token, or abandoned by a consumer whose task was cancelled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from typing import Any
+
+from agentstream.agent import Agent, AgentRun, CancelToken, RunInput
+from agentstream.events import (
+    RunCancelled,
+    RunCompleted,
+    RunEvent,
+    RunFailed,
+    TurnStarted,
+)
+from agentstream.principal import Principal
+from agentstream.runs.hooks import NoHooks, RunHooks
+from agentstream.runs.request import RunRequest
+from agentstream.runs.store import ConversationStore, RunStatus
+
+__all__ = ["RunSession", "Runner"]
+
+log = logging.getLogger("agentstream.runs")
+
+
+class Runner:
+    """Runs requests for one agent. Keeps the sessions in progress so a run can be cancelled
+    from another request (a stop button) by its owner."""
+
+    def __init__(
+        self,
+        agent: Agent,
+        *,
+        store: ConversationStore | None = None,
+        hooks: RunHooks | None = None,
+    ) -> None:
+        self.agent = agent
+        self.store = store
+        self.hooks: RunHooks = hooks or NoHooks()
+        self._active: dict[str, RunSession] = {}
+
+    async def begin(self, request: RunRequest) -> RunSession:
+        """Commit the user message and prepare the run. Raises
+        :class:`~agentstream.runs.store.ConversationNotFound` before anything is streamed."""
+        run_id = request.run_id or uuid.uuid4().hex
+        conversation_id, title = request.conversation_id, None
+        history = list(request.history or ())
+        payloads: list[Any] = []
+        if self.store is not None:
+            started = await self.store.start_run(
+                request.principal,
+                run_id=run_id,
+                conversation_id=request.conversation_id,
+                user_message=request.message,
+                model=request.model or self.agent.model_id,
+                metadata=dict(request.metadata) or None,
+                create_if_missing=request.create_conversation,
+            )
+            conversation_id, title = started.conversation_id, started.title
+            if request.history is None:
+                history = list(started.history)
+            payloads = list(started.payloads)
+        prep = await self.hooks.prepare(self.agent, request, history, payloads)
+        run_input = RunInput(
+            message=prep.message if prep.message is not None else request.message,
+            history=history,
+            principal=request.principal,
+            context=request.context,
+            conversation_id=conversation_id,
+            conversation_title=title,
+            run_id=run_id,
+            scopes=prep.scopes,
+            system=prep.system,
+            model=request.model,
+            temperature=request.temperature,
+            max_turns=request.max_turns,
+            max_tokens=request.max_tokens,
+            model_options=request.model_options,
+            tool_options=request.tool_options,
+            cancel=CancelToken(),
+        )
+        session = RunSession(self, request, run_input)
+        self._active[run_id] = session
+        return session
+
+    def cancel(self, run_id: str, principal: Principal, reason: str = "cancelled") -> bool:
+        """Cancel a run in progress if ``principal`` owns it."""
+        session = self._active.get(run_id)
+        if session is None or not _same_owner(session.request.principal, principal):
+            return False
+        session.cancel(reason)
+        return True
+
+    def _forget(self, run_id: str) -> None:
+        self._active.pop(run_id, None)
+
+
+def _same_owner(a: Principal, b: Principal) -> bool:
+    return a.user_id == b.user_id and a.tenant_id == b.tenant_id
+
+
+class RunSession:
+    def __init__(self, runner: Runner, request: RunRequest, run_input: RunInput) -> None:
+        self.runner = runner
+        self.request = request
+        self.input = run_input
+        self.run: AgentRun = runner.agent.run(run_input)
+        self._saved = 0
+        self._finished = False
+
+    @property
+    def run_id(self) -> str:
+        return self.run.run_id
+
+    @property
+    def conversation_id(self) -> str | None:
+        return self.input.conversation_id
+
+    def cancel(self, reason: str = "cancelled") -> None:
+        self.run.cancel(reason)
+
+    async def events(self) -> AsyncIterator[RunEvent]:
+        """The run's canonical events, with the final answer shaped and persisted."""
+        try:
+            async with self.run:
+                async for event in self.run:
+                    if isinstance(event, TurnStarted) and event.turn:
+                        await self._save_progress()
+                    elif isinstance(event, RunCompleted):
+                        event = await self._complete(event)
+                    elif isinstance(event, RunFailed):
+                        await self._finish("failed", error=event.message)
+                    elif isinstance(event, RunCancelled):
+                        await self._finish("cancelled", error=event.reason)
+                    yield event
+        finally:
+            if not self._finished:
+                # The consumer went away (its task was cancelled) or the loop crashed: keep
+                # what the run produced. Shielded so the commit survives the cancellation.
+                await asyncio.shield(self._finish("cancelled", error="interrupted"))
+            self.runner._forget(self.run_id)
+
+    async def _complete(self, event: RunCompleted) -> RunCompleted:
+        event = self.runner.hooks.finish(self.runner.agent, self.request, self.input, event)
+        conversation = await self._finish("completed", completed=event)
+        return replace(event, conversation=conversation) if conversation is not None else event
+
+    async def _save_progress(self) -> None:
+        store, conversation_id = self.runner.store, self.conversation_id
+        messages = self.run.new_messages
+        if store is None or conversation_id is None or len(messages) <= self._saved:
+            return
+        await store.append_messages(
+            self.request.principal,
+            run_id=self.run_id,
+            conversation_id=conversation_id,
+            messages=messages[self._saved :],
+        )
+        self._saved = len(messages)
+
+    async def _finish(
+        self,
+        status: RunStatus,
+        *,
+        completed: RunCompleted | None = None,
+        error: str | None = None,
+    ) -> dict[str, Any] | None:
+        if self._finished:
+            return None
+        self._finished = True
+        store, conversation_id = self.runner.store, self.conversation_id
+        if store is None or conversation_id is None:
+            return None
+        try:
+            return await store.finish_run(
+                self.request.principal,
+                run_id=self.run_id,
+                conversation_id=conversation_id,
+                messages=self.run.new_messages[self._saved :],
+                status=status,
+                completed=completed,
+                error=error,
+            )
+        except Exception:
+            log.exception("could not save the end of run %s", self.run_id)
+            return None

@@ -1,0 +1,55 @@
+"""What a running tool knows about the request it serves."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentstream.principal import Principal
+from agentstream.tools.results import Progress
+
+__all__ = ["ToolContext"]
+
+
+def _discard(_: Progress) -> None:
+    return None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolContext:
+    """Passed to a tool whose first parameter is annotated ``ToolContext``.
+
+    ``token`` is the caller's raw bearer token, for tools that call downstream APIs on the
+    user's behalf (000 forwards it verbatim); never log it. ``context`` is the request's
+    context object as the client sent it. ``report`` is safe to call from any thread, so sync
+    tools running in a worker thread can report progress too.
+    """
+
+    principal: Principal
+    run_id: str
+    call_id: str
+    tool_name: str
+    conversation_id: str | None = None
+    context: Any = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+    """Request options a tool may honour, e.g. ``rag_enabled`` from 001."""
+    _sink: Callable[[Progress], None] = field(default=_discard, repr=False)
+
+    @property
+    def user_id(self) -> str:
+        return self.principal.user_id
+
+    @property
+    def token(self) -> str | None:
+        return self.principal.token
+
+    def report(
+        self,
+        stage: str | None = None,
+        message: str | None = None,
+        fraction: float | None = None,
+        data: Any = None,
+    ) -> None:
+        """Report progress; the client sees it as a tool progress event."""
+        self._sink(Progress(stage=stage, message=message, fraction=fraction, data=data))

@@ -1,0 +1,73 @@
+"""The command line: loading a user's agent and chatting in the terminal."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentstream.cli.loading import AgentLoadError, load_agent
+
+AGENT_MODULE = '''
+from agentstream import Agent, tool
+from agentstream.providers.scripted import ScriptedProvider
+
+@tool
+def shout(text: str) -> str:
+    """Shout."""
+    return text.upper()
+
+agent = Agent(
+    model=ScriptedProvider({"turns": [
+        {"text": "Shouting.", "tool_calls": [{"name": "shout", "arguments": {"text": "hey"}}]},
+        {"text": "Done: HEY", "usage": {"input_tokens": 11, "output_tokens": 5}},
+    ]}),
+    tools=[shout],
+)
+not_an_agent = 42
+'''
+
+
+def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "agentstream.cli", *args],
+        cwd=cwd, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+
+
+def test_chat_renders_text_tools_and_usage(tmp_path: Path) -> None:
+    (tmp_path / "myagent.py").write_text(AGENT_MODULE)
+    result = run_cli("chat", "-a", "myagent:agent", "shout hey", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "Shouting." in out
+    assert "shout" in out and "✔" in out
+    assert "Done: HEY" in out
+    assert "tokens: 11 in, 5 out" in out
+
+
+def test_chat_with_the_demo_agent(tmp_path: Path) -> None:
+    result = run_cli("chat", "hello", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "offline demo" in result.stdout
+    assert "search_docs" in result.stdout or "Searching the docs" in result.stdout
+
+
+def test_chat_reports_a_bad_agent_reference(tmp_path: Path) -> None:
+    result = run_cli("chat", "-a", "nowhere:agent", "hi", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "cannot import 'nowhere'" in result.stdout
+
+
+def test_load_agent_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "myagent2.py").write_text(AGENT_MODULE)
+    monkeypatch.chdir(tmp_path)
+    assert load_agent("myagent2:agent").toolset.resolve()[0].name == "shout"
+    with pytest.raises(AgentLoadError, match="expected 'module:attribute'"):
+        load_agent("myagent2")
+    with pytest.raises(AgentLoadError, match="has no attribute 'nope'"):
+        load_agent("myagent2:nope")
+    with pytest.raises(AgentLoadError, match="is a int, not an Agent"):
+        load_agent("myagent2:not_an_agent")
