@@ -1,5 +1,6 @@
 """The run pipeline between a dialect and the agent loop: store, response hooks, cancel."""
 
+from agentstream.runs.broker import LocalBroker, RedisBroker, RunBroker, RunNotFound
 from agentstream.runs.hooks import NoHooks, Preparation, RunHooks
 from agentstream.runs.request import ActionRequest, RunRequest
 from agentstream.runs.runner import Runner, RunSession
@@ -9,9 +10,13 @@ __all__ = [
     "ActionRequest",
     "ConversationNotFound",
     "ConversationStore",
+    "LocalBroker",
     "NoHooks",
     "Preparation",
+    "RedisBroker",
+    "RunBroker",
     "RunHooks",
+    "RunNotFound",
     "RunRequest",
     "RunSession",
     "Runner",

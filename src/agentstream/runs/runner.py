@@ -26,6 +26,7 @@ from agentstream.events import (
     TurnStarted,
 )
 from agentstream.principal import Principal
+from agentstream.runs.broker import RunBroker
 from agentstream.runs.hooks import NoHooks, RunHooks
 from agentstream.runs.request import RunRequest
 from agentstream.runs.store import ConversationStore, RunStatus
@@ -45,11 +46,24 @@ class Runner:
         *,
         store: ConversationStore | None = None,
         hooks: RunHooks | None = None,
+        broker: RunBroker | None = None,
     ) -> None:
         self.agent = agent
         self.store = store
         self.hooks: RunHooks = hooks or NoHooks()
+        self.broker = broker
         self._active: dict[str, RunSession] = {}
+
+    async def start(self) -> None:
+        """Listen for cancel requests from other workers (when a broker is configured)."""
+        if self.broker is not None:
+            await self.broker.start(self.cancel)
+
+    async def aclose(self) -> None:
+        for session in list(self._active.values()):
+            session.cancel("server shutting down")
+        if self.broker is not None:
+            await self.broker.aclose()
 
     async def begin(self, request: RunRequest) -> RunSession:
         """Commit the user message and prepare the run. Raises
@@ -91,17 +105,29 @@ class Runner:
             tool_options=request.tool_options,
             cancel=CancelToken(),
         )
+        if self.broker is not None:
+            await self.broker.open_run(run_id, request.principal)
         session = RunSession(self, request, run_input)
         self._active[run_id] = session
         return session
 
     def cancel(self, run_id: str, principal: Principal, reason: str = "cancelled") -> bool:
-        """Cancel a run in progress if ``principal`` owns it."""
+        """Cancel a run in progress in this process if ``principal`` owns it."""
         session = self._active.get(run_id)
         if session is None or not _same_owner(session.request.principal, principal):
             return False
         session.cancel(reason)
         return True
+
+    async def request_cancel(
+        self, run_id: str, principal: Principal, reason: str = "cancelled"
+    ) -> bool:
+        """Cancel a run wherever it runs: here, or (through the broker) in another worker."""
+        if self.cancel(run_id, principal, reason):
+            return True
+        if self.broker is None:
+            return False
+        return await self.broker.request_cancel(run_id, principal, reason)
 
     def _forget(self, run_id: str) -> None:
         self._active.pop(run_id, None)
@@ -133,6 +159,7 @@ class RunSession:
 
     async def events(self) -> AsyncIterator[RunEvent]:
         """The run's canonical events, with the final answer shaped and persisted."""
+        broker = self.runner.broker
         try:
             async with self.run:
                 async for event in self.run:
@@ -144,12 +171,16 @@ class RunSession:
                         await self._finish("failed", error=event.message)
                     elif isinstance(event, RunCancelled):
                         await self._finish("cancelled", error=event.reason)
+                    if broker is not None:
+                        broker.publish(event)
                     yield event
         finally:
             if not self._finished:
                 # The consumer went away (its task was cancelled) or the loop crashed: keep
                 # what the run produced. Shielded so the commit survives the cancellation.
                 await asyncio.shield(self._finish("cancelled", error="interrupted"))
+            if broker is not None:
+                await asyncio.shield(broker.close_run(self.run_id))
             self.runner._forget(self.run_id)
 
     async def _complete(self, event: RunCompleted) -> RunCompleted:

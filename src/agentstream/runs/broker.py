@@ -1,0 +1,284 @@
+"""Run events and cancel signals that reach every worker.
+
+One process keeps runs in memory (:class:`LocalBroker`). Several workers or hosts share Redis
+(:class:`RedisBroker`): each run's canonical events go to a Redis stream, so a client that
+reconnects to *any* worker can replay the run from the last event it saw, and a stop request
+that lands on another worker is published on a channel that the worker running the run
+listens to.
+
+Publishing is off the per-event path: :meth:`RunBroker.publish` only appends to an outbox,
+and a flusher writes everything that accumulated in one pipeline round-trip.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import redis.asyncio as aioredis
+
+from agentstream.events import TERMINAL_EVENTS, RunEvent, event_from_json, event_to_json
+from agentstream.principal import Principal
+
+__all__ = ["CancelHandler", "LocalBroker", "RedisBroker", "RunBroker", "RunNotFound"]
+
+log = logging.getLogger("agentstream.broker")
+
+CancelHandler = Callable[[str, Principal, str], bool]
+"""Called with (run_id, requester, reason); cancels the run if it runs here and the requester
+owns it, and says whether it did."""
+
+
+class RunNotFound(LookupError):
+    """No such run for this principal (unknown, expired, or someone else's)."""
+
+
+def _owner(principal: Principal) -> str:
+    return f"{principal.tenant_id or ''}\x1f{principal.user_id}"
+
+
+class RunBroker(Protocol):
+    async def start(self, on_cancel: CancelHandler) -> None:
+        """Begin listening for cancel requests from other workers."""
+        ...
+
+    async def aclose(self) -> None: ...
+
+    async def open_run(self, run_id: str, owner: Principal) -> None: ...
+
+    def publish(self, event: RunEvent) -> None:
+        """Queue an event of an open run; never blocks."""
+        ...
+
+    async def close_run(self, run_id: str) -> None:
+        """Flush the run's events; called once its terminal event was published."""
+        ...
+
+    def replay(self, run_id: str, requester: Principal, after: int = -1) -> AsyncIterator[RunEvent]:
+        """The run's events with ``seq > after``, then live ones until the terminal event.
+        Raises :class:`RunNotFound` (on first iteration) for runs the requester does not own."""
+        ...
+
+    async def request_cancel(self, run_id: str, requester: Principal, reason: str) -> bool:
+        """Ask whichever worker runs ``run_id`` to cancel it."""
+        ...
+
+
+# --- one process -------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _LocalRun:
+    owner: str
+    events: list[RunEvent] = field(default_factory=list)
+    changed: asyncio.Event | None = None
+    """Set when events arrive; created only while a reader waits, to keep publish cheap."""
+    done: bool = False
+
+    def wake(self) -> None:
+        if self.changed is not None:
+            self.changed.set()
+            self.changed = None
+
+
+class LocalBroker:
+    """In-memory runs for a single process; keeps the most recent ``keep`` runs."""
+
+    def __init__(self, keep: int = 256) -> None:
+        self._runs: dict[str, _LocalRun] = {}
+        self._keep = keep
+        self._handlers: list[CancelHandler] = []
+
+    async def start(self, on_cancel: CancelHandler) -> None:
+        """Several runners (agents) in one process may share the broker."""
+        self._handlers.append(on_cancel)
+
+    async def aclose(self) -> None:
+        self._runs.clear()
+
+    async def open_run(self, run_id: str, owner: Principal) -> None:
+        self._runs[run_id] = _LocalRun(owner=_owner(owner))
+        while len(self._runs) > self._keep:
+            oldest = next(iter(self._runs))
+            if not self._runs[oldest].done:
+                break
+            del self._runs[oldest]
+
+    def publish(self, event: RunEvent) -> None:
+        run = self._runs.get(event.run_id)
+        if run is None:
+            return
+        run.events.append(event)
+        if isinstance(event, TERMINAL_EVENTS):
+            run.done = True
+        run.wake()
+
+    async def close_run(self, run_id: str) -> None:
+        run = self._runs.get(run_id)
+        if run is not None and not run.done:
+            run.done = True
+            run.wake()
+
+    async def replay(
+        self, run_id: str, requester: Principal, after: int = -1
+    ) -> AsyncIterator[RunEvent]:
+        run = self._runs.get(run_id)
+        if run is None or run.owner != _owner(requester):
+            raise RunNotFound(run_id)
+        position = 0
+        while True:
+            for event in run.events[position:]:
+                position += 1
+                if event.seq > after:
+                    yield event
+            if run.done:
+                return
+            if position == len(run.events):
+                if run.changed is None:
+                    run.changed = asyncio.Event()
+                await run.changed.wait()
+
+    async def request_cancel(self, run_id: str, requester: Principal, reason: str) -> bool:
+        return any(handler(run_id, requester, reason) for handler in self._handlers)
+
+
+# --- many workers --------------------------------------------------------------------------
+
+
+class RedisBroker:
+    """Runs in Redis streams (``{prefix}run:{id}``, expiring ``ttl`` seconds after the last
+    event) and cancel requests on the ``{prefix}cancel`` channel."""
+
+    def __init__(
+        self,
+        url: str = "redis://127.0.0.1:6379/0",
+        *,
+        prefix: str = "agentstream:",
+        ttl: int = 3600,
+        max_events: int = 100_000,
+        block_ms: int = 5_000,
+    ) -> None:
+        self._redis: aioredis.Redis = aioredis.Redis.from_url(url)
+        self._prefix = prefix
+        self._ttl = ttl
+        self._max_events = max_events
+        self._block_ms = block_ms
+        self._outbox: list[RunEvent] = []
+        self._flushing: asyncio.Task[None] | None = None
+        self._listener: asyncio.Task[None] | None = None
+
+    def _key(self, run_id: str) -> str:
+        return f"{self._prefix}run:{run_id}"
+
+    @property
+    def _channel(self) -> str:
+        return f"{self._prefix}cancel"
+
+    async def start(self, on_cancel: CancelHandler) -> None:
+        pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
+        await pubsub.subscribe(self._channel)
+        self._listener = asyncio.create_task(self._listen(pubsub, on_cancel))
+
+    async def _listen(self, pubsub: aioredis.client.PubSub, on_cancel: CancelHandler) -> None:
+        try:
+            async for message in pubsub.listen():
+                try:
+                    body = json.loads(message["data"])
+                    requester = Principal(user_id=body["user_id"], tenant_id=body["tenant_id"])
+                    on_cancel(body["run_id"], requester, body["reason"])
+                except (ValueError, KeyError, TypeError):
+                    log.warning("ignored a malformed cancel request")
+        finally:
+            await pubsub.aclose()  # type: ignore[no-untyped-call]
+
+    async def aclose(self) -> None:
+        if self._listener is not None:
+            self._listener.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._listener
+        await self._flush()
+        await self._redis.aclose()
+
+    async def open_run(self, run_id: str, owner: Principal) -> None:
+        meta = self._key(run_id) + ":owner"
+        await self._redis.set(meta, _owner(owner), ex=self._ttl)
+
+    def publish(self, event: RunEvent) -> None:
+        self._outbox.append(event)
+        if self._flushing is None or self._flushing.done():
+            self._flushing = asyncio.create_task(self._flush())
+
+    async def _flush(self) -> None:
+        while self._outbox:
+            batch, self._outbox = self._outbox, []
+            pipe = self._redis.pipeline(transaction=False)
+            for event in batch:
+                key = self._key(event.run_id)
+                # Stream ids are the event's seq, so a reader resumes with XREAD after "seq-0".
+                pipe.xadd(
+                    key,
+                    {"e": event_to_json(event)},
+                    id=f"{event.seq + 1}-0",
+                    maxlen=self._max_events,
+                    approximate=True,
+                )
+                pipe.expire(key, self._ttl)
+            try:
+                await pipe.execute()
+            except aioredis.RedisError:
+                log.exception("could not publish %d run events to Redis", len(batch))
+
+    async def close_run(self, run_id: str) -> None:
+        if self._flushing is not None:
+            await asyncio.shield(self._flushing)
+        await self._flush()
+
+    async def replay(
+        self, run_id: str, requester: Principal, after: int = -1
+    ) -> AsyncIterator[RunEvent]:
+        key = self._key(run_id)
+        if _text(await self._redis.get(key + ":owner")) != _owner(requester):
+            raise RunNotFound(run_id)
+        last = f"{after + 1}-0" if after >= 0 else "0-0"
+        while True:
+            found = await self._redis.xread({key: last}, block=self._block_ms, count=500)
+            if not found:
+                if not await self._redis.exists(key + ":owner"):
+                    return  # expired while waiting
+                continue
+            for entry_id, body in _entries(found):
+                last = entry_id
+                event = event_from_json(body)
+                yield event
+                if isinstance(event, TERMINAL_EVENTS):
+                    return
+
+    async def request_cancel(self, run_id: str, requester: Principal, reason: str) -> bool:
+        if _text(await self._redis.get(self._key(run_id) + ":owner")) != _owner(requester):
+            return False
+        body = {
+            "run_id": run_id,
+            "user_id": requester.user_id,
+            "tenant_id": requester.tenant_id,
+            "reason": reason,
+        }
+        await self._redis.publish(self._channel, json.dumps(body))
+        return True
+
+
+def _text(value: Any) -> str | None:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def _entries(found: Any) -> list[tuple[str, bytes]]:
+    """``XREAD`` of one stream as (entry id, event JSON) pairs. redis-py answers a list of
+    ``[key, entries]`` pairs over RESP2 and a dict over RESP3."""
+    streams = found.values() if isinstance(found, dict) else (entries for _, entries in found)
+    return [
+        (_text(entry_id) or "", fields[b"e"]) for entries in streams for entry_id, fields in entries
+    ]

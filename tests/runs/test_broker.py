@@ -1,0 +1,138 @@
+"""Run events and cancel signals across workers: in process and through the real Redis."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from agentstream import Agent, Principal
+from agentstream.events import RunCancelled, RunCompleted, RunEvent, TextDelta
+from agentstream.providers.scripted import ScriptedProvider
+from agentstream.runs import LocalBroker, RedisBroker, RunBroker, Runner, RunNotFound, RunRequest
+
+REDIS_URL = "redis://127.0.0.1:6379/0"
+ALICE = Principal(user_id="alice", tenant_id="acme")
+MALLORY = Principal(user_id="mallory", tenant_id="acme")
+ALICE_ELSEWHERE = Principal(user_id="alice", tenant_id="other")
+
+
+def slow_agent(delay: float = 0.0) -> Agent:
+    provider = ScriptedProvider(
+        {"turns": [{"text": ["one ", "two ", "three ", "four"]}], "delay": delay}
+    )
+    return Agent(model=provider)
+
+
+@pytest.fixture(params=["local", "redis"])
+async def make_broker(request: pytest.FixtureRequest) -> AsyncIterator[Any]:
+    """A factory of brokers that share one backend (one process, or one Redis namespace)."""
+    prefix = f"agentstream-test:{uuid.uuid4().hex}:"
+    made: list[RunBroker] = []
+    shared = LocalBroker()
+
+    def make() -> RunBroker:
+        broker: RunBroker = (
+            shared
+            if request.param == "local"
+            else RedisBroker(REDIS_URL, prefix=prefix, block_ms=200)
+        )
+        made.append(broker)
+        return broker
+
+    yield make
+    for broker in made:
+        await broker.aclose()
+
+
+async def run_to_end(
+    runner: Runner, message: str = "count", principal: Principal = ALICE
+) -> list[RunEvent]:
+    session = await runner.begin(RunRequest(message=message, principal=principal))
+    return [event async for event in session.events()]
+
+
+async def test_replay_after_a_sequence_number(make_broker: Any) -> None:
+    runner = Runner(slow_agent(), broker=make_broker())
+    await runner.start()
+    events = await run_to_end(runner)
+    run_id = events[0].run_id
+    replayed = [e async for e in runner.broker.replay(run_id, ALICE, after=3)]  # type: ignore[union-attr]
+    assert replayed == [e for e in events if e.seq > 3]
+    everything = [e async for e in runner.broker.replay(run_id, ALICE)]  # type: ignore[union-attr]
+    assert everything == events
+
+
+async def test_a_second_reader_follows_a_live_run(make_broker: Any) -> None:
+    worker_a = Runner(slow_agent(delay=0.05), broker=make_broker())
+    worker_b = Runner(slow_agent(), broker=make_broker())
+    await worker_a.start()
+    await worker_b.start()
+    session = await worker_a.begin(RunRequest(message="count", principal=ALICE))
+    streamed: list[RunEvent] = []
+    text_seen = asyncio.Event()
+
+    async def consume() -> None:
+        async for event in session.events():
+            streamed.append(event)
+            if isinstance(event, TextDelta):
+                text_seen.set()
+
+    consumer = asyncio.create_task(consume())
+    await text_seen.wait()
+    followed = [e async for e in worker_b.broker.replay(session.run_id, ALICE)]  # type: ignore[union-attr]
+    await consumer
+    assert followed == streamed
+    assert isinstance(followed[-1], RunCompleted)
+
+
+async def test_only_the_owner_can_replay(make_broker: Any) -> None:
+    runner = Runner(slow_agent(), broker=make_broker())
+    await runner.start()
+    run_id = (await run_to_end(runner))[0].run_id
+    for stranger in (MALLORY, ALICE_ELSEWHERE):
+        with pytest.raises(RunNotFound):
+            [e async for e in runner.broker.replay(run_id, stranger)]  # type: ignore[union-attr]
+    with pytest.raises(RunNotFound):
+        [e async for e in runner.broker.replay("no-such-run", ALICE)]  # type: ignore[union-attr]
+
+
+async def test_a_stop_request_reaches_the_worker_running_the_run(make_broker: Any) -> None:
+    worker_a = Runner(slow_agent(delay=0.05), broker=make_broker())
+    worker_b = Runner(slow_agent(), broker=make_broker())
+    await worker_a.start()
+    await worker_b.start()
+    session = await worker_a.begin(RunRequest(message="count", principal=ALICE))
+    events: list[RunEvent] = []
+    async for event in session.events():
+        events.append(event)
+        if isinstance(event, TextDelta) and len(events) < 5:
+            assert not await worker_b.request_cancel(session.run_id, MALLORY, "not yours")
+            assert not await worker_b.request_cancel(session.run_id, ALICE_ELSEWHERE, "not yours")
+            assert await worker_b.request_cancel(
+                session.run_id, ALICE, "stopped from another worker"
+            )
+    assert isinstance(events[-1], RunCancelled)
+    assert events[-1].reason == "stopped from another worker"
+
+
+async def test_cancelling_an_unknown_run_is_refused(make_broker: Any) -> None:
+    runner = Runner(slow_agent(), broker=make_broker())
+    await runner.start()
+    assert not await runner.request_cancel("no-such-run", ALICE)
+
+
+async def test_a_runner_without_a_broker_cancels_only_its_own_runs() -> None:
+    runner = Runner(slow_agent(delay=0.05))
+    session = await runner.begin(RunRequest(message="count", principal=ALICE))
+    events: list[RunEvent] = []
+    async for event in session.events():
+        events.append(event)
+        if isinstance(event, TextDelta) and len(events) < 5:
+            assert not await runner.request_cancel(session.run_id, MALLORY)
+            assert await runner.request_cancel(session.run_id, ALICE)
+    assert isinstance(events[-1], RunCancelled)
+    assert not await runner.request_cancel("elsewhere", ALICE)
