@@ -510,3 +510,23 @@ async def test_reasoning_with_signature_is_kept_in_history() -> None:
     assert isinstance(assistant, AssistantMessage)
     assert assistant.reasoning[0].text == "Thinking it over."
     assert assistant.reasoning[0].signature == "sig=="
+
+
+async def test_a_retried_answer_keeps_earlier_turns_text() -> None:
+    from agentstream.providers.scripted import ScriptedProvider
+
+    class NoShouting:
+        def check(self, text: str) -> Retry | None:
+            return Retry(user_message="quieter", notice="[Retrying...]") if text.isupper() else None
+
+    provider = ScriptedProvider(
+        {"rules": [
+            {"match": "quieter", "turns": [{"text": "fine"}]},
+            {"turns": [{"text": "Adding.", "tool_calls": [{"name": "add", "arguments": {"a": 1, "b": 1}}]}, {"text": "TWO"}]},
+        ]}
+    )  # fmt: skip
+    events = await collect(Agent(model=provider, tools=[add], answer_checks=[NoShouting()]))
+    done = events[-1]
+    assert isinstance(done, RunCompleted)
+    assert done.message == "Adding.\n\nfine"
+    assert done.tool_history[0].text_offset == len("Adding.")

@@ -195,7 +195,7 @@ class Loop:
                     self._complete()
                     return
                 self._emit(TextDelta(run_id=self.run_id, seq=self._next_seq(), text=retry.notice))
-                self._segments = []
+                self._segments.pop()  # only the rejected answer; earlier turns stand
                 self._add(messages, UserMessage(content=retry.user_message))
                 continue
             if turn == max_turns - 1:

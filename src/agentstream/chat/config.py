@@ -1,0 +1,117 @@
+"""What an application configures about its chat: one :class:`ChatConfig`.
+
+Everything has a default, so ``ChatConfig()`` suits any agent: its instructions are the
+identity, the request context is injected, suggestions and payload markers are parsed, tool
+history and diagnostics are attached when the request asks. An application adds its pages
+(003), its ``context_type`` variants (000), payload types and actions::
+
+    ChatConfig(
+        pages=[Page(name="reports", identity="You help analysts read reports.",
+                    tools=[summarize_report], payload_types=["schema_proposal"])],
+        payload_types=[PayloadType.llm("schema_proposal", instructions="...", is_global=False)],
+        context_types={"tables": ContextType(identity=TABLES_ROLE, tool_guidance="")},
+    )
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from agentstream.chat.actions import ClientAction, ServerActions
+from agentstream.chat.context import DEFAULT_PREAMBLE, IdKeys
+from agentstream.chat.pages import Location, LocationKeys, Page, Tab, locate
+from agentstream.chat.payloads import PayloadType, PayloadTypes
+from agentstream.chat.prompt import DEFAULT_LAYOUT, check_layout
+from agentstream.runs.request import RunRequest
+
+__all__ = ["ChatConfig", "ContextType", "Instructions"]
+
+Instructions = str | Callable[[RunRequest], str | None] | None
+"""Custom instructions: fixed text, or text chosen per request (003's stream-specific
+instructions)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ContextType:
+    """A 000 ``context_type``: which tools and prompt a kind of request gets.
+
+    ``None`` keeps the default for a section, ``""`` removes it: 000's ``tables`` replaces the
+    role block and drops the tool guidance with ``ContextType(identity=TABLES_ROLE,
+    tool_guidance="")``. ``scopes`` defaults to the context type's own name.
+    """
+
+    identity: str | None = None
+    tool_guidance: str | None = None
+    guidelines: str | None = None
+    instructions: str | None = None
+    scopes: Sequence[str] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChatConfig:
+    identity: str | None = None
+    """The default identity; ``None`` uses the agent's instructions."""
+    tool_guidance: str | None = None
+    """000's tool guidance block (concepts, which tool for what)."""
+    guidelines: str | None = None
+    """Response guidance: formatting rules."""
+    instructions: Instructions = None
+    layout: Sequence[str] = DEFAULT_LAYOUT
+    context_preamble: str = DEFAULT_PREAMBLE
+    context_ids: IdKeys = None
+    """Context keys shown on their own line (``None``: every top-level ``*_id``)."""
+    context_types: Mapping[str, ContextType] = field(default_factory=dict)
+    pages: Sequence[Page] = ()
+    location_keys: LocationKeys = field(default_factory=LocationKeys)
+    payload_types: Sequence[PayloadType] = ()
+    client_actions: Sequence[ClientAction] = ()
+    """Client actions available on every page."""
+    server_actions: ServerActions = field(default_factory=ServerActions)
+    list_tools: bool = True
+    """List the run's tools in the capabilities section (003)."""
+    suggestions: bool = True
+    """Tell the model how to write suggested values and actions (they are parsed regardless)."""
+    tool_history_payload: bool = True
+    """Without another payload, ``custom_payload`` is the run's tool history (002)."""
+
+    def __post_init__(self) -> None:
+        check_layout(self.layout)
+        names = [p.name for p in self.pages]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"pages declared twice: {duplicates}")
+        registry = self.registry
+        for page in self.pages:
+            areas: list[Page | Tab] = [page, *page.tabs, *(s for t in page.tabs for s in t.subtabs)]
+            for area in areas:
+                unknown = [n for n in area.payload_types if n not in registry]
+                if unknown:
+                    raise ValueError(
+                        f"{type(area).__name__.lower()} {area.name!r} declares unknown payload "
+                        f"type(s) {unknown}; register them in ChatConfig.payload_types"
+                    )
+
+    @cached_property
+    def registry(self) -> PayloadTypes:
+        return PayloadTypes(self.payload_types)
+
+    @cached_property
+    def page_map(self) -> Mapping[str, Page]:
+        return {p.name: p for p in self.pages}
+
+    def locate(self, context: object) -> Location:
+        return locate(self.page_map, context, self.location_keys)
+
+    def context_type(self, name: str | None) -> ContextType | None:
+        return self.context_types.get(name) if name else None
+
+    def scopes(self, context_type: str | None, location: Location) -> list[str]:
+        """000's context-type scopes, then 003's page, tab and subtab scopes."""
+        kind = self.context_type(context_type)
+        if kind is not None and kind.scopes is not None:
+            first = list(kind.scopes)
+        else:
+            first = [context_type] if context_type else []
+        return list(dict.fromkeys([*first, *location.scopes()]))

@@ -1,0 +1,229 @@
+"""``ChatHooks``: the chat semantics plugged into the run pipeline (:class:`RunHooks`).
+
+Before the loop (:meth:`ChatHooks.prepare`), in this order: a server action sent back by the
+client runs (an unknown one raises :class:`~agentstream.chat.actions.UnknownAction` from
+:meth:`ChatHooks.check`, which the runner calls before it stores the user message); the
+request's ``context_type`` and page, tab and subtab become tool scopes; the system prompt is
+assembled from its sections.
+
+After the loop answered (:meth:`ChatHooks.finish`): ``[[tool:N]]`` markers go into the message
+when the request wants them, ``MARKER: {json}`` payloads and suggested values and actions are
+parsed out of it, every payload gets an id and a summary, ``custom_payload`` is the run's last
+payload or else its tool history, and diagnostics are attached when the request enables them.
+``raw_response`` keeps the text as the model wrote it.
+
+``ChatHooks()`` with no configuration is a sensible default for any agent.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import weakref
+from collections.abc import Sequence
+from dataclasses import replace
+
+from agentstream.agent import Agent, RunInput
+from agentstream.chat.actions import ActionCall, MissingAction
+from agentstream.chat.config import ChatConfig
+from agentstream.chat.context import render_context
+from agentstream.chat.diagnostics import build_diagnostics
+from agentstream.chat.markers import insert_tool_markers, tool_history_payload
+from agentstream.chat.pages import Location
+from agentstream.chat.payloads import describe_payload_types, payload_manifest
+from agentstream.chat.prompt import SystemPrompt, build_system_prompt, render_capabilities
+from agentstream.chat.suggestions import extract_suggestions, suggestion_instructions
+from agentstream.events import Payload, RunCompleted
+from agentstream.messages import Message
+from agentstream.runs.hooks import Preparation
+from agentstream.runs.request import RunRequest
+from agentstream.tools import Toolset
+
+__all__ = ["ACTION_EXECUTED", "ChatHooks"]
+
+log = logging.getLogger("agentstream.chat")
+
+ACTION_EXECUTED = "action_executed"
+"""The ``interaction_type`` of a request that sends back a server action."""
+
+
+class ChatHooks:
+    """:class:`~agentstream.runs.RunHooks` configured by a :class:`ChatConfig`. Holds no
+    per-run state, so one instance serves every run of a runner. The pages' tools are added
+    to the agent's toolset under their scopes the first time the hooks see that agent."""
+
+    def __init__(self, config: ChatConfig | None = None) -> None:
+        self.config = config or ChatConfig()
+        self._installed: weakref.WeakSet[Toolset] = weakref.WeakSet()
+
+    # --- before the loop ------------------------------------------------------------------
+
+    def check(self, request: RunRequest) -> None:
+        """Reject a request whose server action cannot run, before the runner stores anything.
+        Raises :class:`~agentstream.chat.actions.ActionError` (HTTP 400)."""
+        if request.action is not None:
+            self.config.server_actions.get(request.action.action)
+        elif request.interaction_type == ACTION_EXECUTED:
+            raise MissingAction()
+
+    async def prepare(
+        self,
+        agent: Agent,
+        request: RunRequest,
+        history: Sequence[Message],
+        payloads: Sequence[Payload],
+    ) -> Preparation:
+        message = await self.run_action(request)
+        prompt = await self.system_prompt(agent, request, payloads)
+        scopes = self.config.scopes(request.context_type, self.config.locate(request.context))
+        return Preparation(system=prompt.text, scopes=scopes, message=message)
+
+    async def run_action(self, request: RunRequest) -> str | None:
+        """Run the server action the request sends back; its outcome is the user turn the
+        model answers. ``None`` when the request carries no action."""
+        self.check(request)
+        if request.action is None:
+            return None
+        call = ActionCall(
+            action=request.action.action,
+            data=request.action.data,
+            principal=request.principal,
+            context=request.context,
+            conversation_id=request.conversation_id,
+        )
+        return await self.config.server_actions.run(call, label=request.message.strip())
+
+    async def system_prompt(
+        self, agent: Agent, request: RunRequest, payloads: Sequence[Payload] = ()
+    ) -> SystemPrompt:
+        """The system prompt this request gets (also useful to inspect a configuration)."""
+        config = self.config
+        location = config.locate(request.context)
+        kind = config.context_type(request.context_type)
+        scopes = config.scopes(request.context_type, location)
+        self._install(agent)
+        identity = location.identity or (kind.identity if kind else None) or config.identity
+        parts = {
+            "identity": identity or agent.instructions,
+            "tool_guidance": _choose(kind.tool_guidance if kind else None, config.tool_guidance),
+            "context": render_context(
+                request.context,
+                preamble=config.context_preamble,
+                ids=config.context_ids,
+                page_text=await _page_text(location, request),
+            ),
+            "payload_manifest": payload_manifest(payloads),
+            "capabilities": self._capabilities(agent, scopes, location),
+            "custom_instructions": "\n\n".join(
+                self._instructions(request, location, kind.instructions if kind else None)
+            ),
+            "guidelines": _choose(kind.guidelines if kind else None, config.guidelines),
+        }
+        return build_system_prompt(parts, config.layout)
+
+    def _install(self, agent: Agent) -> None:
+        """Register the pages' tools on the agent's toolset (once per toolset)."""
+        toolset = agent.toolset
+        if toolset in self._installed:
+            return
+        for page in self.config.pages:
+            page.install(toolset)
+        self._installed.add(toolset)
+
+    def _capabilities(self, agent: Agent, scopes: Sequence[str], location: Location) -> str | None:
+        config = self.config
+        actions = [*config.client_actions, *location.client_actions()]
+        server = list(config.server_actions)
+        available = config.registry.available(location.payload_types())
+        return render_capabilities(
+            tools=agent.toolset.resolve(scopes) if config.list_tools else (),
+            payload_types=describe_payload_types(available),
+            client_actions=actions,
+            server_actions=server,
+            suggestions=(
+                suggestion_instructions(with_actions=bool(actions or server))
+                if config.suggestions
+                else None
+            ),
+        )
+
+    def _instructions(
+        self, request: RunRequest, location: Location, for_kind: str | None
+    ) -> list[str]:
+        configured = self.config.instructions
+        general = configured(request) if callable(configured) else configured
+        return [text for text in (general, for_kind, *location.instructions()) if text]
+
+    # --- after the loop -------------------------------------------------------------------
+
+    def finish(
+        self, agent: Agent, request: RunRequest, run_input: RunInput, completed: RunCompleted
+    ) -> RunCompleted:
+        """The answer shaped for the client. Shaping never fails a run that answered: if it
+        breaks (a bug, an application callback), the answer goes out as the model wrote it."""
+        try:
+            return self._shape(agent, request, run_input, completed)
+        except Exception:
+            log.exception("could not shape the answer of run %s", completed.run_id)
+            return replace(completed, raw_response=completed.message)
+
+    def _shape(
+        self, agent: Agent, request: RunRequest, run_input: RunInput, completed: RunCompleted
+    ) -> RunCompleted:
+        config = self.config
+        registry = config.registry
+        location = config.locate(request.context)
+        raw = completed.message
+        text = raw
+        if request.tool_markers and completed.tool_history:
+            text = insert_tool_markers(raw, completed.tool_history)
+        extracted = registry.extract(text, registry.available(location.payload_types()))
+        suggestions = extract_suggestions(extracted.text, server_actions=config.server_actions)
+        payloads = (
+            *(registry.complete(p) for p in completed.payloads),
+            *extracted.payloads,
+        )
+        custom = completed.custom_payload
+        if custom is None and payloads:
+            custom = payloads[-1]
+        elif custom is None and completed.tool_history and config.tool_history_payload:
+            custom = tool_history_payload(completed.tool_history)
+        diagnostics = completed.diagnostics
+        if request.diagnostics:
+            diagnostics = build_diagnostics(
+                agent,
+                request,
+                run_input,
+                tool_names=[t.name for t in agent.toolset.resolve(run_input.scopes)],
+                raw_response=raw,
+                problems=[*extracted.problems, *suggestions.problems],
+            )
+        return replace(
+            completed,
+            message=suggestions.text,
+            payloads=payloads,
+            suggested_values=(*completed.suggested_values, *suggestions.values),
+            suggested_actions=(*completed.suggested_actions, *suggestions.actions),
+            custom_payload=custom,
+            raw_response=raw,
+            diagnostics=diagnostics,
+        )
+
+
+def _choose(override: str | None, default: str | None) -> str | None:
+    """A context type's section text: ``None`` keeps the default, ``""`` removes it."""
+    return default if override is None else override
+
+
+async def _page_text(location: Location, request: RunRequest) -> str | None:
+    page = location.page
+    if page is None or page.context is None:
+        return None
+    try:
+        text = page.context(request.context)
+        if inspect.isawaitable(text):
+            text = await text
+    except Exception:  # the chat still works with the raw context
+        log.exception("the context builder of page %r failed", page.name)
+        return None
+    return text

@@ -1,0 +1,124 @@
+"""Finding ``MARKER: <json>`` blocks in a model's answer.
+
+Models announce structured output with a marker followed by JSON (002's ``SUGGESTED_VALUES:
+[...]``, 003's ``SCHEMA_PROPOSAL: {...}``). The JSON ends where its brackets balance, which a
+regular expression cannot find: strings may contain brackets, quotes may be escaped, and text
+may follow on the same line. :func:`find_blocks` scans once, honouring JSON strings, and reports
+each occurrence either with its parsed value or with the reason it could not be read, so callers
+remove the good blocks and leave broken ones in the text where nothing is lost.
+
+Models also like to wrap the JSON in a code fence (``SUGGESTED_VALUES:\\n```json\\n[...]\\n```
+``); the fence is accepted and removed with the block.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["MarkedBlock", "find_blocks", "remove_spans", "tidy"]
+
+_FENCE_OPEN = re.compile(r"[ \t]*\n?[ \t]*```[a-zA-Z]*[ \t]*\n")
+_FENCE_CLOSE = re.compile(r"\s*```")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MarkedBlock:
+    """One ``marker`` occurrence followed by JSON. ``start``/``end`` delimit the text to remove
+    (marker, JSON and any code fence). ``error`` is set when the JSON is unreadable; then
+    ``value`` is ``None`` and the block should stay in the text."""
+
+    marker: str
+    start: int
+    end: int
+    value: Any = None
+    error: str | None = None
+
+
+def find_blocks(text: str, marker: str) -> list[MarkedBlock]:
+    """Every occurrence of ``marker`` that is followed by a JSON array or object.
+
+    An occurrence followed by anything else (prose that merely mentions the marker) is not a
+    block and is not reported.
+    """
+    blocks: list[MarkedBlock] = []
+    position = 0
+    while True:
+        start = text.find(marker, position)
+        if start < 0:
+            return blocks
+        block = _read_block(text, marker, start)
+        position = start + len(marker)
+        if block is not None:
+            blocks.append(block)
+            if block.error is None:
+                position = block.end
+
+
+def _read_block(text: str, marker: str, start: int) -> MarkedBlock | None:
+    cursor = start + len(marker)
+    fence = _FENCE_OPEN.match(text, cursor)
+    if fence is not None:
+        cursor = fence.end()
+    while cursor < len(text) and text[cursor] in " \t\r\n":
+        cursor += 1
+    if cursor >= len(text) or text[cursor] not in "[{":
+        return None
+    end = _balanced_end(text, cursor)
+    if end is None:
+        return MarkedBlock(
+            marker=marker, start=start, end=len(text), error="the JSON is not terminated"
+        )
+    try:
+        value = json.loads(text[cursor:end])
+    except json.JSONDecodeError as exc:
+        return MarkedBlock(marker=marker, start=start, end=end, error=f"invalid JSON ({exc.msg})")
+    if fence is not None:
+        closing = _FENCE_CLOSE.match(text, end)
+        if closing is not None:
+            end = closing.end()
+    return MarkedBlock(marker=marker, start=start, end=end, value=value)
+
+
+def _balanced_end(text: str, begin: int) -> int | None:
+    """The index just past the bracket that closes ``text[begin]``, or ``None``."""
+    depth = 0
+    in_string = False
+    escaped = False
+    for index in range(begin, len(text)):
+        char = text[index]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+        elif char in "]}":
+            depth -= 1
+            if depth == 0:
+                return index + 1
+    return None
+
+
+def remove_spans(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` without the given ``(start, end)`` spans (which must not overlap)."""
+    kept: list[str] = []
+    position = 0
+    for start, end in sorted(spans):
+        kept.append(text[position:start])
+        position = max(position, end)
+    kept.append(text[position:])
+    return "".join(kept)
+
+
+def tidy(text: str) -> str:
+    """Collapse the blank lines and trailing spaces left where blocks were removed."""
+    text = re.sub(r"[ \t]+\n", "\n", text)
+    return re.sub(r"\n{3,}", "\n\n", text).strip()

@@ -1,0 +1,98 @@
+from __future__ import annotations
+
+import json
+
+from agentstream import Agent
+from agentstream.chat import ChatConfig
+from agentstream.chat.redaction import REDACTED
+from agentstream.events import RunCompleted, event_to_json
+from agentstream.messages import AssistantMessage, UserMessage
+from agentstream.principal import Principal
+
+from .helpers import completed, run_chat, scripted
+from .test_hooks import search_articles
+
+BEARER = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJlLXNlY3JldA"
+API_KEY = "sk-test-4f9d8c7b6a5e4d3c2b1a"
+ALICE = Principal(user_id="alice", token=BEARER, claims={"scope": "chat"})
+RAW = 'The answer.\nSUGGESTED_VALUES: [{"label": "More", "value": "more"}]'
+
+
+async def _diagnosed(**request: object) -> RunCompleted:
+    agent = Agent(
+        model=scripted(
+            {
+                "text": "Looking.",
+                "tool_calls": [{"name": "search_articles", "arguments": {"query": "x"}}],
+            },
+            {"text": RAW},
+        ),
+        tools=[search_articles],
+        instructions="You are careful.",
+        max_tokens=2000,
+        max_turns=5,
+        temperature=0.0,
+    )
+    context = {
+        "current_page": "reports",
+        "api_key": API_KEY,
+        "nested": {"Authorization": f"Bearer {BEARER}", "note": f"my key is {API_KEY}"},
+    }
+    return completed(
+        await run_chat(
+            agent,
+            ChatConfig(),
+            principal=ALICE,
+            context=context,
+            history=[UserMessage(content="earlier"), AssistantMessage(text="reply")],
+            **request,
+        )
+    )
+
+
+async def test_diagnostics_show_what_the_model_got_and_said() -> None:
+    done = await _diagnosed(diagnostics=True)
+    diagnostics = done.diagnostics
+    assert diagnostics is not None
+    assert diagnostics["model"] == "scripted:script"
+    assert diagnostics["max_tokens"] == 2000
+    assert diagnostics["max_iterations"] == 5
+    assert diagnostics["temperature"] == 0.0
+    assert diagnostics["tools"] == ["search_articles"]
+    assert diagnostics["system_prompt"].startswith("You are careful.\n\n## Context")
+    assert [m["role"] for m in diagnostics["messages"]] == ["user", "assistant", "user"]
+    assert diagnostics["messages"][-1]["content"] == "hello"
+    assert diagnostics["context"]["current_page"] == "reports"
+    assert diagnostics["raw_llm_response"] == "Looking.\n\n" + RAW
+    assert done.raw_response == "Looking.\n\n" + RAW
+    assert done.message == "Looking.\n\nThe answer."
+
+
+async def test_diagnostics_never_carry_the_token_or_keys_anywhere() -> None:
+    done = await _diagnosed(diagnostics=True)
+    serialised = event_to_json(done).decode()
+    assert BEARER not in serialised
+    assert API_KEY not in serialised
+    assert "c2lnbmF0dXJlLXNlY3JldA" not in serialised  # not even part of the token
+    diagnostics = done.diagnostics
+    assert diagnostics is not None
+    assert diagnostics["context"]["api_key"] == REDACTED
+    assert diagnostics["context"]["nested"]["Authorization"] == REDACTED
+    assert diagnostics["context"]["nested"]["note"] == f"my key is {REDACTED}"
+    assert REDACTED in diagnostics["system_prompt"]
+    json.loads(serialised)
+
+
+async def test_diagnostics_are_off_unless_the_request_enables_them() -> None:
+    done = await _diagnosed()
+    assert done.diagnostics is None
+    assert API_KEY not in event_to_json(done).decode()
+
+
+async def test_parse_problems_are_reported_in_diagnostics() -> None:
+    agent = Agent(model=scripted({"text": "Hi.\nSUGGESTED_VALUES: [oops]"}))
+    done = completed(await run_chat(agent, ChatConfig(), diagnostics=True))
+    assert done.diagnostics is not None
+    assert done.diagnostics["parse_warnings"] == [
+        "SUGGESTED_VALUES: ignored: invalid JSON (Expecting value); the text was left as written"
+    ]

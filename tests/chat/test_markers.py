@@ -1,0 +1,54 @@
+from __future__ import annotations
+
+from agentstream.chat.markers import (
+    insert_tool_markers,
+    strip_tool_markers,
+    tool_history_payload,
+    tool_marker,
+)
+from agentstream.events import Payload, ToolHistoryEntry
+
+
+def _entry(index: int, offset: int) -> ToolHistoryEntry:
+    return ToolHistoryEntry(
+        index=index,
+        call_id=f"c{index}",
+        tool_name="search_articles",
+        input={"query": "CRISPR"},
+        output=f"Found {index}",
+        text_offset=offset,
+    )
+
+
+def test_markers_go_where_the_calls_finished() -> None:
+    message = "Let me search for that...\n\nI found 5 relevant articles."
+    placed = insert_tool_markers(message, [_entry(0, 25)])
+    assert placed == "Let me search for that...\n\n[[tool:0]]\n\nI found 5 relevant articles."
+    assert strip_tool_markers(placed) == message
+    assert tool_marker(3) == "[[tool:3]]"
+
+
+def test_tool_history_payload_is_002s_shape_in_index_order() -> None:
+    structured = ToolHistoryEntry(
+        index=2, call_id="c2", tool_name="lookup", input={}, output={"n": 1}, is_error=True
+    )
+    assert tool_history_payload([_entry(1, 0), structured, _entry(0, 0)]) == Payload(
+        kind="tool_history",
+        data=[
+            {
+                "tool_name": "search_articles",
+                "input": {"query": "CRISPR"},
+                "output": "Found 0",
+                "index": 0,
+                "is_error": False,
+            },
+            {
+                "tool_name": "search_articles",
+                "input": {"query": "CRISPR"},
+                "output": "Found 1",
+                "index": 1,
+                "is_error": False,
+            },
+            {"tool_name": "lookup", "input": {}, "output": '{"n":1}', "index": 2, "is_error": True},
+        ],
+    )
