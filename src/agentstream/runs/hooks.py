@@ -31,6 +31,11 @@ class Preparation:
 
 
 class RunHooks(Protocol):
+    def check(self, request: RunRequest) -> None:
+        """Refuse a request the hooks cannot serve (e.g. an unknown server action) by
+        raising ``ValueError``, before the user message is stored."""
+        ...
+
     async def prepare(
         self,
         agent: Agent,
@@ -50,6 +55,9 @@ class RunHooks(Protocol):
 
 
 class NoHooks:
+    def check(self, request: RunRequest) -> None:
+        return None
+
     async def prepare(
         self,
         agent: Agent,

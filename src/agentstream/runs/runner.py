@@ -72,10 +72,7 @@ class Runner:
         conversation_id, title = request.conversation_id, None
         history = list(request.history or ())
         payloads: list[Any] = []
-        check = getattr(self.hooks, "check", None)
-        if check is not None:
-            # Optional hook: reject a request (a 400) before its user message is stored.
-            check(request)
+        self.hooks.check(request)  # refuse a bad request before anything is stored
         if self.store is not None:
             started = await self.store.start_run(
                 request.principal,
