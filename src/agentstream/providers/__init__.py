@@ -1,5 +1,7 @@
 """Model providers: one streaming interface, one module per vendor, and a scripted model."""
 
+from agentstream.providers._retry import RetryPolicy
+from agentstream.providers._timeouts import Timeouts
 from agentstream.providers.base import (
     ChatRequest,
     MessageComplete,
@@ -13,17 +15,23 @@ from agentstream.providers.base import (
     ToolSpec,
     ToolUseStart,
 )
+from agentstream.providers.registry import ModelInfo, ModelRegistry, resolve_provider
 
 __all__ = [
     "ChatRequest",
     "MessageComplete",
     "MessageStart",
+    "ModelInfo",
+    "ModelRegistry",
     "Provider",
     "ProviderError",
     "ProviderEvent",
     "ReasoningChunk",
+    "RetryPolicy",
     "TextChunk",
+    "Timeouts",
     "ToolInputChunk",
     "ToolSpec",
     "ToolUseStart",
+    "resolve_provider",
 ]
