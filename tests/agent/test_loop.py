@@ -530,3 +530,22 @@ async def test_a_retried_answer_keeps_earlier_turns_text() -> None:
     assert isinstance(done, RunCompleted)
     assert done.message == "Adding.\n\nfine"
     assert done.tool_history[0].text_offset == len("Adding.")
+
+
+async def test_the_fallback_warning_follows_run_started() -> None:
+    from collections.abc import Sequence
+
+    class Unreachable:
+        async def load(self, principal: Principal, scopes: Sequence[str]) -> Sequence[Tool]:
+            raise ConnectionError("catalogue down")
+
+    events = await collect(Agent(model=scripted({"text": "ok"}), tool_sources=[Unreachable()]))
+    assert types(events)[:2] == ["run_started", "warning"]
+    assert [e.seq for e in events] == list(range(len(events)))
+
+
+def test_an_agent_built_on_a_provider_resolves_its_own_model_id() -> None:
+    provider = scripted({"text": "ok"})
+    agent = Agent(model=provider)
+    assert agent.provider(agent.model_id) is provider
+    assert agent.provider() is provider

@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import pytest
-
 from agentstream import Agent
 from agentstream.chat import (
     CONTEXT_LAST_LAYOUT,
@@ -225,11 +223,6 @@ def test_tray_server_action_round_trip(serve: Serve) -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="agentstream.server.dialects.base.begin_run does not yet map "
-    "agentstream.chat.ActionError (a ValueError) to 400; it answers 500",
-)
 def test_tray_unknown_action_is_a_400(serve: Serve) -> None:
     agent = _tray_agent()
     server = serve(agent, hooks=ChatHooks(_tray_config()))

@@ -55,7 +55,9 @@ class Agent:
 
     def provider(self, model: str | None = None) -> Provider:
         """The provider for ``model`` (default: the agent's), created once and reused."""
-        if model is None and self.model is not None and not isinstance(self.model, str):
+        own = self.model is not None and not isinstance(self.model, str)
+        if own and model in (None, self.model_id):
+            assert self.model is not None and not isinstance(self.model, str)
             return self.model
         model_id = model or self.model_id
         found = self._providers.get(model_id)

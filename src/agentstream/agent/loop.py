@@ -17,6 +17,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from contextlib import aclosing
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from agentstream.agent.inputs import AnswerCheck, Retry, RunInput
@@ -154,7 +155,7 @@ class Loop:
 
     async def _run(self) -> None:
         run_input, agent = self.input, self.agent
-        tools = await self._resolve_tools()
+        tools, fallback = await self._resolve_tools()
         by_name = {t.name: t for t in tools}
         specs = tuple(
             ToolSpec(name=t.name, description=t.description, parameters=t.parameters) for t in tools
@@ -170,6 +171,8 @@ class Loop:
                 tool_names=tuple(by_name),
             )
         )
+        if fallback is not None:
+            self._emit(replace(fallback, seq=self._next_seq()))
         messages: list[Message] = [*run_input.history, UserMessage(content=run_input.message)]
         system = run_input.system if run_input.system is not None else agent.instructions
         max_turns = run_input.max_turns or agent.max_turns
@@ -211,26 +214,26 @@ class Loop:
             self._running_calls = []
             self._finished = {}
 
-    async def _resolve_tools(self) -> list[Tool]:
+    async def _resolve_tools(self) -> tuple[list[Tool], RunWarning | None]:
+        """The run's tools, or none and a ``tool_fallback`` warning (emitted after
+        ``run_started``) when a tool source fails to load."""
         tools = self.agent.toolset.resolve(self.input.scopes)
         for source in self.agent.tool_sources:
             try:
                 loaded = await source.load(self.input.principal, self.input.scopes)
             except Exception as exc:
                 log.warning("tool source %r failed: %s", source, exc)
-                self._emit(
-                    RunWarning(
-                        run_id=self.run_id,
-                        seq=self._next_seq(),
-                        code="tool_fallback",
-                        message="Tool-enabled streaming encountered an issue. "
-                        "Continuing without tools.",
-                    )
+                warning = RunWarning(
+                    run_id=self.run_id,
+                    seq=-1,
+                    code="tool_fallback",
+                    message="Tool-enabled streaming encountered an issue. "
+                    "Continuing without tools.",
                 )
-                return []
+                return [], warning
             known = {t.name for t in tools}
             tools.extend(t for t in loaded if t.name not in known)
-        return tools
+        return tools, None
 
     # --- one model turn -------------------------------------------------------------------
 

@@ -1,0 +1,13 @@
+"""The HTTP server: every spec dialect over one run pipeline, with auth and SSE done right.
+
+``create_app(agent)`` returns the FastAPI app; ``agentstream serve`` runs it under uvicorn.
+Modules: ``settings`` (environment), ``auth`` (who is calling), ``sse`` (the one streaming
+response), ``errors`` (HTTP error shapes), ``models`` (which models clients may pick),
+``dialects`` (one module per wire format), ``web`` (the browser UI), ``conversations``
+(``/api/conversations``, mounted when a store is configured).
+"""
+
+from agentstream.server.app import create_app
+from agentstream.server.settings import Settings, SettingsError
+
+__all__ = ["Settings", "SettingsError", "create_app"]

@@ -1,0 +1,128 @@
+"""``create_app(agent)``: every dialect, the conversations API and the web UI on one FastAPI app.
+
+Layers, outermost first: CORS (when origins are configured), the body limit (413 on a
+``Content-Length`` over the limit, or on a streamed body that grows past it), FastAPI's
+exception handling (our JSON error shapes, see :mod:`agentstream.server.errors`), then the
+routes: the four dialects, ``/api/conversations`` when a store is configured, and the web UI
+last so API routes always win.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fastapi import FastAPI
+from starlette.exceptions import HTTPException
+from starlette.middleware.cors import CORSMiddleware
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from agentstream.agent import Agent
+from agentstream.providers.registry import ModelRegistry
+from agentstream.runs import RunHooks, Runner
+from agentstream.runs.store import ConversationStore
+from agentstream.server import web
+from agentstream.server.auth import Authenticator, authenticator_from_settings
+from agentstream.server.context import ServerContext
+from agentstream.server.dialects import ROUTERS
+from agentstream.server.errors import document_errors, install_error_handlers
+from agentstream.server.models import ModelCatalog
+from agentstream.server.settings import Settings
+
+__all__ = ["create_app"]
+
+
+def create_app(
+    agent: Agent,
+    *,
+    settings: Settings | None = None,
+    store: ConversationStore | None = None,
+    hooks: RunHooks | None = None,
+    authenticator: Authenticator | None = None,
+    static_dir: Path | None = None,
+    models: ModelRegistry | None = None,
+) -> FastAPI:
+    """The HTTP app serving ``agent``. ``settings`` default to the environment
+    (:meth:`Settings.from_env`); ``store`` persists conversations (none: each run stands
+    alone); ``hooks`` shape prompts and answers (``agentstream.chat``); ``authenticator``
+    replaces the one the settings describe; ``static_dir`` holds the built web UI (default
+    ``agentstream/server/static``); ``models`` lists the other models clients may pick
+    (default: :class:`ModelRegistry` from the environment)."""
+    settings = settings or Settings.from_env()
+    settings.check()
+    server = ServerContext(
+        runner=Runner(agent, store=store, hooks=hooks),
+        settings=settings,
+        authenticator=authenticator or authenticator_from_settings(settings),
+        models=ModelCatalog(agent, models),
+    )
+    app = FastAPI(
+        title="agentstream",
+        summary="Stream a tool-using agent to chat UIs, in the dialects of specs 000-004.",
+        version="0.1.0",
+    )
+    app.state.server = server
+    install_error_handlers(app)
+    document_errors(app)
+    for router in ROUTERS:
+        app.include_router(router(server))
+    if store is not None and hasattr(store, "list_conversations"):
+        from agentstream.server.conversations import conversations_router
+
+        principal = server.principal(allow_cookie=True)
+        app.include_router(conversations_router(store, principal))  # type: ignore[arg-type]
+    app.include_router(web.router(static_dir or web.STATIC_DIR))
+    app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    if settings.cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(settings.cors_origins),
+            allow_methods=["GET", "POST", "PATCH", "DELETE", "OPTIONS"],
+            allow_headers=["Authorization", "Content-Type", "Accept"],
+            allow_credentials=True,
+            expose_headers=["X-Run-Id"],
+            max_age=600,
+        )
+    return app
+
+
+class BodyLimit:
+    """413 for request bodies over ``limit`` bytes: declared (``Content-Length``) or actual
+    (a chunked body is counted as it is read, so a lying client is stopped too)."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        limit = self.limit
+        for name, value in scope["headers"]:
+            if name == b"content-length":
+                try:
+                    declared = int(value)
+                except ValueError:
+                    declared = 0
+                if declared > limit:
+                    await _too_large(send, limit)
+                    return
+        received = 0
+
+        async def limited() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit:
+                    raise HTTPException(413, f"Request body too large (limit {limit} bytes)")
+            return message
+
+        await self.app(scope, limited, send)
+
+
+async def _too_large(send: Send, limit: int) -> None:
+    body = f'{{"detail":"Request body too large (limit {limit} bytes)"}}'.encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": 413, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

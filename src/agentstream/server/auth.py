@@ -1,0 +1,163 @@
+"""Who is calling: pluggable authentication that produces a :class:`Principal`.
+
+An :class:`Authenticator` turns a request into a principal or raises :class:`AuthError`
+(HTTP 401). Built in:
+
+* :class:`JwtAuthenticator`: a JWT from ``Authorization: Bearer`` or, for the session-cookie
+  dialects (001, 004, and the web UI's 002), from the session cookie. HS256 with a shared
+  secret, or RS256 with a public key or a JWKS URL. The algorithm list is fixed by the key
+  type, so ``alg: none`` and HS/RS confusion are rejected by construction.
+* :class:`AnonymousAuthenticator`: anonymous local mode, everyone is ``local``. Only when no
+  authentication is configured, and only for connections to a loopback address.
+
+The raw token stays on the principal (``Principal.token``, hidden from ``repr``) because 000
+forwards it verbatim to the tools' downstream APIs. It never appears in an error message.
+
+Tenants: when ``tenant_claim`` is configured, a request that names a tenant (001's
+``brandRef``) must find it among that claim's values, or it is :class:`Forbidden` (403).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any, Protocol
+
+import anyio
+import jwt
+from starlette.requests import HTTPConnection
+
+from agentstream.principal import ANONYMOUS, Principal
+from agentstream.server.settings import Settings, is_loopback
+
+__all__ = [
+    "AnonymousAuthenticator",
+    "AuthError",
+    "Authenticator",
+    "Forbidden",
+    "JwtAuthenticator",
+    "authenticator_from_settings",
+    "for_tenant",
+]
+
+
+class AuthError(Exception):
+    """Missing or invalid credentials (401). The message is safe to return."""
+
+
+class Forbidden(Exception):
+    """Authenticated, but not allowed to do this (403)."""
+
+
+class Authenticator(Protocol):
+    async def authenticate(self, request: HTTPConnection, *, allow_cookie: bool) -> Principal:
+        """The caller of ``request``; raises :class:`AuthError`. ``allow_cookie`` says whether
+        the endpoint accepts the session cookie as well as a bearer token."""
+        ...
+
+
+class AnonymousAuthenticator:
+    async def authenticate(self, request: HTTPConnection, *, allow_cookie: bool) -> Principal:
+        server = request.scope.get("server")
+        if server and server[0] and not is_loopback(str(server[0])):
+            raise AuthError("Authentication is required.")
+        return ANONYMOUS
+
+
+class JwtAuthenticator:
+    """Bearer (or cookie) JWTs verified with a secret, a public key or a JWKS endpoint."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        self._jwks: jwt.PyJWKClient | None = None
+        self._key: Any
+        if settings.jwt_secret:
+            self._key, self._algorithms = settings.jwt_secret, ["HS256"]
+        elif settings.jwt_public_key:
+            self._key, self._algorithms = settings.jwt_public_key, ["RS256"]
+        elif settings.jwks_url:
+            self._jwks = jwt.PyJWKClient(settings.jwks_url, cache_keys=True)
+            self._key, self._algorithms = None, ["RS256"]
+        else:
+            raise ValueError("JwtAuthenticator needs a secret, a public key or a JWKS URL")
+
+    async def authenticate(self, request: HTTPConnection, *, allow_cookie: bool) -> Principal:
+        token = _bearer(request)
+        if token is None and allow_cookie:
+            token = request.cookies.get(self._settings.session_cookie) or None
+        if token is None:
+            raise AuthError("Missing credentials: send 'Authorization: Bearer <token>'.")
+        claims = await self._verify(token)
+        user = claims.get(self._settings.user_claim)
+        if not isinstance(user, str | int) or user == "":
+            raise AuthError(f"The token has no '{self._settings.user_claim}' claim.")
+        tenants = _tenants(claims, self._settings.tenant_claim)
+        return Principal(
+            user_id=str(user),
+            tenant_id=tenants[0] if len(tenants) == 1 else None,
+            token=token,
+            claims=claims,
+        )
+
+    async def _verify(self, token: str) -> dict[str, Any]:
+        key = self._key
+        try:
+            if self._jwks is not None:
+                # PyJWKClient fetches over the network (and caches); keep it off the loop.
+                signing_key = await anyio.to_thread.run_sync(
+                    self._jwks.get_signing_key_from_jwt, token
+                )
+                key = signing_key.key
+            claims: dict[str, Any] = jwt.decode(
+                token,
+                key,
+                algorithms=self._algorithms,
+                audience=self._settings.jwt_audience,
+                issuer=self._settings.jwt_issuer,
+                leeway=self._settings.jwt_leeway_seconds,
+            )
+        except jwt.ExpiredSignatureError:
+            raise AuthError("The token has expired.") from None
+        except jwt.PyJWKClientError:
+            raise AuthError("The token's signing key could not be found.") from None
+        except jwt.InvalidTokenError:
+            raise AuthError("The token is not valid.") from None
+        return claims
+
+
+def _bearer(request: HTTPConnection) -> str | None:
+    header = request.headers.get("authorization")
+    if not header:
+        return None
+    scheme, _, value = header.partition(" ")
+    if scheme.lower() != "bearer" or not value.strip():
+        raise AuthError("Malformed Authorization header: expected 'Bearer <token>'.")
+    return value.strip()
+
+
+def _tenants(claims: dict[str, Any], claim: str | None) -> Sequence[str]:
+    if claim is None:
+        return ()
+    value = claims.get(claim)
+    if isinstance(value, str | int):
+        return (str(value),)
+    if isinstance(value, list):
+        return tuple(str(v) for v in value if isinstance(v, str | int))
+    return ()
+
+
+def for_tenant(principal: Principal, tenant: str, settings: Settings) -> Principal:
+    """The principal acting for ``tenant`` (001's ``brandRef``). When tenants are configured
+    the token must grant it (else :class:`Forbidden`) and the run is scoped to it; otherwise
+    the name is only request metadata and the principal is unchanged."""
+    if settings.tenant_claim is None:
+        return principal
+    if tenant not in _tenants(principal.claims, settings.tenant_claim):
+        raise Forbidden(f"This account has no access to brand {tenant!r}.")
+    return replace(principal, tenant_id=tenant)
+
+
+def authenticator_from_settings(settings: Settings) -> Authenticator:
+    if settings.auth_configured:
+        return JwtAuthenticator(settings)
+    return AnonymousAuthenticator()

@@ -1,0 +1,165 @@
+"""``agent`` (spec 004): ``POST /agent/stream``, ``data: {json}`` frames by ``type``.
+
+``start {user_id, conversation_id, conversation_title, tools_enabled, tool_names}``, ``token
+{content}``, ``tool_start {tool_call_id, tool_name, args, ts, display?}``, ``tool_end {...,
+status: "success", duration_ms, result, ts, display?}``, ``tool_error {..., status: "error",
+error {message, kind}}``, ``conversation {conversation}`` (when a store recorded the run),
+``warning {code, message}``, ``error {message}`` and ``done`` last, whatever happened.
+Authenticated by the session cookie (or a bearer token).
+"""
+
+# No ``from __future__ import annotations``: FastAPI reads the route annotations at runtime.
+
+import uuid
+from collections.abc import Sequence
+from typing import Annotated, Any, assert_never
+
+from fastapi import APIRouter, Depends, Response
+
+from agentstream.events import (
+    PayloadEvent,
+    ReasoningDelta,
+    RunCancelled,
+    RunCompleted,
+    RunEvent,
+    RunFailed,
+    RunStarted,
+    RunWarning,
+    TextDelta,
+    ToolCallArgs,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolProgress,
+    TurnStarted,
+    UsageEvent,
+)
+from agentstream.principal import Principal
+from agentstream.runs import RunRequest
+from agentstream.server.context import ServerContext
+from agentstream.server.dialects.base import (
+    DialectDefaults,
+    Frame,
+    NonEmptyText,
+    RequestModel,
+    dumps,
+    iso_ms,
+    quote,
+    stream_run,
+)
+from agentstream.server.sse import SSE_DATA
+
+__all__ = ["DEFAULTS", "PATH", "AgentEncoder", "AgentStreamRequest", "router", "to_run_request"]
+
+PATH = "/agent/stream"
+DEFAULTS = DialectDefaults()
+_DONE: Frame = ("done", '{"type":"done"}')
+
+
+class AgentStreamRequest(RequestModel):
+    """004 "Request Body"."""
+
+    message: NonEmptyText
+    context: str | None = None
+    conversation_id: uuid.UUID | None = None
+
+
+def to_run_request(body: AgentStreamRequest, principal: Principal) -> RunRequest:
+    return RunRequest(
+        message=body.message,
+        principal=principal,
+        context=body.context,
+        conversation_id=None if body.conversation_id is None else str(body.conversation_id),
+        max_turns=DEFAULTS.max_turns,
+    )
+
+
+class AgentEncoder:
+    def encode(self, event: RunEvent) -> Sequence[Frame]:
+        match event:
+            case TextDelta(text=text):
+                return (("token", '{"type":"token","content":' + quote(text) + "}"),)
+            case RunStarted():
+                start = {
+                    "type": "start",
+                    "user_id": event.user_id,
+                    "conversation_id": event.conversation_id,
+                    "conversation_title": event.conversation_title,
+                    "tools_enabled": bool(event.tool_names),
+                    "tool_names": list(event.tool_names),
+                }
+                return (("start", dumps(start)),)
+            case ToolCallArgs():
+                data: dict[str, Any] = {
+                    "type": "tool_start",
+                    "tool_call_id": event.call_id,
+                    "tool_name": event.name,
+                    "args": event.arguments,
+                    "ts": iso_ms(event.started_at),
+                }
+                if event.display:
+                    data["display"] = event.display
+                return (("tool_start", dumps(data)),)
+            case ToolCallFinished():
+                return (self._tool_finished(event),)
+            case RunWarning(code=code, message=message):
+                return (("warning", dumps({"type": "warning", "code": code, "message": message})),)
+            case RunCompleted(conversation=conversation):
+                if conversation is None:
+                    return (_DONE,)
+                update = {"type": "conversation", "conversation": conversation}
+                return (("conversation", dumps(update)), _DONE)
+            case RunFailed(message=message):
+                return self.fail(message)
+            case RunCancelled():
+                return (_DONE,)
+            case (
+                TurnStarted()
+                | ReasoningDelta()
+                | ToolCallStarted()
+                | ToolProgress()
+                | PayloadEvent()
+                | UsageEvent()
+            ):
+                return ()
+            case _:
+                assert_never(event)
+
+    def fail(self, message: str) -> Sequence[Frame]:
+        return (("error", dumps({"type": "error", "message": message})), _DONE)
+
+    def _tool_finished(self, event: ToolCallFinished) -> Frame:
+        data: dict[str, Any] = {
+            "type": "tool_error" if event.is_error else "tool_end",
+            "tool_call_id": event.call_id,
+            "tool_name": event.name,
+            "status": "error" if event.is_error else "success",
+            "duration_ms": round(event.duration_ms),
+        }
+        if event.is_error:
+            error = event.error
+            data["error"] = {
+                "message": error.message if error else event.result,
+                "kind": (error.exception_type or error.kind) if error else "error",
+            }
+        else:
+            data["result"] = event.output if event.output is not None else event.result
+        data["ts"] = iso_ms(event.finished_at)
+        if event.display:
+            data["display"] = event.display
+        return (data["type"], dumps(data))
+
+
+def router(server: ServerContext) -> APIRouter:
+    api = APIRouter(tags=["agent (004)"])
+    CurrentPrincipal = Annotated[Principal, Depends(server.principal(allow_cookie=True))]
+
+    @api.post(
+        PATH,
+        summary="Agent stream (004): data-only SSE events",
+        response_class=Response,
+        responses={200: {"content": {"text/event-stream": {}}}},
+    )
+    async def agent_stream(body: AgentStreamRequest, principal: CurrentPrincipal) -> Response:
+        return await stream_run(server, to_run_request(body, principal), AgentEncoder(), SSE_DATA)
+
+    return api

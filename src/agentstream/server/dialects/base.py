@@ -1,0 +1,154 @@
+"""What the dialects share: request-model base, JSON encoding, starting and streaming a run.
+
+A dialect module holds its request model and conversion to :class:`RunRequest` (its
+defaults are a :class:`DialectDefaults` value, not branches in the loop), its encoder (a
+small state machine from canonical events to frames) and its route. Everything they have in
+common lives here once: how a run begins and maps its failures to HTTP errors, how a stream
+is answered, and the little formatting helpers (compact JSON, ISO timestamps, text values).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Annotated, Any, cast
+
+from pydantic import BaseModel, ConfigDict, StringConstraints
+
+from agentstream.events import RunEvent
+from agentstream.runs import ConversationNotFound, RunRequest, RunSession
+from agentstream.server.context import ServerContext
+from agentstream.server.errors import ApiError, bad_request
+from agentstream.server.models import ModelUnavailable
+from agentstream.server.sse import Encoder, EventStream, Frame, WireFormat
+
+__all__ = [
+    "DialectDefaults",
+    "Encoder",
+    "Frame",
+    "NonEmptyText",
+    "RequestModel",
+    "as_text",
+    "begin_run",
+    "choose_model",
+    "collect_frames",
+    "dumps",
+    "event_stream",
+    "iso_ms",
+    "quote",
+    "stream_run",
+]
+
+NonEmptyText = Annotated[str, StringConstraints(min_length=1, pattern=r"\S")]
+"""A message: at least one non-space character."""
+
+
+class RequestModel(BaseModel):
+    """Request bodies: unknown fields are ignored (clients send extra keys), known ones are
+    validated; the app turns validation errors into a 400 naming the field."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DialectDefaults:
+    """Per-dialect run options, as data (000: 20 turns; 002: 5 turns with tool markers)."""
+
+    max_turns: int | None = None
+    tool_markers: bool = False
+
+
+dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+"""Compact JSON for frames; values tools return that JSON cannot hold become strings."""
+
+quote = json.encoder.encode_basestring
+"""A string as a JSON string literal, the same as ``dumps(text)`` for text but without the
+encoder object: the per-delta frames are built from it around a fixed prefix."""
+
+
+def as_text(value: Any) -> str:
+    """A tool's output as text for dialects that carry strings (001 ``output``, 002 history)."""
+    return value if isinstance(value, str) else dumps(value)
+
+
+def iso_ms(timestamp: float) -> str:
+    """``2023-10-27T10:00:00.123Z`` (004 ``ts``)."""
+    moment = datetime.fromtimestamp(timestamp, UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+async def choose_model(
+    server: ServerContext, model: str | None, field: str = "model"
+) -> str | None:
+    """The model for the run request (``None``: the agent's own), or 400 naming ``field``."""
+    try:
+        return await server.models.choose(model)
+    except ModelUnavailable as exc:
+        raise bad_request(field, str(exc)) from None
+
+
+async def begin_run(
+    server: ServerContext, request: RunRequest, *, conversation_field: str = "conversation_id"
+) -> RunSession:
+    """Start ``request``: its errors are still HTTP statuses here (404, 400)."""
+    try:
+        # The hooks refuse what they cannot serve (an unknown server action) with ValueError;
+        # asked here first so that is a 400 naming the field. The runner asks again.
+        server.runner.hooks.check(request)
+    except ValueError as exc:
+        raise bad_request("action", str(exc)) from None
+    try:
+        return await server.runner.begin(request)
+    except ConversationNotFound:
+        raise ApiError(404, "Conversation not found") from None
+    except ValueError as exc:
+        # The SQL store rejects ids it could never hold. Looked up lazily: the store package
+        # (SQLAlchemy, Alembic) is only imported by deployments that use it.
+        store = sys.modules.get("agentstream.store")
+        if store is not None and isinstance(exc, store.InvalidConversationId):
+            raise bad_request(conversation_field, str(exc)) from None
+        raise
+
+
+async def stream_run(
+    server: ServerContext,
+    request: RunRequest,
+    encoder: Encoder,
+    wire: WireFormat,
+    *,
+    conversation_field: str = "conversation_id",
+) -> EventStream:
+    session = await begin_run(server, request, conversation_field=conversation_field)
+    return event_stream(server, session, encoder, wire)
+
+
+def run_events(session: RunSession) -> AsyncGenerator[RunEvent, None]:
+    """``session.events()``, typed as what it is (an async generator) so it can be closed."""
+    return cast(AsyncGenerator[RunEvent, None], session.events())
+
+
+def event_stream(
+    server: ServerContext, session: RunSession, encoder: Encoder, wire: WireFormat
+) -> EventStream:
+    """The streaming answer for a run that has begun."""
+    return EventStream(
+        run_events(session),
+        encoder,
+        wire,
+        cancel=session.cancel,
+        heartbeat=server.settings.heartbeat_seconds,
+        headers={"X-Run-Id": session.run_id},
+    )
+
+
+async def collect_frames(session: RunSession, encoder: Encoder) -> list[Frame]:
+    """Every frame of a run, for answers that are one document (001 ``stream: false``)."""
+    frames: list[Frame] = []
+    async with aclosing(run_events(session)) as events:
+        async for event in events:
+            frames.extend(encoder.encode(event))
+    return frames

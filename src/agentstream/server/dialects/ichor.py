@@ -1,0 +1,140 @@
+"""``ichor`` (spec 000): ``POST /v1/agent/chat``, named SSE events.
+
+``message_start {turn}`` per model turn, ``content_chunk {chunk}``, ``tool_call_start`` and
+``tool_call_result`` with the call's id and name only (tool inputs and results never reach
+the client), ``workflow_preview`` from a ``workflow_preview`` payload, ``error {message}`` and
+``message_complete {}``. A cancelled run (the client left) just ends the stream (000 §7).
+``context_type`` selects the tool scope and prompt (through the run hooks), ``context`` is
+injected into the system prompt, and the caller's bearer token reaches tools verbatim.
+Bearer auth only: no cookie, since CORS callers on other origins post here (000 §8).
+"""
+
+# No ``from __future__ import annotations``: FastAPI reads the route annotations at runtime.
+
+from collections.abc import Sequence
+from typing import Annotated, Any, Literal, assert_never
+
+from fastapi import APIRouter, Depends, Response
+
+from agentstream.events import (
+    PayloadEvent,
+    ReasoningDelta,
+    RunCancelled,
+    RunCompleted,
+    RunEvent,
+    RunFailed,
+    RunStarted,
+    RunWarning,
+    TextDelta,
+    ToolCallArgs,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolProgress,
+    TurnStarted,
+    UsageEvent,
+)
+from agentstream.principal import Principal
+from agentstream.runs import RunRequest
+from agentstream.server.context import ServerContext
+from agentstream.server.dialects.base import (
+    DialectDefaults,
+    Frame,
+    NonEmptyText,
+    RequestModel,
+    dumps,
+    quote,
+    stream_run,
+)
+from agentstream.server.sse import SSE_NAMED
+
+__all__ = ["DEFAULTS", "PATH", "ChatRequest", "IchorEncoder", "router", "to_run_request"]
+
+PATH = "/v1/agent/chat"
+DEFAULTS = DialectDefaults(max_turns=20)
+PREVIEW_KINDS = frozenset({"workflow_preview"})
+
+
+class ChatRequest(RequestModel):
+    """000 §1."""
+
+    message: NonEmptyText
+    context_type: Literal["workflow", "tables"]
+    context: dict[str, Any] | None = None
+    conversation_id: str | None = None
+
+
+def to_run_request(body: ChatRequest, principal: Principal) -> RunRequest:
+    # conversation_id is the client's tracking id (000 §1): recorded, and used as the stored
+    # conversation's id, created on first use.
+    return RunRequest(
+        message=body.message,
+        principal=principal,
+        context=body.context,
+        context_type=body.context_type,
+        conversation_id=body.conversation_id,
+        create_conversation=body.conversation_id is not None,
+        max_turns=DEFAULTS.max_turns,
+        tool_markers=DEFAULTS.tool_markers,
+    )
+
+
+_EMPTY: tuple[Frame, ...] = ()
+_COMPLETE: tuple[Frame, ...] = (("message_complete", "{}"),)
+
+
+class IchorEncoder:
+    def encode(self, event: RunEvent) -> Sequence[Frame]:
+        match event:
+            case TextDelta(text=text):
+                return (("content_chunk", '{"chunk":' + quote(text) + "}"),)
+            case TurnStarted(turn=turn):
+                return (("message_start", f'{{"turn":{turn}}}'),)
+            case ToolCallStarted(call_id=call_id, name=name):
+                return (("tool_call_start", dumps({"tool_use_id": call_id, "name": name})),)
+            case ToolCallFinished(call_id=call_id, name=name, is_error=is_error):
+                data = {"tool_use_id": call_id, "name": name, "is_error": is_error}
+                return (("tool_call_result", dumps(data)),)
+            case PayloadEvent(payload=payload) if payload.kind in PREVIEW_KINDS:
+                return ((payload.kind, dumps(payload.data)),)
+            case RunCompleted():
+                return _COMPLETE
+            case RunFailed(message=message):
+                return self.fail(message)
+            case (
+                RunStarted()
+                | ReasoningDelta()
+                | ToolCallArgs()
+                | ToolProgress()
+                | PayloadEvent()
+                | UsageEvent()
+                | RunWarning()
+                | RunCancelled()
+            ):
+                return _EMPTY
+            case _:
+                assert_never(event)
+
+    def fail(self, message: str) -> Sequence[Frame]:
+        return (("error", dumps({"message": message})),)
+
+
+def router(server: ServerContext) -> APIRouter:
+    api = APIRouter(tags=["ichor (000)"])
+    CurrentPrincipal = Annotated[Principal, Depends(server.principal(allow_cookie=False))]
+
+    @api.post(
+        PATH,
+        summary="Agent chat (000): named SSE events",
+        response_class=Response,
+        responses={200: {"content": {"text/event-stream": {}}}},
+    )
+    async def agent_chat(body: ChatRequest, principal: CurrentPrincipal) -> Response:
+        return await stream_run(server, to_run_request(body, principal), IchorEncoder(), SSE_NAMED)
+
+    @api.options(PATH, include_in_schema=False)
+    async def agent_chat_options() -> Response:
+        # Preflights with an allowed Origin are answered by the CORS middleware before they
+        # get here; this answers plain OPTIONS (and preflights when CORS is not configured).
+        return Response(status_code=204, headers={"Allow": "POST, OPTIONS"})
+
+    return api

@@ -1,0 +1,323 @@
+"""``playground`` (spec 001): ``POST /api/chat/agent-chat/stream`` and ``GET /api/chat/models``.
+
+The client owns the conversation: ``history`` is the context for this run (the store, when
+configured, still records the run under ``metadata.conversationId``). ``brandRef`` in the
+query and the body must agree; when tenants are configured the token must grant it (403).
+``model`` must be one :class:`~agentstream.server.models.ModelCatalog` offers.
+
+Events: ``status {executionId, state}`` first and last (``started``, then ``completed`` or
+``failed``), ``message {delta}``, ``thinking {text}``, ``tool_call {toolName, input}`` (input
+as a JSON string), ``tool_result {toolName, output}`` (a string; ``isError: true`` is added
+when the tool failed), ``metadata {tokensUsed, promptTokens, completionTokens, model}`` before
+``final {type: "text", content: {message}, tokenBreakdown}``, and ``error {message}``.
+
+Choices where 001 is silent:
+
+* Markdown is requested with ``"format": "markdown"`` in the body (or ``metadata.format``):
+  deltas become ``{delta: {format: "markdown", text}}`` and ``final`` gains ``format``.
+* ``Accept: application/x-ndjson`` selects ``<eventName>{json}`` lines; anything else SSE.
+* ``stream: false`` answers one JSON document: ``{executionId, state, type, format?,
+  content: {message}, tokenBreakdown, thinking, toolCalls: [{toolName, input, output,
+  isError}], error?}`` with status 200 (``state: "failed"`` and ``error`` when the run failed).
+* ``reasoningMode``: ``off``/``none`` disables reasoning, ``on`` enables it, ``low``/
+  ``medium``/``high`` set an effort; ``default`` leaves the model's own setting.
+* ``ragEnabled`` (default true) reaches tools as ``ToolContext.options["rag_enabled"]``.
+"""
+
+# No ``from __future__ import annotations``: FastAPI reads the route annotations at runtime.
+
+import json
+from collections.abc import Sequence
+from typing import Annotated, Any, Literal, assert_never
+
+from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi.responses import JSONResponse
+from pydantic import Field
+
+from agentstream.events import (
+    PayloadEvent,
+    ReasoningDelta,
+    RunCancelled,
+    RunCompleted,
+    RunEvent,
+    RunFailed,
+    RunStarted,
+    RunWarning,
+    TextDelta,
+    ToolCallArgs,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolProgress,
+    TurnStarted,
+    Usage,
+    UsageEvent,
+)
+from agentstream.messages import AssistantMessage, Message, UserMessage
+from agentstream.principal import Principal
+from agentstream.runs import RunRequest
+from agentstream.server.auth import for_tenant
+from agentstream.server.context import ServerContext
+from agentstream.server.dialects.base import (
+    DialectDefaults,
+    Frame,
+    NonEmptyText,
+    RequestModel,
+    as_text,
+    begin_run,
+    choose_model,
+    collect_frames,
+    dumps,
+    event_stream,
+    quote,
+)
+from agentstream.server.errors import bad_request
+from agentstream.server.models import ModelInfo
+from agentstream.server.sse import NDJSON, SSE_NAMED
+
+__all__ = [
+    "DEFAULTS",
+    "MODELS_PATH",
+    "PATH",
+    "AgentChatRequest",
+    "PlaygroundEncoder",
+    "router",
+    "to_run_request",
+]
+
+PATH = "/api/chat/agent-chat/stream"
+MODELS_PATH = "/api/chat/models"
+DEFAULTS = DialectDefaults()
+REASONING_MODES: dict[str, bool | str | None] = {
+    "default": None,
+    "off": False,
+    "none": False,
+    "on": True,
+    "low": "low",
+    "medium": "medium",
+    "high": "high",
+}
+
+
+class HistoryMessage(RequestModel):
+    role: Literal["user", "assistant"]
+    content: str
+
+
+class AgentChatRequest(RequestModel):
+    """001 "Request Payload"."""
+
+    brandRef: str = Field(min_length=1)
+    structure: str | None = None
+    model: str = Field(min_length=1)
+    content: NonEmptyText
+    history: list[HistoryMessage] = Field(default_factory=list)
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    ragEnabled: bool = True
+    stream: bool = True
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    reasoningMode: str = "default"
+    format: Literal["text", "markdown"] | None = None
+
+    @property
+    def markdown(self) -> bool:
+        return (self.format or self.metadata.get("format")) == "markdown"
+
+
+def to_run_request(
+    body: AgentChatRequest,
+    principal: Principal,
+    *,
+    model: str | None,
+    structure: str | None = None,
+) -> RunRequest:
+    conversation_id = body.metadata.get("conversationId")
+    if conversation_id is not None and not isinstance(conversation_id, str):
+        raise bad_request("metadata.conversationId", "expected a string")
+    mode = body.reasoningMode.lower()
+    if mode not in REASONING_MODES:
+        raise bad_request("reasoningMode", f"expected one of {', '.join(REASONING_MODES)}")
+    reasoning = REASONING_MODES[mode]
+    metadata = {"brandRef": body.brandRef}
+    chosen_structure = body.structure or structure
+    if chosen_structure:
+        metadata["structure"] = chosen_structure
+    history: list[Message] = [
+        UserMessage(content=m.content) if m.role == "user" else AssistantMessage(text=m.content)
+        for m in body.history
+    ]
+    return RunRequest(
+        message=body.content,
+        principal=principal,
+        conversation_id=conversation_id or None,
+        create_conversation=bool(conversation_id),
+        history=history,
+        model=model,
+        temperature=body.temperature,
+        max_turns=DEFAULTS.max_turns,
+        model_options={} if reasoning is None else {"reasoning": reasoning},
+        tool_options={"rag_enabled": body.ragEnabled},
+        metadata=metadata,
+    )
+
+
+class PlaygroundEncoder:
+    def __init__(self, *, markdown: bool = False) -> None:
+        self.markdown = markdown
+        self.execution_id = ""
+        self.model: str | None = None
+        self.usage = Usage()
+
+    def encode(self, event: RunEvent) -> Sequence[Frame]:
+        match event:
+            case TextDelta(text=text):
+                if self.markdown:
+                    delta = '{"format":"markdown","text":' + quote(text) + "}"
+                    return (("message", '{"delta":' + delta + "}"),)
+                return (("message", '{"delta":' + quote(text) + "}"),)
+            case RunStarted(run_id=run_id, model=model):
+                self.execution_id, self.model = run_id, model
+                return (self._status("started"),)
+            case ReasoningDelta(text=text):
+                return (("thinking", dumps({"text": text})),)
+            case ToolCallArgs(name=name, arguments=arguments, raw_arguments=raw):
+                shown = raw if raw is not None else dumps(arguments)
+                return (("tool_call", dumps({"toolName": name, "input": shown})),)
+            case ToolCallFinished(name=name, output=output, result=result, is_error=is_error):
+                data: dict[str, Any] = {
+                    "toolName": name,
+                    "output": as_text(output if output is not None else result),
+                }
+                if is_error:
+                    data["isError"] = True
+                return (("tool_result", dumps(data)),)
+            case UsageEvent(usage=usage):
+                self.usage = self.usage + usage
+                return ()
+            case RunCompleted(message=message, usage=usage):
+                return (
+                    ("metadata", dumps(self._metadata(usage))),
+                    ("final", dumps(self._final(message, usage))),
+                    self._status("completed"),
+                )
+            case RunFailed(message=message):
+                return self.fail(message)
+            case RunCancelled():
+                return self.fail("The run was cancelled.")
+            case TurnStarted() | ToolCallStarted() | ToolProgress() | PayloadEvent() | RunWarning():
+                return ()
+            case _:
+                assert_never(event)
+
+    def fail(self, message: str) -> Sequence[Frame]:
+        return (("error", dumps({"message": message})), self._status("failed"))
+
+    def _status(self, state: str) -> Frame:
+        return ("status", dumps({"executionId": self.execution_id, "state": state}))
+
+    def _metadata(self, usage: Usage) -> dict[str, Any]:
+        return {
+            "tokensUsed": usage.total_tokens,
+            "promptTokens": usage.input_tokens,
+            "completionTokens": usage.output_tokens,
+            "model": self.model,
+        }
+
+    def _final(self, message: str, usage: Usage) -> dict[str, Any]:
+        breakdown = {
+            "promptTokens": usage.input_tokens,
+            "completionTokens": usage.output_tokens,
+            "totalTokens": usage.total_tokens,
+        }
+        if usage.reasoning_tokens:
+            breakdown["reasoningTokens"] = usage.reasoning_tokens
+        if usage.cache_read_tokens:
+            breakdown["cachedTokens"] = usage.cache_read_tokens
+        final: dict[str, Any] = {"type": "text"}
+        if self.markdown:
+            final["format"] = "markdown"
+        final["content"] = {"message": message}
+        final["tokenBreakdown"] = breakdown
+        return final
+
+
+def document(frames: Sequence[Frame]) -> dict[str, Any]:
+    """The one JSON answer of ``stream: false``, assembled from the frames a stream would
+    have carried (so both answers always agree)."""
+    doc: dict[str, Any] = {"executionId": None, "state": "failed"}
+    thinking: list[str] = []
+    calls: list[dict[str, Any]] = []
+    for name, data in frames:
+        value = json.loads(data)
+        if name == "status":
+            doc["executionId"], doc["state"] = value["executionId"], value["state"]
+        elif name == "thinking":
+            thinking.append(value["text"])
+        elif name == "tool_call":
+            calls.append({"toolName": value["toolName"], "input": value["input"]})
+        elif name == "tool_result":
+            open_call = next(
+                (c for c in calls if c["toolName"] == value["toolName"] and "output" not in c),
+                None,
+            )
+            entry = open_call if open_call is not None else {"toolName": value["toolName"]}
+            entry["output"], entry["isError"] = value["output"], value.get("isError", False)
+            if open_call is None:
+                calls.append(entry)
+        elif name == "final":
+            doc.update(value)
+        elif name == "metadata":
+            doc["metadata"] = value
+        elif name == "error":
+            doc["error"] = value
+    doc["thinking"] = "".join(thinking)
+    doc["toolCalls"] = calls
+    return doc
+
+
+def _wants_ndjson(request: Request) -> bool:
+    accept = request.headers.get("accept", "")
+    return "application/x-ndjson" in accept and "text/event-stream" not in accept
+
+
+def router(server: ServerContext) -> APIRouter:
+    api = APIRouter(tags=["playground (001)"])
+    CurrentPrincipal = Annotated[Principal, Depends(server.principal(allow_cookie=True))]
+
+    @api.post(
+        PATH,
+        summary="Agent chat stream (001): SSE or NDJSON, or one JSON document",
+        response_class=Response,
+        responses={
+            200: {
+                "content": {
+                    "text/event-stream": {},
+                    "application/x-ndjson": {},
+                    "application/json": {},
+                }
+            }
+        },
+    )
+    async def agent_chat_stream(
+        request: Request,
+        body: AgentChatRequest,
+        principal: CurrentPrincipal,
+        brand_ref: Annotated[str, Query(alias="brandRef", min_length=1)],
+        structure: Annotated[str | None, Query()] = None,
+    ) -> Response:
+        if body.brandRef != brand_ref:
+            raise bad_request("brandRef", "the query and the body name different brands")
+        principal = for_tenant(principal, brand_ref, server.settings)
+        model = await choose_model(server, body.model)
+        run_request = to_run_request(body, principal, model=model, structure=structure)
+        encoder = PlaygroundEncoder(markdown=body.markdown)
+        session = await begin_run(server, run_request, conversation_field="metadata.conversationId")
+        if not body.stream:
+            return JSONResponse(document(await collect_frames(session, encoder)))
+        wire = NDJSON if _wants_ndjson(request) else SSE_NAMED
+        return event_stream(server, session, encoder, wire)
+
+    @api.get(MODELS_PATH, summary="The models this deployment offers (001 listModels)")
+    async def list_models(principal: CurrentPrincipal) -> dict[str, list[ModelInfo]]:
+        return {"models": await server.models.models()}
+
+    return api

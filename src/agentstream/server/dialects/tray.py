@@ -1,0 +1,265 @@
+"""``tray`` (specs 002 and 003): ``POST /api/chat/stream``, ``data: {json}`` frames by ``type``.
+
+``status {message: "Thinking...", run_id}`` first (``run_id`` is additive: the stop button
+posts it to ``POST /api/chat/runs/{run_id}/cancel``), ``text_delta {text}``, ``tool_start
+{tool, input, tool_use_id}``, ``tool_progress {tool, stage, message, progress, data}``,
+``tool_complete {tool, index}`` followed by a ``text_delta`` carrying the ``[[tool:N]]``
+marker, then ``complete {payload}``, ``error {message}`` or ``cancelled``. With
+``include_reasoning: true`` the model's reasoning streams as ``thinking {text}`` frames (an
+opt-in extension for the web UI; other clients never see them).
+
+The ``complete`` payload merges 002 and 003: ``message`` (with tool markers),
+``suggested_values``, ``suggested_actions``, ``custom_payload``, ``tool_history`` (top level,
+as 003 has it), ``conversation_id``, ``payloads``, ``usage`` and ``diagnostics`` when the run
+has them. When no custom payload was produced and tools ran, ``custom_payload`` is 002's
+``{"type": "tool_history", "data": [...]}`` so clients written against either document work.
+"""
+
+# No ``from __future__ import annotations``: FastAPI reads the route annotations at runtime.
+
+from collections.abc import Sequence
+from typing import Annotated, Any, assert_never
+
+from fastapi import APIRouter, Depends, Response
+from pydantic import BaseModel, Field
+
+from agentstream.chat.markers import TOOL_MARKER, insert_tool_markers, tool_marker
+from agentstream.events import (
+    Payload,
+    PayloadEvent,
+    ReasoningDelta,
+    RunCancelled,
+    RunCompleted,
+    RunEvent,
+    RunFailed,
+    RunStarted,
+    RunWarning,
+    TextDelta,
+    ToolCallArgs,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolHistoryEntry,
+    ToolProgress,
+    TurnStarted,
+    UsageEvent,
+)
+from agentstream.principal import Principal
+from agentstream.runs import ActionRequest, RunRequest
+from agentstream.server.context import ServerContext
+from agentstream.server.dialects.base import (
+    DialectDefaults,
+    Frame,
+    NonEmptyText,
+    RequestModel,
+    as_text,
+    choose_model,
+    dumps,
+    quote,
+    stream_run,
+)
+from agentstream.server.errors import ApiError
+from agentstream.server.sse import SSE_DATA
+
+__all__ = [
+    "CANCEL_PATH",
+    "DEFAULTS",
+    "PATH",
+    "ChatAction",
+    "TrayChatRequest",
+    "TrayEncoder",
+    "router",
+    "to_run_request",
+]
+
+PATH = "/api/chat/stream"
+CANCEL_PATH = "/api/chat/runs/{run_id}/cancel"
+DEFAULTS = DialectDefaults(max_turns=5, tool_markers=True)
+
+
+class ChatAction(RequestModel):
+    action: str = Field(min_length=1)
+    data: Any = None
+
+
+class TrayChatRequest(RequestModel):
+    """003 "Chat Request Structure", plus ``model``, ``action`` and ``include_reasoning``."""
+
+    message: NonEmptyText
+    context: dict[str, Any] = Field(default_factory=dict)
+    interaction_type: str = "text_input"
+    conversation_id: str | int | None = None
+    model: str | None = None
+    action: ChatAction | None = None
+    include_reasoning: bool = False
+
+
+def to_run_request(
+    body: TrayChatRequest, principal: Principal, *, model: str | None, diagnostics: bool
+) -> RunRequest:
+    conversation_id = None if body.conversation_id is None else str(body.conversation_id)
+    action = body.action
+    return RunRequest(
+        message=body.message,
+        principal=principal,
+        conversation_id=conversation_id or None,
+        context=body.context,
+        model=model,
+        max_turns=DEFAULTS.max_turns,
+        tool_markers=DEFAULTS.tool_markers,
+        interaction_type=body.interaction_type,
+        action=None if action is None else ActionRequest(action=action.action, data=action.data),
+        diagnostics=diagnostics,
+    )
+
+
+def _payload(payload: Payload) -> dict[str, Any]:
+    return {
+        "payload_id": payload.payload_id,
+        "type": payload.kind,
+        "data": payload.data,
+        "summary": payload.summary,
+    }
+
+
+def _history(entry: ToolHistoryEntry) -> dict[str, Any]:
+    return {
+        "tool_name": entry.tool_name,
+        "input": entry.input,
+        "output": as_text(entry.output),
+        "index": entry.index,
+        "is_error": entry.is_error,
+    }
+
+
+class TrayEncoder:
+    def __init__(self, *, include_reasoning: bool = False) -> None:
+        self.include_reasoning = include_reasoning
+        self.conversation_id: str | None = None
+
+    def encode(self, event: RunEvent) -> Sequence[Frame]:
+        match event:
+            case TextDelta(text=text):
+                return (("text_delta", '{"type":"text_delta","text":' + quote(text) + "}"),)
+            case RunStarted(run_id=run_id, conversation_id=conversation_id):
+                self.conversation_id = conversation_id
+                status = {"type": "status", "message": "Thinking...", "run_id": run_id}
+                return (("status", dumps(status)),)
+            case ReasoningDelta(text=text):
+                if not self.include_reasoning:
+                    return ()
+                return (("thinking", dumps({"type": "thinking", "text": text})),)
+            case ToolCallArgs(call_id=call_id, name=name, arguments=arguments):
+                start = {
+                    "type": "tool_start",
+                    "tool": name,
+                    "input": arguments,
+                    "tool_use_id": call_id,
+                }
+                return (("tool_start", dumps(start)),)
+            case ToolProgress(name=name, stage=stage, message=message, fraction=f, data=data):
+                progress = {
+                    "type": "tool_progress",
+                    "tool": name,
+                    "stage": stage,
+                    "message": message,
+                    "progress": f,
+                    "data": data,
+                }
+                return (("tool_progress", dumps(progress)),)
+            case ToolCallFinished(name=name, index=index):
+                marker = {"type": "text_delta", "text": tool_marker(index)}
+                return (
+                    (
+                        "tool_complete",
+                        dumps({"type": "tool_complete", "tool": name, "index": index}),
+                    ),
+                    ("text_delta", dumps(marker)),
+                )
+            case RunCompleted():
+                return (("complete", dumps({"type": "complete", "payload": self.payload(event)})),)
+            case RunFailed(message=message):
+                return self.fail(message)
+            case RunCancelled():
+                return (("cancelled", '{"type":"cancelled"}'),)
+            case TurnStarted() | ToolCallStarted() | PayloadEvent() | UsageEvent() | RunWarning():
+                return ()
+            case _:
+                assert_never(event)
+
+    def fail(self, message: str) -> Sequence[Frame]:
+        return (("error", dumps({"type": "error", "message": message})),)
+
+    def payload(self, done: RunCompleted) -> dict[str, Any]:
+        message = done.message
+        if done.tool_history and not TOOL_MARKER.search(message):
+            # The chat hooks place markers; without them, put them where the calls finished.
+            message = insert_tool_markers(message, done.tool_history)
+        history = [_history(entry) for entry in done.tool_history]
+        custom: dict[str, Any] | None = None
+        if done.custom_payload is not None:
+            custom = _payload(done.custom_payload)
+        elif history:
+            custom = {"type": "tool_history", "data": history}
+        payload: dict[str, Any] = {
+            "message": message,
+            "suggested_values": [_plain(v) for v in done.suggested_values],
+            "suggested_actions": [_plain(a) for a in done.suggested_actions],
+            "custom_payload": custom,
+            "tool_history": history,
+            "conversation_id": self.conversation_id,
+            "payloads": [_payload(p) for p in done.payloads],
+            "usage": {
+                "input_tokens": done.usage.input_tokens,
+                "output_tokens": done.usage.output_tokens,
+                "reasoning_tokens": done.usage.reasoning_tokens,
+                "cache_read_tokens": done.usage.cache_read_tokens,
+            },
+        }
+        if done.diagnostics is not None:
+            payload["diagnostics"] = done.diagnostics
+        return payload
+
+
+def _plain(value: Any) -> dict[str, Any]:
+    """A suggested value/action as JSON, without the unset optional fields."""
+    fields = {name: getattr(value, name) for name in value.__dataclass_fields__}
+    return {k: v for k, v in fields.items() if v is not None}
+
+
+class CancelAnswer(BaseModel):
+    run_id: str
+    status: str
+
+
+def router(server: ServerContext) -> APIRouter:
+    api = APIRouter(tags=["tray (002/003)"])
+    CurrentPrincipal = Annotated[Principal, Depends(server.principal(allow_cookie=True))]
+
+    @api.post(
+        PATH,
+        summary="Chat stream (002/003): data-only SSE events",
+        response_class=Response,
+        responses={200: {"content": {"text/event-stream": {}}}},
+    )
+    async def chat_stream(body: TrayChatRequest, principal: CurrentPrincipal) -> Response:
+        run_request = to_run_request(
+            body,
+            principal,
+            model=await choose_model(server, body.model),
+            diagnostics=server.settings.diagnostics,
+        )
+        encoder = TrayEncoder(include_reasoning=body.include_reasoning)
+        return await stream_run(server, run_request, encoder, SSE_DATA)
+
+    @api.post(
+        CANCEL_PATH,
+        summary="Cancel a run in progress (the stream then ends with cancelled)",
+        status_code=202,
+        responses={404: {"description": "No such run in progress for this caller"}},
+    )
+    async def cancel_run(run_id: str, principal: CurrentPrincipal) -> CancelAnswer:
+        if not server.runner.cancel(run_id, principal, reason="user_cancelled"):
+            raise ApiError(404, "Run not found")
+        return CancelAnswer(run_id=run_id, status="cancelling")
+
+    return api

@@ -1,0 +1,153 @@
+"""HTTP errors before a stream starts, in one JSON shape for every endpoint.
+
+``{"detail": "<field>: <what is wrong>", "field": "<field>"}`` with 400 for malformed JSON or a
+missing or invalid field (FastAPI would answer 422; the specs say 400, and naming the field
+lets a client highlight it), 401 for credentials, 403 for a tenant the token does not grant,
+404 for an unknown conversation or run, 413 for an oversized body. Once a stream has started,
+errors are the dialect's own ``error`` event instead (see :mod:`agentstream.server.sse`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from agentstream.runs.store import ConversationNotFound
+from agentstream.server.auth import AuthError, Forbidden
+
+__all__ = [
+    "ApiError",
+    "bad_request",
+    "document_errors",
+    "install_error_handlers",
+    "validation_error_body",
+]
+
+
+class ApiError(Exception):
+    """An error answer: status, a safe message and, for 400, the offending field."""
+
+    def __init__(self, status: int, detail: str, *, field: str | None = None) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
+        self.field = field
+
+    def response(self) -> JSONResponse:
+        body: dict[str, Any] = {"detail": self.detail}
+        if self.field is not None:
+            body["field"] = self.field
+        headers = {"WWW-Authenticate": "Bearer"} if self.status == 401 else None
+        return JSONResponse(body, status_code=self.status, headers=headers)
+
+
+def bad_request(field: str, message: str) -> ApiError:
+    return ApiError(400, f"{field}: {message}", field=field)
+
+
+def validation_error_body(errors: Sequence[Any]) -> tuple[str, str]:
+    """The field and message of the first pydantic/FastAPI validation error."""
+    first = errors[0] if errors else {}
+    kind = first.get("type")
+    location = [str(p) for p in first.get("loc", ()) if not _union_tag(p)]
+    if location and location[0] in ("body", "query", "path", "header", "cookie"):
+        location = location[1:]
+    if kind == "json_invalid":
+        return "body", "malformed JSON"
+    field = ".".join(location) or "body"
+    if kind == "missing":
+        return field, "field required"
+    if kind == "extra_forbidden":
+        return field, "unknown field"
+    if kind in ("string_too_short", "string_pattern_mismatch"):
+        return field, "must not be empty"
+    if kind in ("model_attributes_type", "dict_type") and field == "body":
+        return field, "expected a JSON object"
+    return field, str(first.get("msg", "invalid value"))
+
+
+_TYPE_TAGS = frozenset({"str", "int", "float", "bool", "none", "bytes", "dict", "list"})
+
+
+def _union_tag(part: object) -> bool:
+    """Pydantic names the member of a union that failed in ``loc`` (``conversation_id.str``);
+    the client only needs the field."""
+    return isinstance(part, str) and (part in _TYPE_TAGS or "[" in part)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    async def on_api_error(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, ApiError)
+        return exc.response()
+
+    async def on_validation(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, RequestValidationError)
+        field, message = validation_error_body(exc.errors())
+        return bad_request(field, message).response()
+
+    async def on_auth(request: Request, exc: Exception) -> JSONResponse:
+        return ApiError(401, str(exc)).response()
+
+    async def on_forbidden(request: Request, exc: Exception) -> JSONResponse:
+        return ApiError(403, str(exc)).response()
+
+    async def on_not_found(request: Request, exc: Exception) -> JSONResponse:
+        return ApiError(404, "Conversation not found").response()
+
+    async def on_http(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, StarletteHTTPException)
+        return JSONResponse(
+            {"detail": exc.detail}, status_code=exc.status_code, headers=exc.headers
+        )
+
+    app.add_exception_handler(ApiError, on_api_error)
+    app.add_exception_handler(RequestValidationError, on_validation)
+    app.add_exception_handler(AuthError, on_auth)
+    app.add_exception_handler(Forbidden, on_forbidden)
+    app.add_exception_handler(ConversationNotFound, on_not_found)
+    app.add_exception_handler(StarletteHTTPException, on_http)
+
+
+_ERROR_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "detail": {"type": "string", "description": "What is wrong, safe to show"},
+        "field": {"type": "string", "description": "The offending field (400 only)"},
+    },
+    "required": ["detail"],
+}
+_ERROR_RESPONSES = {
+    "400": "Malformed JSON, or a missing or invalid field (named in `field`)",
+    "401": "Missing or invalid credentials",
+    "413": "Request body over the configured limit",
+}
+
+
+def document_errors(app: FastAPI) -> None:
+    """Make the OpenAPI document say what the server does: 400 with our error body where
+    FastAPI would document its 422, plus 401 and 413."""
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        schema = generate()
+        schemas = schema.setdefault("components", {}).setdefault("schemas", {})
+        if "Error" in schemas:
+            return schema
+        schemas.pop("HTTPValidationError", None)
+        schemas.pop("ValidationError", None)
+        schemas["Error"] = _ERROR_SCHEMA
+        content = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+        for item in schema.get("paths", {}).values():
+            for operation in item.values():
+                responses = operation.setdefault("responses", {})
+                responses.pop("422", None)
+                for status, description in _ERROR_RESPONSES.items():
+                    responses.setdefault(status, {"description": description, "content": content})
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]

@@ -1,0 +1,83 @@
+"""The models this deployment offers (001 ``listModels()``, ``GET /api/chat/models``).
+
+The agent's own model is always offered, first and as the default. The others come from
+:class:`agentstream.providers.registry.ModelRegistry`: the configured models
+(``AGENTSTREAM_MODELS``) and the ones a local Ollama or OpenAI-compatible server reports. A
+request naming any other model is a 400, so a client cannot make the server call an arbitrary
+vendor model on the operator's key (or load a script file by path).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from typing_extensions import TypedDict
+
+from agentstream.agent import Agent
+from agentstream.providers.registry import ModelRegistry, model_info
+
+__all__ = ["ModelCatalog", "ModelInfo", "ModelUnavailable"]
+
+log = logging.getLogger("agentstream.server")
+
+
+class ModelInfo(TypedDict):
+    id: str
+    name: str
+    provider: str
+    default: bool
+
+
+class ModelUnavailable(ValueError):
+    """The model is not offered, or its provider cannot be created here."""
+
+
+class ModelCatalog:
+    def __init__(self, agent: Agent, registry: ModelRegistry | None = None) -> None:
+        self._agent = agent
+        self._registry = registry if registry is not None else ModelRegistry()
+
+    async def models(self) -> list[ModelInfo]:
+        own = self._agent.model_id
+        listed: list[ModelInfo] = [_own(own)]
+        for info in await self._registry.list_models():
+            if info.id != own:
+                listed.append(
+                    {
+                        "id": info.id,
+                        "name": info.display_name,
+                        "provider": info.provider,
+                        "default": False,
+                    }
+                )
+        return listed
+
+    async def choose(self, model: str | None) -> str | None:
+        """The model id a run should use: ``None`` for the agent's own (so an agent built on
+        a provider object keeps it), the registry id for another offered model (a bare name
+        such as 001's ``gpt-4.1-mini`` is accepted when unambiguous). Raises
+        :class:`ModelUnavailable`."""
+        if model is None or model == self._agent.model_id:
+            return None
+        await self._registry.list_models()  # refreshes discovered models when stale
+        info = self._registry.resolve(model)
+        if info is None:
+            raise ModelUnavailable(f"model {model!r} is not offered; see GET /api/chat/models")
+        if info.id == self._agent.model_id:
+            return None
+        try:
+            self._agent.provider(info.id)  # created once and cached by the agent
+        except Exception as exc:
+            log.warning("model %s is listed but unusable: %s", info.id, exc)
+            raise ModelUnavailable(f"model {model!r} is not available on this server") from None
+        return info.id
+
+
+def _own(model_id: str) -> ModelInfo:
+    try:
+        info = model_info(model_id)
+        name, provider = info.display_name, info.provider
+    except ValueError:
+        provider, sep, rest = model_id.partition(":")
+        name, provider = (rest, provider) if sep else (model_id, "agent")
+    return {"id": model_id, "name": name, "provider": provider, "default": True}

@@ -1,0 +1,131 @@
+"""Server settings, read from the environment once at start-up.
+
+Every knob has an ``AGENTSTREAM_*`` variable so a deployment is configured without code::
+
+    AGENTSTREAM_HOST / AGENTSTREAM_PORT          where to listen (127.0.0.1:8000)
+    AGENTSTREAM_JWT_SECRET                       HS256 shared secret
+    AGENTSTREAM_JWT_PUBLIC_KEY                   RS256 public key (PEM text, or @/path/to/key.pem)
+    AGENTSTREAM_JWKS_URL                         RS256 keys from a JWKS endpoint
+    AGENTSTREAM_JWT_AUDIENCE / _ISSUER           checked when set
+    AGENTSTREAM_JWT_USER_CLAIM                   the user id claim (sub)
+    AGENTSTREAM_JWT_TENANT_CLAIM                 the tenant claim; when set, tenants are enforced
+    AGENTSTREAM_SESSION_COOKIE                   cookie carrying the same JWT (agentstream_session)
+    AGENTSTREAM_CORS_ORIGINS                     comma-separated allowed origins
+    AGENTSTREAM_MAX_BODY_BYTES                   request body limit (1 MiB)
+    AGENTSTREAM_HEARTBEAT_SECONDS                SSE heartbeat comment interval (15; 0 = off)
+    AGENTSTREAM_DIAGNOSTICS                      include diagnostics in final answers (off)
+    AGENTSTREAM_DATABASE_URL                     the conversation store's (see agentstream.store)
+
+No authentication configured means *anonymous local mode*, which :func:`Settings.check` allows
+only on a loopback address: a server reachable from the network must authenticate its callers.
+"""
+
+from __future__ import annotations
+
+import functools
+import ipaddress
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["Settings", "SettingsError", "is_loopback"]
+
+
+class SettingsError(ValueError):
+    """The configuration cannot work (e.g. no auth on a public address)."""
+
+
+_TRUE = {"1", "true", "yes", "on"}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Settings:
+    host: str = "127.0.0.1"
+    port: int = 8000
+    jwt_secret: str | None = field(default=None, repr=False)
+    jwt_public_key: str | None = field(default=None, repr=False)
+    jwks_url: str | None = None
+    jwt_audience: str | None = None
+    jwt_issuer: str | None = None
+    jwt_leeway_seconds: float = 0.0
+    user_claim: str = "sub"
+    tenant_claim: str | None = None
+    """When set, ``brandRef`` (001) must be one of this claim's values, or the request is 403."""
+    session_cookie: str = "agentstream_session"
+    cors_origins: tuple[str, ...] = ()
+    max_body_bytes: int = 1024 * 1024
+    heartbeat_seconds: float = 15.0
+    diagnostics: bool = False
+
+    @property
+    def auth_configured(self) -> bool:
+        return bool(self.jwt_secret or self.jwt_public_key or self.jwks_url)
+
+    @property
+    def anonymous(self) -> bool:
+        """Anonymous local mode: no authentication, loopback only."""
+        return not self.auth_configured
+
+    def check(self) -> None:
+        """Refuse configurations that would expose an unauthenticated server."""
+        if self.anonymous and not is_loopback(self.host):
+            raise SettingsError(
+                f"no authentication is configured and the server would listen on {self.host!r}; "
+                "set AGENTSTREAM_JWT_SECRET, AGENTSTREAM_JWT_PUBLIC_KEY or AGENTSTREAM_JWKS_URL, "
+                "or bind to 127.0.0.1"
+            )
+        if self.max_body_bytes <= 0:
+            raise SettingsError("AGENTSTREAM_MAX_BODY_BYTES must be positive")
+        if self.heartbeat_seconds < 0:
+            raise SettingsError("AGENTSTREAM_HEARTBEAT_SECONDS must be 0 (off) or positive")
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object) -> Settings:
+        """Settings from ``env`` (default ``os.environ``); keyword ``overrides`` win."""
+        e = os.environ if env is None else env
+
+        def get(name: str) -> str | None:
+            value = e.get(f"AGENTSTREAM_{name}")
+            return value.strip() if value and value.strip() else None
+
+        try:
+            values: dict[str, object] = {
+                "host": get("HOST") or cls.host,
+                "port": int(get("PORT") or cls.port),
+                "jwt_secret": get("JWT_SECRET"),
+                "jwt_public_key": _read_key(get("JWT_PUBLIC_KEY")),
+                "jwks_url": get("JWKS_URL"),
+                "jwt_audience": get("JWT_AUDIENCE"),
+                "jwt_issuer": get("JWT_ISSUER"),
+                "jwt_leeway_seconds": float(get("JWT_LEEWAY_SECONDS") or 0),
+                "user_claim": get("JWT_USER_CLAIM") or cls.user_claim,
+                "tenant_claim": get("JWT_TENANT_CLAIM"),
+                "session_cookie": get("SESSION_COOKIE") or cls.session_cookie,
+                "cors_origins": tuple(
+                    o.strip() for o in (get("CORS_ORIGINS") or "").split(",") if o.strip()
+                ),
+                "max_body_bytes": int(get("MAX_BODY_BYTES") or cls.max_body_bytes),
+                "heartbeat_seconds": float(get("HEARTBEAT_SECONDS") or cls.heartbeat_seconds),
+                "diagnostics": (get("DIAGNOSTICS") or "").lower() in _TRUE,
+            }
+        except ValueError as exc:
+            raise SettingsError(f"invalid server setting: {exc}") from None
+        values.update(overrides)
+        return cls(**values)  # type: ignore[arg-type]
+
+
+def _read_key(value: str | None) -> str | None:
+    if value is None or not value.startswith("@"):
+        return value
+    return Path(value[1:]).read_text(encoding="utf-8")
+
+
+@functools.lru_cache(maxsize=64)
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False

@@ -1,0 +1,241 @@
+"""One streaming response for every dialect: frames out as they are produced, heartbeats,
+and a client disconnect that stops the run.
+
+A dialect's encoder turns canonical events into *frames*, ``(event name, JSON text)`` pairs;
+a :class:`WireFormat` turns frames into bytes: named SSE events (000, 001), ``data:``-only SSE
+(002/003, 004) or NDJSON ``<eventName>{json}`` lines (001). :class:`EventStream` is a small
+ASGI response of our own rather than ``sse-starlette``: the per-event path is one encoder call
+and one ``send`` with no per-frame task, queue or object model, which is what keeps the
+server's CPU per streamed delta near a bare endpoint's (see ``bench/stream_overhead.py``).
+
+Lifecycle of one stream:
+
+* headers ``Content-Type: text/event-stream`` (or ``application/x-ndjson``),
+  ``Cache-Control: no-cache``, ``X-Accel-Buffering: no``; no timeout of our own (000 §8);
+* each event's frames are sent as soon as they are encoded; events the run hands over in one
+  burst leave in one write (see :class:`EventStream`);
+* a heartbeat (an SSE comment, or a blank NDJSON line) after ``heartbeat`` seconds without
+  output keeps proxies from closing an idle connection while a tool works;
+* a client disconnect cancels the run through its cancel token (``client_disconnected``): the
+  loop closes the provider stream, cancels running tools and records the partial answer. If
+  the run has not ended a second later, the stream's own task is cancelled as a last resort;
+* an exception from the event source after the headers went out becomes the dialect's error
+  frame (:meth:`Encoder.fail`), since the status code can no longer change.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncGenerator, Callable, Sequence
+from contextlib import aclosing
+from dataclasses import dataclass
+from typing import Protocol
+
+from starlette.background import BackgroundTask
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+
+from agentstream.events import RunEvent
+
+__all__ = [
+    "DISCONNECT_GRACE_SECONDS",
+    "NDJSON",
+    "SSE_DATA",
+    "SSE_NAMED",
+    "Encoder",
+    "EventStream",
+    "Frame",
+    "WireFormat",
+]
+
+log = logging.getLogger("agentstream.server")
+
+Frame = tuple[str, str]
+"""An encoded event: its name and its JSON text."""
+
+DISCONNECT_GRACE_SECONDS = 1.0
+"""How long a disconnected stream waits for its run to wind down before cancelling it."""
+
+
+class Encoder(Protocol):
+    """A dialect's encoder: canonical events in, frames out. Pure apart from its own state."""
+
+    def encode(self, event: RunEvent) -> Sequence[Frame]: ...
+
+    def fail(self, message: str) -> Sequence[Frame]:
+        """Frames that report a failure the event stream itself could not (the source broke)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class WireFormat:
+    media_type: str
+    render: Callable[[Sequence[Frame]], bytes]
+    heartbeat: bytes
+
+
+def _sse_named(frames: Sequence[Frame]) -> bytes:
+    if len(frames) == 1:
+        name, data = frames[0]
+        return f"event: {name}\ndata: {data}\n\n".encode()
+    return "".join(f"event: {name}\ndata: {data}\n\n" for name, data in frames).encode()
+
+
+def _sse_data(frames: Sequence[Frame]) -> bytes:
+    if len(frames) == 1:
+        return f"data: {frames[0][1]}\n\n".encode()
+    return "".join(f"data: {data}\n\n" for _, data in frames).encode()
+
+
+def _ndjson(frames: Sequence[Frame]) -> bytes:
+    return "".join(f"{name}{data}\n" for name, data in frames).encode()
+
+
+SSE_NAMED = WireFormat("text/event-stream", _sse_named, b": ping\n\n")
+"""``event: <name>`` + ``data: <json>`` (000, 001)."""
+SSE_DATA = WireFormat("text/event-stream", _sse_data, b": ping\n\n")
+"""``data: <json>`` with the type inside the JSON (002/003, 004)."""
+NDJSON = WireFormat("application/x-ndjson", _ndjson, b"\n")
+"""``<eventName>{json}`` lines (001 when the client accepts ``application/x-ndjson``)."""
+
+
+MAX_PENDING_FRAMES = 256
+"""Encoded frames the stream may hold while the client is slow to read; past this the run
+waits (backpressure) instead of buffering without bound."""
+
+
+class EventStream(Response):
+    """Streams ``events`` through ``encoder`` in ``wire`` format; ``cancel(reason)`` stops the
+    run that produces them.
+
+    Two tasks share the work: the stream's own task encodes events as the run yields them and
+    a writer task sends what has been encoded. When the run hands over several events at once
+    (a burst from the model, or a model faster than the network) they leave in one write, one
+    system call; a lone event leaves as soon as it is encoded. Either way nothing waits for
+    more output, so every frame is flushed as soon as the run has produced it.
+    """
+
+    def __init__(
+        self,
+        events: AsyncGenerator[RunEvent, None],
+        encoder: Encoder,
+        wire: WireFormat,
+        *,
+        cancel: Callable[[str], None],
+        heartbeat: float = 15.0,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        self.status_code = 200
+        self.media_type = wire.media_type
+        self.background: BackgroundTask | None = None
+        self._events = events
+        self._encoder = encoder
+        self._wire = wire
+        self._cancel = cancel
+        self._heartbeat = heartbeat
+        self._pending: list[bytes] = []
+        self._wake = asyncio.Event()
+        self._flushed = asyncio.Event()
+        self._closing = False
+        self._complete = False
+        self._last_output = 0.0
+        self._disconnected = False
+        self._abandoned = False
+        raw = {
+            "content-type": wire.media_type,
+            "cache-control": "no-cache",
+            "x-accel-buffering": "no",
+            **{k.lower(): v for k, v in (headers or {}).items()},
+        }
+        self.raw_headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in raw.items()]
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
+        self._last_output = asyncio.get_running_loop().time()
+        stream_task = asyncio.current_task()
+        assert stream_task is not None
+        writer = asyncio.create_task(self._write(send))
+        helpers = [writer, asyncio.create_task(self._watch_disconnect(receive, stream_task))]
+        if self._heartbeat > 0:
+            helpers.append(asyncio.create_task(self._beat(send)))
+        try:
+            await self._pump()
+            self._closing = True
+            self._wake.set()
+            await writer
+        except asyncio.CancelledError:
+            if not self._abandoned:
+                raise
+            stream_task.uncancel()
+            log.warning(
+                "run did not stop within %.1fs of the client leaving", DISCONNECT_GRACE_SECONDS
+            )
+        finally:
+            for helper in helpers:
+                helper.cancel()
+            await asyncio.gather(*helpers, return_exceptions=True)
+
+    async def _pump(self) -> None:
+        encode, render = self._encoder.encode, self._wire.render
+        pending, wake, flushed = self._pending, self._wake, self._flushed
+        try:
+            async with aclosing(self._events) as events:
+                async for event in events:
+                    frames = encode(event)
+                    if frames:
+                        pending.append(render(frames))
+                        wake.set()
+                        if len(pending) >= MAX_PENDING_FRAMES:
+                            flushed.clear()
+                            await flushed.wait()
+        except Exception:
+            log.exception("the event stream failed after the response started")
+            pending.append(render(self._encoder.fail("The server failed while streaming.")))
+            wake.set()
+
+    async def _write(self, send: Send) -> None:
+        loop = asyncio.get_running_loop()
+        pending, wake, flushed = self._pending, self._wake, self._flushed
+        while True:
+            await wake.wait()
+            wake.clear()
+            # The last frames go out with the end of the body: one write instead of two.
+            last = self._closing
+            body = pending[0] if len(pending) == 1 else b"".join(pending)
+            pending.clear()
+            if (body or last) and not self._disconnected:
+                self._last_output = loop.time()
+                self._complete = last  # before the await: no heartbeat after the last write
+                try:
+                    await send({"type": "http.response.body", "body": body, "more_body": not last})
+                except OSError:
+                    # The connection broke under us: the same as a client that left.
+                    self._disconnected = True
+                    self._cancel("client_disconnected")
+            flushed.set()
+            if last:
+                return
+
+    async def _watch_disconnect(self, receive: Receive, stream_task: asyncio.Task[object]) -> None:
+        while (await receive())["type"] != "http.disconnect":
+            pass
+        self._disconnected = True
+        self._cancel("client_disconnected")
+        await asyncio.sleep(DISCONNECT_GRACE_SECONDS)
+        self._abandoned = True
+        stream_task.cancel()
+
+    async def _beat(self, send: Send) -> None:
+        # A task of its own so a stream blocked on a slow tool still pings. Each ASGI ``send``
+        # is written to the transport whole before it awaits, so a ping never splits a frame.
+        loop, interval, ping = asyncio.get_running_loop(), self._heartbeat, self._wire.heartbeat
+        while True:
+            wait = self._last_output + interval - loop.time()
+            if wait > 0:
+                await asyncio.sleep(wait)
+                continue
+            if self._disconnected or self._complete:
+                return
+            self._last_output = loop.time()
+            await send({"type": "http.response.body", "body": ping, "more_body": True})

@@ -1,0 +1,49 @@
+"""The web UI: the built single-page app from ``server/static``, or how to build it.
+
+Registered after every API route, so the API always wins. A path that names a built file
+serves it; any other path outside the API (a client route such as ``/c/<id>``) serves
+``index.html`` and the app routes in the browser. Unknown paths under the API prefixes are a
+JSON 404, not the UI. Without a build, ``/`` explains how to make one.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fastapi import APIRouter
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
+
+__all__ = ["STATIC_DIR", "router"]
+
+STATIC_DIR = Path(__file__).parent / "static"
+API_PREFIXES = ("api/", "v1/", "agent/")
+
+NOT_BUILT = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>agentstream</title></head>
+<body style="font-family: system-ui, sans-serif; max-width: 40rem; margin: 4rem auto">
+<h1>agentstream is running</h1>
+<p>The web UI has not been built. Build it with:</p>
+<pre>cd web &amp;&amp; npm install &amp;&amp; npm run build</pre>
+<p>The API is up: see <a href="/docs">/docs</a> for every endpoint.</p>
+</body></html>
+"""
+
+
+def router(static_dir: Path = STATIC_DIR) -> APIRouter:
+    api = APIRouter(include_in_schema=False)
+    root = static_dir.resolve()
+
+    @api.get("/{path:path}")
+    async def web_ui(path: str) -> Response:
+        if path.startswith(API_PREFIXES) or path in ("api", "v1", "agent"):
+            return JSONResponse({"detail": "Not Found"}, status_code=404)
+        index = root / "index.html"
+        if not index.is_file():
+            return HTMLResponse(NOT_BUILT)
+        if path:
+            candidate = (root / path).resolve()
+            if candidate.is_relative_to(root) and candidate.is_file():
+                return FileResponse(candidate)
+        return FileResponse(index, headers={"Cache-Control": "no-cache"})
+
+    return api

@@ -1,0 +1,171 @@
+"""Helpers for the server tests: a real uvicorn on a loopback port, frame parsers, patterns."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import socket
+import threading
+import time
+from collections.abc import Callable, Coroutine, Iterator
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import httpx
+import jwt
+import uvicorn
+from fastapi import FastAPI
+
+T = TypeVar("T")
+
+SECRET = "test-secret-that-is-long-enough-for-hs256"
+
+
+class LiveServer:
+    """``app`` served by uvicorn in a thread with its own event loop, on a free loopback port."""
+
+    def __init__(self, app: FastAPI) -> None:
+        self.app = app
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._sock.bind(("127.0.0.1", 0))
+        self.port: int = self._sock.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        config = uvicorn.Config(app, log_level="warning", lifespan="off", loop="asyncio")
+        self._server = uvicorn.Server(config)
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        loop = asyncio.new_event_loop()
+        self.loop = loop
+        try:
+            loop.run_until_complete(self._server.serve(sockets=[self._sock]))
+        finally:
+            loop.close()
+
+    def start(self) -> LiveServer:
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not self._server.started:
+            if time.monotonic() > deadline or not self._thread.is_alive():
+                raise RuntimeError("uvicorn did not start")
+            time.sleep(0.01)
+        return self
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        self._thread.join(timeout=10)
+        self._sock.close()
+
+    def call(self, coro: Coroutine[Any, Any, T], timeout: float = 5) -> T:
+        """Run ``coro`` on the server's event loop (to inspect its tasks)."""
+        assert self.loop is not None
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    def client(self, **kwargs: Any) -> httpx.Client:
+        return httpx.Client(base_url=self.url, timeout=10, **kwargs)
+
+
+async def other_tasks() -> list[str]:
+    """The server loop's tasks, except the ones uvicorn itself runs and this one."""
+    current = asyncio.current_task()
+    names = []
+    for task in asyncio.all_tasks():
+        if task is current or task.done():
+            continue
+        coro = task.get_coro()
+        name = getattr(coro, "__qualname__", repr(coro))
+        if name.startswith(("Server.", "Server.serve", "Server.main_loop")):
+            continue
+        names.append(name)
+    return names
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.01)
+    return predicate()
+
+
+# --- frames ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Sse:
+    event: str | None
+    data: Any
+
+
+def parse_sse(text: str) -> list[Sse]:
+    """SSE messages (comments skipped), ``data`` parsed as JSON."""
+    messages = []
+    for block in text.replace("\r\n", "\n").split("\n\n"):
+        event, data = None, []
+        for line in block.split("\n"):
+            if line.startswith("event: "):
+                event = line[7:]
+            elif line.startswith("data: "):
+                data.append(line[6:])
+        if data:
+            messages.append(Sse(event, json.loads("\n".join(data))))
+    return messages
+
+
+def parse_ndjson(text: str) -> list[Sse]:
+    out = []
+    for line in text.split("\n"):
+        if not line.strip():
+            continue
+        brace = line.index("{")
+        out.append(Sse(line[:brace], json.loads(line[brace:])))
+    return out
+
+
+def named(messages: list[Sse]) -> list[tuple[str | None, Any]]:
+    return [(m.event, m.data) for m in messages]
+
+
+def datas(messages: list[Sse]) -> list[Any]:
+    return [m.data for m in messages]
+
+
+class Like:
+    """Equal to any string that fully matches ``pattern`` (ids, timestamps in golden tests)."""
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = re.compile(pattern)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, str) and self.pattern.fullmatch(other) is not None
+
+    def __repr__(self) -> str:
+        return f"Like({self.pattern.pattern!r})"
+
+
+RUN_ID = Like(r"[0-9a-f]{32}")
+ISO_MS = Like(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
+UUID = Like(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def token(sub: str = "alice", *, secret: str = SECRET, **claims: Any) -> str:
+    payload = {"sub": sub, "exp": int(time.time()) + 300, **claims}
+    return jwt.encode(payload, secret, algorithm="HS256")
+
+
+def bearer(value: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {value}"}
+
+
+def stream_text(client: httpx.Client, path: str, **kwargs: Any) -> tuple[httpx.Response, str]:
+    with client.stream("POST", path, **kwargs) as response:
+        body = response.read().decode()
+    return response, body
+
+
+def lines(body: str) -> Iterator[str]:
+    return iter(body.split("\n"))

@@ -1,0 +1,171 @@
+"""Authentication over a real server: JWT HS256/RS256/JWKS, cookies, anonymous local mode."""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+from typing import Any
+
+import jwt
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+from fastapi import FastAPI
+
+from agentstream.server.app import create_app
+from agentstream.server.settings import Settings, SettingsError
+from tests.server.agents import ichor_agent, tray_agent
+from tests.server.conftest import Serve
+from tests.server.helpers import SECRET, LiveServer, bearer, datas, parse_sse, stream_text, token
+
+ICHOR = "/v1/agent/chat"
+TRAY = "/api/chat/stream"
+BODY = {"message": "What does it do?", "context_type": "workflow"}
+
+
+def _b64(data: dict[str, Any]) -> str:
+    return base64.urlsafe_b64encode(json.dumps(data).encode()).rstrip(b"=").decode()
+
+
+def unsigned(claims: dict[str, Any]) -> str:
+    return f"{_b64({'alg': 'none', 'typ': 'JWT'})}.{_b64(claims)}."
+
+
+@pytest.mark.parametrize(
+    ("headers", "reason"),
+    [
+        ({}, "Missing credentials"),
+        (bearer(token(secret="another-secret-that-is-long-enough-x")), "not valid"),
+        (bearer(jwt.encode({"sub": "a", "exp": int(time.time()) - 60}, SECRET)), "expired"),
+        (bearer(unsigned({"sub": "a", "exp": int(time.time()) + 60})), "not valid"),
+        (bearer("garbage"), "not valid"),
+        ({"Authorization": "Basic YTpi"}, "Malformed"),
+        (bearer(jwt.encode({"exp": int(time.time()) + 60}, SECRET)), "'sub'"),
+    ],
+    ids=["missing", "bad-signature", "expired", "alg-none", "garbage", "basic", "no-sub"],
+)
+def test_bad_credentials_are_401(serve: Serve, headers: dict[str, str], reason: str) -> None:
+    server = serve(ichor_agent(), auth=True)
+    with server.client() as client:
+        response = client.post(ICHOR, json=BODY, headers=headers)
+    assert response.status_code == 401
+    assert reason in response.json()["detail"]
+    assert response.headers["www-authenticate"] == "Bearer"
+    # No token material in the answer.
+    assert "eyJ" not in response.text
+
+
+def test_valid_bearer_streams_and_cookie_only_where_specs_use_sessions(serve: Serve) -> None:
+    server = serve(tray_agent(), auth=True)
+    good = token("erin")
+    cookie = {"Cookie": f"agentstream_session={good}"}
+    with server.client() as client:
+        ichor_with_cookie = client.post(ICHOR, json=BODY, headers=cookie)
+        ok, text = stream_text(client, TRAY, json={"message": "hi"}, headers=cookie)
+        by_bearer, _ = stream_text(client, ICHOR, json=BODY, headers=bearer(good))
+    assert ichor_with_cookie.status_code == 401  # 000 is bearer-only
+    assert ok.status_code == 200
+    assert datas(parse_sse(text))[-1]["type"] == "complete"
+    assert by_bearer.status_code == 200
+
+
+def test_rs256_public_key_and_hs_confusion(serve: Serve) -> None:
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    public_pem = (
+        key.public_key()
+        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+        .decode()
+    )
+    server = serve(ichor_agent(), jwt_public_key=public_pem)
+    good = jwt.encode({"sub": "frank", "exp": int(time.time()) + 60}, key, algorithm="RS256")
+    with server.client() as client:
+        ok, _ = stream_text(client, ICHOR, json=BODY, headers=bearer(good))
+        hs = client.post(ICHOR, json=BODY, headers=bearer(token("frank")))
+    assert ok.status_code == 200
+    assert hs.status_code == 401
+
+
+def test_jwks_url(serve: Serve) -> None:
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key()))
+    jwk.update({"kid": "k1", "use": "sig", "alg": "RS256"})
+    keys = FastAPI()
+
+    @keys.get("/.well-known/jwks.json")
+    async def jwks() -> dict[str, Any]:
+        return {"keys": [jwk]}
+
+    issuer = LiveServer(keys).start()
+    try:
+        server = serve(ichor_agent(), jwks_url=f"{issuer.url}/.well-known/jwks.json")
+        claims = {"sub": "gina", "exp": int(time.time()) + 60}
+        good = jwt.encode(claims, key, algorithm="RS256", headers={"kid": "k1"})
+        unknown = jwt.encode(claims, key, algorithm="RS256", headers={"kid": "k2"})
+        with server.client() as client:
+            ok, _ = stream_text(client, ICHOR, json=BODY, headers=bearer(good))
+            bad = client.post(ICHOR, json=BODY, headers=bearer(unknown))
+        assert ok.status_code == 200
+        assert bad.status_code == 401
+    finally:
+        issuer.stop()
+
+
+def test_wrong_tenant_is_403(serve: Serve) -> None:
+    server = serve(ichor_agent(), auth=True, tenant_claim="tenant")
+    body = {"brandRef": "acme", "model": "scripted:script", "content": "hi", "stream": False}
+    with server.client() as client:
+        wrong = client.post(
+            "/api/chat/agent-chat/stream?brandRef=acme",
+            json=body,
+            headers=bearer(token("hank", tenant="globex")),
+        )
+        right = client.post(
+            "/api/chat/agent-chat/stream?brandRef=acme",
+            json=body,
+            headers=bearer(token("hank", tenant="acme")),
+        )
+    assert wrong.status_code == 403
+    assert right.status_code == 200
+
+
+def test_anonymous_mode_only_on_loopback() -> None:
+    with pytest.raises(SettingsError, match="no authentication"):
+        create_app(ichor_agent(), settings=Settings(host="0.0.0.0"))
+    create_app(ichor_agent(), settings=Settings(host="0.0.0.0", jwt_secret=SECRET))
+    create_app(ichor_agent(), settings=Settings(host="::1"))
+
+
+def test_settings_from_env() -> None:
+    settings = Settings.from_env(
+        {
+            "AGENTSTREAM_HOST": "0.0.0.0",
+            "AGENTSTREAM_PORT": "9001",
+            "AGENTSTREAM_JWT_SECRET": "s",
+            "AGENTSTREAM_CORS_ORIGINS": "https://a.example, https://b.example",
+            "AGENTSTREAM_MAX_BODY_BYTES": "2048",
+            "AGENTSTREAM_HEARTBEAT_SECONDS": "0.5",
+            "AGENTSTREAM_DIAGNOSTICS": "true",
+        }
+    )
+    assert (settings.host, settings.port, settings.max_body_bytes) == ("0.0.0.0", 9001, 2048)
+    assert settings.cors_origins == ("https://a.example", "https://b.example")
+    assert settings.heartbeat_seconds == 0.5 and settings.diagnostics
+    assert "jwt_secret" not in repr(settings)
+    with pytest.raises(SettingsError):
+        Settings.from_env({"AGENTSTREAM_PORT": "eighty"})
+
+
+async def test_anonymous_mode_refuses_a_non_loopback_connection() -> None:
+    from starlette.requests import Request
+
+    from agentstream.principal import ANONYMOUS
+    from agentstream.server.auth import AnonymousAuthenticator, AuthError
+
+    def request(host: str) -> Request:
+        return Request({"type": "http", "headers": [], "server": (host, 8000)})
+
+    auth = AnonymousAuthenticator()
+    assert await auth.authenticate(request("127.0.0.1"), allow_cookie=True) is ANONYMOUS
+    with pytest.raises(AuthError):
+        await auth.authenticate(request("10.0.0.5"), allow_cookie=True)

@@ -1,0 +1,224 @@
+"""Golden frames for ``ichor`` (000 §2) over a real uvicorn, plus its request rules."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from agentstream.server.dialects.ichor import IchorEncoder
+from tests.server import agents
+from tests.server.agents import WORKFLOW, ichor_agent
+from tests.server.conftest import Serve
+from tests.server.helpers import bearer, named, parse_sse, stream_text, token
+
+PATH = "/v1/agent/chat"
+
+
+def chat(serve: Serve, message: str, **body: Any) -> list[tuple[str | None, Any]]:
+    server = serve(ichor_agent())
+    with server.client() as client:
+        response, text = stream_text(
+            client,
+            PATH,
+            json={"message": message, "context_type": "workflow", **body},
+            headers={"Accept": "text/event-stream"},
+        )
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "text/event-stream"
+    assert response.headers["cache-control"] == "no-cache"
+    assert response.headers["x-accel-buffering"] == "no"
+    return named(parse_sse(text))
+
+
+def test_simple_question_no_tools(serve: Serve) -> None:
+    assert chat(serve, "What does this workflow do?") == [
+        ("message_start", {"turn": 0}),
+        ("content_chunk", {"chunk": "The "}),
+        ("content_chunk", {"chunk": "**Low Stock Alert**"}),
+        ("content_chunk", {"chunk": " rule triggers..."}),
+        ("message_complete", {}),
+    ]
+
+
+def test_question_requiring_a_tool_call(serve: Serve) -> None:
+    assert chat(serve, "Please look up that workflow") == [
+        ("message_start", {"turn": 0}),
+        ("content_chunk", {"chunk": "Let me look up that workflow."}),
+        ("tool_call_start", {"tool_use_id": "t1", "name": "get_workflow_rule"}),
+        ("tool_call_result", {"tool_use_id": "t1", "name": "get_workflow_rule", "is_error": False}),
+        ("message_start", {"turn": 1}),
+        ("content_chunk", {"chunk": "The workflow has 3 actions..."}),
+        ("message_complete", {}),
+    ]
+
+
+def test_workflow_creation_with_preview(serve: Serve) -> None:
+    assert chat(serve, "Create a low stock workflow") == [
+        ("message_start", {"turn": 0}),
+        ("tool_call_start", {"tool_use_id": "t1", "name": "discover_action_types"}),
+        (
+            "tool_call_result",
+            {"tool_use_id": "t1", "name": "discover_action_types", "is_error": False},
+        ),
+        ("message_start", {"turn": 1}),
+        ("content_chunk", {"chunk": "I'll build that workflow..."}),
+        ("tool_call_start", {"tool_use_id": "t2", "name": "preview_workflow"}),
+        ("tool_call_result", {"tool_use_id": "t2", "name": "preview_workflow", "is_error": False}),
+        (
+            "workflow_preview",
+            {"description": "Add low stock alert", "workflow": WORKFLOW, "is_update": False},
+        ),
+        ("message_start", {"turn": 2}),
+        ("content_chunk", {"chunk": "I've sent a preview for your review."}),
+        ("message_complete", {}),
+    ]
+
+
+def test_provider_error_is_an_error_event(serve: Serve) -> None:
+    assert chat(serve, "please fail") == [
+        ("message_start", {"turn": 0}),
+        ("content_chunk", {"chunk": "Partial"}),
+        ("error", {"message": "LLM provider error: context deadline exceeded"}),
+    ]
+
+
+def test_context_type_selects_tools_and_context_reaches_them(serve: Serve) -> None:
+    agent = ichor_agent()
+    server = serve(agent, auth=True)
+    context = {"workflow_id": "550e8400-e29b-41d4-a716-446655440000", "nodes": []}
+    jwt_token = token("bob")
+    with server.client() as client:
+        for context_type in ("tables", "workflow"):
+            response, _ = stream_text(
+                client,
+                PATH,
+                json={
+                    "message": "Please look up",
+                    "context_type": context_type,
+                    "context": context,
+                },
+                headers=bearer(jwt_token),
+            )
+            assert response.status_code == 200
+    provider = agent.model
+    tables_request = provider.requests[0]  # type: ignore[union-attr]
+    workflow_request = provider.requests[-1]  # type: ignore[union-attr]
+    assert [t.name for t in tables_request.tools] == []
+    assert {t.name for t in workflow_request.tools} == {
+        "get_workflow_rule",
+        "discover_action_types",
+        "preview_workflow",
+    }
+    # 000: the bearer token is forwarded verbatim to tools, with the request's context.
+    assert agents.seen_tokens[-1] == jwt_token
+    assert agents.seen_contexts[-1] == context
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"context_type": "workflow"}, "message"),
+        ({"message": "", "context_type": "workflow"}, "message"),
+        ({"message": "hi"}, "context_type"),
+        ({"message": "hi", "context_type": "nodes"}, "context_type"),
+        ({"message": "hi", "context_type": "workflow", "context": "text"}, "context"),
+        ({"message": 5, "context_type": "workflow"}, "message"),
+        ({"message": "hi", "context_type": "workflow", "conversation_id": 7}, "conversation_id"),
+        ([1, 2], "body"),
+    ],
+)
+def test_bad_requests_are_400_naming_the_field(serve: Serve, body: Any, field: str) -> None:
+    server = serve(ichor_agent())
+    with server.client() as client:
+        response = client.post(PATH, json=body)
+    assert response.status_code == 400
+    assert response.json()["field"] == field
+    assert response.json()["detail"].startswith(field)
+
+
+def test_blank_message_says_so(serve: Serve) -> None:
+    server = serve(ichor_agent())
+    with server.client() as client:
+        response = client.post(PATH, json={"message": "  ", "context_type": "workflow"})
+    assert response.json() == {"detail": "message: must not be empty", "field": "message"}
+
+
+def test_malformed_json_is_400(serve: Serve) -> None:
+    server = serve(ichor_agent())
+    with server.client() as client:
+        response = client.post(
+            PATH, content=b'{"message": "hi",', headers={"Content-Type": "application/json"}
+        )
+    assert response.status_code == 400
+    assert response.json() == {"detail": "body: malformed JSON", "field": "body"}
+
+
+def test_cors_preflight(serve: Serve) -> None:
+    server = serve(ichor_agent(), cors_origins=("https://app.example",))
+    with server.client() as client:
+        preflight = client.options(
+            PATH,
+            headers={
+                "Origin": "https://app.example",
+                "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": "authorization, content-type",
+            },
+        )
+        denied = client.options(
+            PATH,
+            headers={"Origin": "https://evil.example", "Access-Control-Request-Method": "POST"},
+        )
+        plain = client.options(PATH)
+        response, _ = stream_text(
+            client,
+            PATH,
+            json={"message": "What does it do?", "context_type": "workflow"},
+            headers={"Origin": "https://app.example"},
+        )
+    assert preflight.status_code == 200
+    assert preflight.headers["access-control-allow-origin"] == "https://app.example"
+    assert "POST" in preflight.headers["access-control-allow-methods"]
+    assert "authorization" in preflight.headers["access-control-allow-headers"].lower()
+    assert denied.status_code == 400
+    assert "access-control-allow-origin" not in denied.headers
+    assert plain.status_code == 204
+    assert "POST" in plain.headers["allow"]
+    assert response.headers["access-control-allow-origin"] == "https://app.example"
+
+
+def test_encoder_never_sends_tool_inputs_or_results() -> None:
+    from agentstream.events import ToolCallArgs, ToolCallFinished
+
+    encoder = IchorEncoder()
+    args = ToolCallArgs(run_id="r", seq=1, call_id="t1", name="x", index=0, arguments={"a": 1})
+    done = ToolCallFinished(
+        run_id="r", seq=2, call_id="t1", name="x", index=0, is_error=True, result="secret"
+    )
+    assert encoder.encode(args) == ()
+    assert encoder.encode(done) == (
+        ("tool_call_result", '{"tool_use_id":"t1","name":"x","is_error":true}'),
+    )
+
+
+def test_with_chat_hooks_the_context_is_in_the_system_prompt(serve: Serve) -> None:
+    from agentstream.chat import ChatHooks
+
+    agent = ichor_agent()
+    server = serve(agent, hooks=ChatHooks())
+    context = {"workflow_id": "550e8400-e29b-41d4-a716-446655440000", "rule_name": "Low Stock"}
+    with server.client() as client:
+        response, text = stream_text(
+            client,
+            PATH,
+            json={
+                "message": "What does this workflow do?",
+                "context_type": "workflow",
+                "context": context,
+            },
+        )
+    assert response.status_code == 200
+    assert named(parse_sse(text))[-1] == ("message_complete", {})
+    system = agent.model.requests[-1].system  # type: ignore[union-attr]
+    assert "550e8400-e29b-41d4-a716-446655440000" in system
+    assert "Low Stock" in system

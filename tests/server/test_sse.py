@@ -1,0 +1,148 @@
+"""The shared stream: disconnects stop the work, heartbeats, headers, a broken source."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import AsyncGenerator
+from typing import Any
+
+from agentstream import Agent
+from agentstream.events import RunEvent, RunStarted, TextDelta
+from agentstream.providers.scripted import ScriptedProvider
+from agentstream.server.dialects.tray import TrayEncoder
+from agentstream.server.sse import NDJSON, SSE_DATA, SSE_NAMED, EventStream
+from agentstream.tools import tool
+from tests.server.agents import slow_agent
+from tests.server.conftest import Serve
+from tests.server.helpers import datas, other_tasks, parse_sse, stream_text, wait_until
+
+TRAY = "/api/chat/stream"
+
+
+def test_client_disconnect_closes_the_provider_stream(serve: Serve) -> None:
+    agent, provider = slow_agent(delay=0.05, chunks=400)  # 20 s if nobody stops it
+    server = serve(agent)
+    with server.client() as client, client.stream("POST", TRAY, json={"message": "go"}) as stream:
+        deltas = 0
+        lines = stream.iter_lines()  # held: dropping it would close the connection early
+        for line in lines:
+            if line.startswith("data: ") and json.loads(line[6:])["type"] == "text_delta":
+                deltas += 1
+                if deltas == 3:
+                    break
+        assert provider.closed_early == 0
+        assert server.call(other_tasks()) != []  # the run's tasks, while it streams
+    # Leaving the block closes the connection before the answer finished.
+    assert wait_until(lambda: provider.closed_early == 1, timeout=5)
+    assert wait_until(lambda: server.call(other_tasks()) == [], timeout=5)
+    assert len(provider.requests) == 1
+
+
+def test_client_disconnect_cancels_a_running_tool(serve: Serve) -> None:
+    started, cancelled = threading.Event(), threading.Event()
+
+    @tool
+    async def crunch() -> str:
+        """Think for a long time."""
+        started.set()
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return "done"
+
+    provider = ScriptedProvider(
+        {"turns": [{"tool_calls": [{"name": "crunch", "arguments": {}}]}, {"text": "never"}]}
+    )
+    server = serve(Agent(model=provider, tools=[crunch]))
+    with server.client() as client, client.stream("POST", TRAY, json={"message": "go"}) as response:
+        for line in response.iter_lines():
+            if '"tool_start"' in line:
+                break
+        assert started.wait(5)
+    assert cancelled.wait(5)
+    assert len(provider.requests) == 1
+    assert wait_until(lambda: server.call(other_tasks()) == [], timeout=5)
+
+
+def test_heartbeat_comments_while_a_tool_is_quiet(serve: Serve) -> None:
+    @tool
+    async def wait_a_bit() -> str:
+        """Take half a second."""
+        await asyncio.sleep(0.5)
+        return "ok"
+
+    provider = ScriptedProvider(
+        {"turns": [{"tool_calls": [{"name": "wait_a_bit", "arguments": {}}]}, {"text": "done"}]}
+    )
+    server = serve(Agent(model=provider, tools=[wait_a_bit]), heartbeat_seconds=0.1)
+    with server.client() as client:
+        _, text = stream_text(client, TRAY, json={"message": "go"})
+    assert text.count(": ping\n\n") >= 2
+    before, _, after = text.partition(": ping\n\n")
+    assert '"tool_start"' in before and '"complete"' in after
+    assert datas(parse_sse(text))[-1]["type"] == "complete"
+
+
+def test_ndjson_heartbeat_is_a_blank_line(serve: Serve) -> None:
+    @tool
+    async def wait_a_bit() -> str:
+        """Take a moment."""
+        await asyncio.sleep(0.4)
+        return "ok"
+
+    provider = ScriptedProvider(
+        {"turns": [{"tool_calls": [{"name": "wait_a_bit", "arguments": {}}]}, {"text": "done"}]}
+    )
+    server = serve(Agent(model=provider, tools=[wait_a_bit]), heartbeat_seconds=0.1)
+    with server.client() as client:
+        _, text = stream_text(
+            client,
+            "/api/chat/agent-chat/stream?brandRef=b",
+            json={"brandRef": "b", "model": "scripted:script", "content": "go"},
+            headers={"Accept": "application/x-ndjson"},
+        )
+    assert "\n\n" in text
+    assert [line.split("{", 1)[0] for line in text.splitlines() if line][-1] == "status"
+
+
+def test_a_source_that_breaks_mid_stream_ends_with_the_dialect_error() -> None:
+    async def events() -> AsyncGenerator[RunEvent, None]:
+        yield RunStarted(run_id="r1", seq=0)
+        yield TextDelta(run_id="r1", seq=1, text="Hel")
+        raise RuntimeError("the store went away")
+
+    sent: list[Any] = []
+    cancels: list[str] = []
+
+    async def receive() -> dict[str, Any]:
+        await asyncio.sleep(10)
+        return {"type": "http.disconnect"}
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    async def main() -> None:
+        stream = EventStream(events(), TrayEncoder(), SSE_DATA, cancel=cancels.append, heartbeat=0)
+        await stream({"type": "http"}, receive, send)
+
+    asyncio.run(main())
+    assert sent[0]["status"] == 200
+    assert dict(sent[0]["headers"])[b"x-accel-buffering"] == b"no"
+    bodies = b"".join(m.get("body", b"") for m in sent[1:]).decode()
+    assert [f["type"] for f in datas(parse_sse(bodies))] == ["status", "text_delta", "error"]
+    assert sent[-1]["more_body"] is False
+    assert all(m["more_body"] for m in sent[1:-1])
+    assert cancels == []
+
+
+def test_wire_formats() -> None:
+    frames = (("message", '{"delta":"a"}'), ("status", '{"state":"completed"}'))
+    assert SSE_NAMED.render(frames) == (
+        b'event: message\ndata: {"delta":"a"}\n\nevent: status\ndata: {"state":"completed"}\n\n'
+    )
+    assert SSE_DATA.render(frames[:1]) == b'data: {"delta":"a"}\n\n'
+    assert NDJSON.render(frames) == b'message{"delta":"a"}\nstatus{"state":"completed"}\n'

@@ -1,0 +1,195 @@
+"""Golden frames for ``tray`` (002/003) over a real uvicorn, cancel by run id, request rules."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from agentstream import Agent
+from agentstream.providers.scripted import ScriptedProvider
+from tests.server.agents import slow_agent, tray_agent
+from tests.server.conftest import Serve
+from tests.server.helpers import RUN_ID, bearer, datas, parse_sse, stream_text, token
+
+PATH = "/api/chat/stream"
+HISTORY = [
+    {
+        "tool_name": "search_articles",
+        "input": {"query": "CRISPR"},
+        "output": "Found 5 articles: ...",
+        "index": 0,
+        "is_error": False,
+    }
+]
+
+
+def test_tool_flow_with_marker_and_complete_payload(serve: Serve) -> None:
+    server = serve(tray_agent())
+    request = {
+        "message": "Find CRISPR articles",
+        "context": {"current_page": "reports", "active_tab": "articles"},
+        "interaction_type": "text_input",
+        "conversation_id": None,
+    }
+    with server.client() as client:
+        response, text = stream_text(client, PATH, json=request)
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "text/event-stream"
+    assert all(line.startswith("data: ") for line in text.split("\n") if line)
+    assert datas(parse_sse(text)) == [
+        {"type": "status", "message": "Thinking...", "run_id": RUN_ID},
+        {"type": "text_delta", "text": "Let me search for that..."},
+        {
+            "type": "tool_start",
+            "tool": "search_articles",
+            "input": {"query": "CRISPR"},
+            "tool_use_id": "toolu_abc123",
+        },
+        {
+            "type": "tool_progress",
+            "tool": "search_articles",
+            "stage": "searching",
+            "message": "Found 15 articles...",
+            "progress": 0.5,
+            "data": None,
+        },
+        {"type": "tool_complete", "tool": "search_articles", "index": 0},
+        {"type": "text_delta", "text": "[[tool:0]]"},
+        {"type": "text_delta", "text": "I found 5 relevant articles."},
+        {
+            "type": "complete",
+            "payload": {
+                "message": "Let me search for that...\n\n[[tool:0]]\n\nI found 5 relevant articles.",
+                "suggested_values": [],
+                "suggested_actions": [],
+                "custom_payload": {"type": "tool_history", "data": HISTORY},
+                "tool_history": HISTORY,
+                "conversation_id": None,
+                "payloads": [],
+                "usage": {
+                    "input_tokens": 30,
+                    "output_tokens": 11,
+                    "reasoning_tokens": 0,
+                    "cache_read_tokens": 0,
+                },
+            },
+        },
+    ]
+
+
+def test_five_turns_at_most(serve: Serve) -> None:
+    provider = ScriptedProvider(
+        {"turns": [{"tool_calls": [{"name": "nothing", "arguments": {}}]}] * 10}
+    )
+    server = serve(Agent(model=provider))
+    with server.client() as client:
+        _, text = stream_text(client, PATH, json={"message": "loop"})
+    frames = datas(parse_sse(text))
+    assert frames[-1] == {"type": "error", "message": "Maximum tool-call rounds exceeded"}
+    assert len(provider.requests) == 5
+
+
+def test_thinking_frames_only_when_asked(serve: Serve) -> None:
+    provider = ScriptedProvider({"turns": [{"reasoning": ["Hmm."], "text": ["Yes."]}]})
+    server = serve(Agent(model=provider))
+    with server.client() as client:
+        _, plain = stream_text(client, PATH, json={"message": "q"})
+        _, with_reasoning = stream_text(
+            client, PATH, json={"message": "q", "include_reasoning": True}
+        )
+    assert "thinking" not in [f["type"] for f in datas(parse_sse(plain))]
+    assert {"type": "thinking", "text": "Hmm."} in datas(parse_sse(with_reasoning))
+
+
+def test_owner_cancels_a_run_and_others_get_404(serve: Serve) -> None:
+    agent, provider = slow_agent(delay=0.05)
+    server = serve(agent, auth=True)
+    alice, bob = bearer(token("alice")), bearer(token("bob"))
+    with (
+        server.client() as client,
+        server.client() as other,
+        client.stream("POST", PATH, json={"message": "go"}, headers=alice) as response,
+    ):
+        lines = response.iter_lines()
+        first = json.loads(next(line for line in lines if line.startswith("data: "))[6:])
+        run_id = first["run_id"]
+        assert other.post(f"/api/chat/runs/{run_id}/cancel", headers=bob).status_code == 404
+        assert other.post("/api/chat/runs/nope/cancel", headers=alice).status_code == 404
+        answer = other.post(f"/api/chat/runs/{run_id}/cancel", headers=alice)
+        assert answer.status_code == 202
+        assert answer.json() == {"run_id": run_id, "status": "cancelling"}
+        rest = [json.loads(line[6:]) for line in lines if line.startswith("data: ")]
+    assert rest[-1] == {"type": "cancelled"}
+    assert provider.closed_early == 1
+
+
+@pytest.mark.parametrize(
+    ("payload", "field"),
+    [
+        ({}, "message"),
+        ({"message": "   "}, "message"),
+        ({"message": "hi", "context": [1]}, "context"),
+        ({"message": "hi", "action": {"data": 1}}, "action.action"),
+        ({"message": "hi", "model": "nobody:offers-this"}, "model"),
+        ({"message": "hi", "include_reasoning": "very"}, "include_reasoning"),
+        ({"message": "hi", "conversation_id": [1]}, "conversation_id"),
+        ({"message": "hi", "interaction_type": 3}, "interaction_type"),
+        ({"message": "hi", "action": "apply"}, "action"),
+        ("just a string", "body"),
+    ],
+)
+def test_bad_requests_are_400(serve: Serve, payload: Any, field: str) -> None:
+    server = serve(tray_agent())
+    with server.client() as client:
+        response = client.post(PATH, json=payload)
+    assert response.status_code == 400, response.text
+    assert response.json()["field"] == field
+
+
+def test_with_chat_hooks_suggestions_and_server_actions(serve: Serve) -> None:
+    from agentstream.chat import ChatConfig, ChatHooks, ServerActions
+
+    actions = ServerActions()
+
+    @actions.register("apply_schema")
+    async def apply_schema(call: Any) -> str:
+        return f"Schema {call.data['schema_id']} applied."
+
+    provider = ScriptedProvider(
+        {
+            "turns": [
+                {
+                    "text": 'Shall I?\n\nSUGGESTED_VALUES: [{"label": "Yes", "value": "yes"}]',
+                }
+            ]
+        }
+    )
+    server = serve(Agent(model=provider), hooks=ChatHooks(ChatConfig(server_actions=actions)))
+    with server.client() as client:
+        _, text = stream_text(client, PATH, json={"message": "Set it up"})
+        unknown = client.post(
+            PATH,
+            json={
+                "message": "x",
+                "interaction_type": "action_executed",
+                "action": {"action": "drop_everything"},
+            },
+        )
+        _, ran = stream_text(
+            client,
+            PATH,
+            json={
+                "message": "Apply Changes",
+                "interaction_type": "action_executed",
+                "action": {"action": "apply_schema", "data": {"schema_id": 123}},
+            },
+        )
+    payload = datas(parse_sse(text))[-1]["payload"]
+    assert payload["message"] == "Shall I?"
+    assert payload["suggested_values"] == [{"label": "Yes", "value": "yes"}]
+    assert unknown.status_code == 400
+    assert unknown.json()["field"] == "action"
+    assert datas(parse_sse(ran))[-1]["type"] == "complete"
+    assert "Schema 123 applied." in provider.requests[-1].messages[-1].content  # type: ignore[union-attr]
