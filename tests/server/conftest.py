@@ -19,7 +19,7 @@ Serve = Callable[..., LiveServer]
 @pytest.fixture
 def serve() -> Iterator[Serve]:
     """``serve(agent, **settings)`` starts the app for ``agent`` and returns the live server.
-    ``store=``/``hooks=`` go to ``create_app``; other keywords are :class:`Settings` fields.
+    ``store=``/``hooks=``/``broker=`` go to ``create_app``; other keywords are :class:`Settings` fields.
     ``auth=True`` configures HS256 with the test secret."""
     started: list[LiveServer] = []
 
@@ -30,6 +30,7 @@ def serve() -> Iterator[Serve]:
         hooks: Any = None,
         auth: bool = False,
         models: Any = None,
+        broker: Any = None,
         **overrides: Any,
     ) -> LiveServer:
         values: dict[str, Any] = {"host": "127.0.0.1", "heartbeat_seconds": 15.0}
@@ -38,7 +39,12 @@ def serve() -> Iterator[Serve]:
         values.update(overrides)
         registry = models if models is not None else ModelRegistry([], discover=False)
         app = create_app(
-            agent, settings=Settings(**values), store=store, hooks=hooks, models=registry
+            agent,
+            settings=Settings(**values),
+            store=store,
+            hooks=hooks,
+            models=registry,
+            broker=broker,
         )
         server = LiveServer(app).start()
         started.append(server)

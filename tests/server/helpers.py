@@ -32,7 +32,7 @@ class LiveServer:
         self._sock.bind(("127.0.0.1", 0))
         self.port: int = self._sock.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(app, log_level="warning", lifespan="off", loop="asyncio")
+        config = uvicorn.Config(app, log_level="warning", lifespan="on", loop="asyncio")
         self._server = uvicorn.Server(config)
         self.loop: asyncio.AbstractEventLoop | None = None
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -77,7 +77,7 @@ async def other_tasks() -> list[str]:
             continue
         coro = task.get_coro()
         name = getattr(coro, "__qualname__", repr(coro))
-        if name.startswith(("Server.", "Server.serve", "Server.main_loop")):
+        if name.startswith(("Server.", "LifespanOn.")):
             continue
         names.append(name)
     return names

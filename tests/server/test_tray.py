@@ -39,7 +39,7 @@ def test_tool_flow_with_marker_and_complete_payload(serve: Serve) -> None:
     assert response.headers["content-type"] == "text/event-stream"
     assert all(line.startswith("data: ") for line in text.split("\n") if line)
     assert datas(parse_sse(text)) == [
-        {"type": "status", "message": "Thinking...", "run_id": RUN_ID},
+        {"type": "status", "message": "Thinking...", "run_id": RUN_ID, "conversation_id": None},
         {"type": "text_delta", "text": "Let me search for that..."},
         {
             "type": "tool_start",

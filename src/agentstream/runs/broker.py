@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -59,7 +59,9 @@ class RunBroker(Protocol):
         """Flush the run's events; called once its terminal event was published."""
         ...
 
-    def replay(self, run_id: str, requester: Principal, after: int = -1) -> AsyncIterator[RunEvent]:
+    def replay(
+        self, run_id: str, requester: Principal, after: int = -1
+    ) -> AsyncGenerator[RunEvent, None]:
         """The run's events with ``seq > after``, then live ones until the terminal event.
         Raises :class:`RunNotFound` (on first iteration) for runs the requester does not own."""
         ...
@@ -126,7 +128,7 @@ class LocalBroker:
 
     async def replay(
         self, run_id: str, requester: Principal, after: int = -1
-    ) -> AsyncIterator[RunEvent]:
+    ) -> AsyncGenerator[RunEvent, None]:
         run = self._runs.get(run_id)
         if run is None or run.owner != _owner(requester):
             raise RunNotFound(run_id)
@@ -240,7 +242,7 @@ class RedisBroker:
 
     async def replay(
         self, run_id: str, requester: Principal, after: int = -1
-    ) -> AsyncIterator[RunEvent]:
+    ) -> AsyncGenerator[RunEvent, None]:
         key = self._key(run_id)
         if _text(await self._redis.get(key + ":owner")) != _owner(requester):
             raise RunNotFound(run_id)

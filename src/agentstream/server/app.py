@@ -9,6 +9,8 @@ last so API routes always win.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 from fastapi import FastAPI
@@ -18,9 +20,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentstream.agent import Agent
 from agentstream.providers.registry import ModelRegistry
-from agentstream.runs import RunHooks, Runner
+from agentstream.runs import LocalBroker, RedisBroker, RunBroker, RunHooks, Runner
 from agentstream.runs.store import ConversationStore
-from agentstream.server import web
+from agentstream.server import runs, web
 from agentstream.server.auth import Authenticator, authenticator_from_settings
 from agentstream.server.context import ServerContext
 from agentstream.server.dialects import ROUTERS
@@ -40,17 +42,31 @@ def create_app(
     authenticator: Authenticator | None = None,
     static_dir: Path | None = None,
     models: ModelRegistry | None = None,
+    broker: RunBroker | None = None,
 ) -> FastAPI:
     """The HTTP app serving ``agent``. ``settings`` default to the environment
     (:meth:`Settings.from_env`); ``store`` persists conversations (none: each run stands
     alone); ``hooks`` shape prompts and answers (``agentstream.chat``); ``authenticator``
     replaces the one the settings describe; ``static_dir`` holds the built web UI (default
     ``agentstream/server/static``); ``models`` lists the other models clients may pick
-    (default: :class:`ModelRegistry` from the environment)."""
+    (default: :class:`ModelRegistry` from the environment); ``broker`` shares runs between
+    workers (default: Redis when ``AGENTSTREAM_REDIS_URL`` is set, else this process only)."""
     settings = settings or Settings.from_env()
     settings.check()
+    if broker is None:
+        broker = RedisBroker(settings.redis_url) if settings.redis_url else LocalBroker()
+    runner = Runner(agent, store=store, hooks=hooks, broker=broker)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        await runner.start()
+        try:
+            yield
+        finally:
+            await runner.aclose()
+
     server = ServerContext(
-        runner=Runner(agent, store=store, hooks=hooks),
+        runner=runner,
         settings=settings,
         authenticator=authenticator or authenticator_from_settings(settings),
         models=ModelCatalog(agent, models),
@@ -59,12 +75,14 @@ def create_app(
         title="agentstream",
         summary="Stream a tool-using agent to chat UIs, in the dialects of specs 000-004.",
         version="0.1.0",
+        lifespan=lifespan,
     )
     app.state.server = server
     install_error_handlers(app)
     document_errors(app)
     for router in ROUTERS:
         app.include_router(router(server))
+    app.include_router(runs.router(server))
     if store is not None and hasattr(store, "list_conversations"):
         from agentstream.server.conversations import conversations_router
 

@@ -57,6 +57,9 @@ class Settings:
     max_body_bytes: int = 1024 * 1024
     heartbeat_seconds: float = 15.0
     diagnostics: bool = False
+    redis_url: str | None = field(default=None, repr=False)
+    """Share runs between workers through Redis (replay, cancel from any worker); without
+    it runs live in this process only. Not in ``repr``: the URL may hold a password."""
 
     @property
     def auth_configured(self) -> bool:
@@ -108,6 +111,7 @@ class Settings:
                 "max_body_bytes": int(get("MAX_BODY_BYTES") or cls.max_body_bytes),
                 "heartbeat_seconds": float(get("HEARTBEAT_SECONDS") or cls.heartbeat_seconds),
                 "diagnostics": (get("DIAGNOSTICS") or "").lower() in _TRUE,
+                "redis_url": get("REDIS_URL"),
             }
         except ValueError as exc:
             raise SettingsError(f"invalid server setting: {exc}") from None

@@ -142,7 +142,12 @@ class TrayEncoder:
                 return (("text_delta", '{"type":"text_delta","text":' + quote(text) + "}"),)
             case RunStarted(run_id=run_id, conversation_id=conversation_id):
                 self.conversation_id = conversation_id
-                status = {"type": "status", "message": "Thinking...", "run_id": run_id}
+                status = {
+                    "type": "status",
+                    "message": "Thinking...",
+                    "run_id": run_id,  # additive: lets a client stop the run
+                    "conversation_id": conversation_id,  # and keep a stopped new chat's id
+                }
                 return (("status", dumps(status)),)
             case ReasoningDelta(text=text):
                 if not self.include_reasoning:
@@ -258,7 +263,7 @@ def router(server: ServerContext) -> APIRouter:
         responses={404: {"description": "No such run in progress for this caller"}},
     )
     async def cancel_run(run_id: str, principal: CurrentPrincipal) -> CancelAnswer:
-        if not server.runner.cancel(run_id, principal, reason="user_cancelled"):
+        if not await server.runner.request_cancel(run_id, principal, reason="user_cancelled"):
             raise ApiError(404, "Run not found")
         return CancelAnswer(run_id=run_id, status="cancelling")
 

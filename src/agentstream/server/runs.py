@@ -1,0 +1,83 @@
+"""``GET /api/runs/{run_id}/events``: a run's canonical events, replayed and then followed.
+
+Every dialect streams one run to one client. This endpoint serves the canonical stream itself
+to the run's owner, from any worker (the broker holds it: in process, or in Redis): a client
+that lost its connection catches up from the last event it saw, a second tab follows a run in
+progress, and an operator can see exactly what a run produced. Frames are standard SSE with
+``id: <seq>`` so a browser ``EventSource`` resumes by itself with ``Last-Event-ID``.
+"""
+
+# No ``from __future__ import annotations``: FastAPI reads the route annotations at runtime.
+
+from collections.abc import AsyncIterator
+from contextlib import aclosing
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Header, Query
+from starlette.responses import StreamingResponse
+
+from agentstream.events import RunEvent, event_to_json
+from agentstream.principal import Principal
+from agentstream.runs import RunNotFound
+from agentstream.server.context import ServerContext
+from agentstream.server.errors import ApiError
+
+__all__ = ["EVENTS_PATH", "router"]
+
+EVENTS_PATH = "/api/runs/{run_id}/events"
+
+
+def _frame(event: RunEvent) -> bytes:
+    return b"id: %d\nevent: %s\ndata: %s\n\n" % (
+        event.seq,
+        event.type.encode(),
+        event_to_json(event),
+    )
+
+
+def router(server: ServerContext) -> APIRouter:
+    api = APIRouter(tags=["runs"])
+    CurrentPrincipal = Annotated[Principal, Depends(server.principal(allow_cookie=True))]
+
+    @api.get(
+        EVENTS_PATH,
+        summary="Replay a run's canonical events, then follow it until it ends",
+        response_class=StreamingResponse,
+        responses={
+            200: {"content": {"text/event-stream": {}}},
+            404: {"description": "No such run for this caller (unknown, expired, not yours)"},
+        },
+    )
+    async def run_events(
+        run_id: str,
+        principal: CurrentPrincipal,
+        after: Annotated[
+            int | None, Query(ge=-1, description="Only events with a larger seq")
+        ] = None,
+        last_event_id: Annotated[str | None, Header()] = None,
+    ) -> StreamingResponse:
+        broker = server.runner.broker
+        if broker is None:
+            raise ApiError(404, "Run not found")
+        if after is None:
+            after = int(last_event_id) if last_event_id and last_event_id.isdigit() else -1
+        events = broker.replay(run_id, principal, after)
+        try:
+            first = await anext(events)  # ownership is checked before the response starts
+        except RunNotFound:
+            raise ApiError(404, "Run not found") from None
+        except StopAsyncIteration:
+            first = None
+
+        async def frames() -> AsyncIterator[bytes]:
+            async with aclosing(events):
+                if first is None:
+                    return
+                yield _frame(first)
+                async for event in events:
+                    yield _frame(event)
+
+        headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+        return StreamingResponse(frames(), media_type="text/event-stream", headers=headers)
+
+    return api

@@ -1,0 +1,132 @@
+"""Runs shared between workers: replaying canonical events, and stopping a run from any worker."""
+
+from __future__ import annotations
+
+import json
+import threading
+import uuid
+from typing import Any
+
+import pytest
+
+from agentstream.events import event_from_json
+from agentstream.runs import RedisBroker
+from tests.server.agents import slow_agent, tray_agent
+from tests.server.conftest import Serve
+from tests.server.helpers import bearer, parse_sse, token
+
+TRAY = "/api/chat/stream"
+REDIS_URL = "redis://127.0.0.1:6379/0"
+
+
+def tray_run(
+    client: Any, message: str = "Find CRISPR articles", **kwargs: Any
+) -> list[dict[str, Any]]:
+    response = client.post(TRAY, json={"message": message}, **kwargs)
+    assert response.status_code == 200, response.text
+    return [m.data for m in parse_sse(response.text)]
+
+
+def canonical(text: str) -> list[tuple[str, str, dict[str, Any]]]:
+    """``(event, id, data)`` of each SSE frame."""
+    frames = []
+    for block in text.split("\n\n"):
+        fields = dict(line.split(": ", 1) for line in block.splitlines() if ": " in line)
+        if "data" in fields:
+            frames.append((fields["event"], fields["id"], json.loads(fields["data"])))
+    return frames
+
+
+def test_replay_a_finished_run_from_any_point(serve: Serve) -> None:
+    server = serve(tray_agent())
+    with server.client() as client:
+        frames = tray_run(client)
+        run_id = frames[0]["run_id"]
+        everything = client.get(f"/api/runs/{run_id}/events")
+        assert everything.status_code == 200
+        assert everything.headers["content-type"].startswith("text/event-stream")
+        replayed = canonical(everything.text)
+        kinds = [kind for kind, _, _ in replayed]
+        assert kinds[0] == "run_started" and kinds[-1] == "run_completed"
+        assert "tool_call_finished" in kinds
+        assert [int(seq) for _, seq, _ in replayed if seq] == list(range(len(replayed)))
+        for kind, _, data in replayed:  # each frame is a whole canonical event
+            assert event_from_json(json.dumps(data)).type == kind
+        after_query = canonical(client.get(f"/api/runs/{run_id}/events", params={"after": 3}).text)
+        after_header = canonical(
+            client.get(f"/api/runs/{run_id}/events", headers={"Last-Event-ID": "3"}).text
+        )
+        assert after_query == after_header == replayed[4:]
+
+
+def test_only_the_owner_can_replay_a_run(serve: Serve) -> None:
+    server = serve(tray_agent(), auth=True)
+    with server.client() as client:
+        frames = tray_run(client, headers=bearer(token("alice")))
+        run_id = frames[0]["run_id"]
+        assert (
+            client.get(f"/api/runs/{run_id}/events", headers=bearer(token("alice"))).status_code
+            == 200
+        )
+        stranger = client.get(f"/api/runs/{run_id}/events", headers=bearer(token("mallory")))
+        assert stranger.status_code == 404
+        assert stranger.json()["detail"] == "Run not found"
+        assert client.get(f"/api/runs/{run_id}/events").status_code == 401
+        assert (
+            client.get("/api/runs/nope/events", headers=bearer(token("alice"))).status_code == 404
+        )
+
+
+@pytest.fixture
+def redis_prefix() -> str:
+    return f"agentstream-test:{uuid.uuid4().hex}:"
+
+
+def test_stop_a_run_from_another_worker_through_redis(serve: Serve, redis_prefix: str) -> None:
+    """Two workers share Redis; the stop request lands on the one not running the run."""
+    worker_a = serve(slow_agent(delay=0.2)[0], broker=RedisBroker(REDIS_URL, prefix=redis_prefix))
+    worker_b = serve(slow_agent()[0], broker=RedisBroker(REDIS_URL, prefix=redis_prefix))
+    frames: list[dict[str, Any]] = []
+    with worker_a.client() as a, worker_b.client() as b:
+        with a.stream("POST", TRAY, json={"message": "count slowly"}) as response:
+            for line in response.iter_lines():
+                if not line.startswith("data: "):
+                    continue
+                frames.append(json.loads(line[6:]))
+                if frames[-1]["type"] == "text_delta" and len(frames) == 2:
+                    cancel = b.post(f"/api/chat/runs/{frames[0]['run_id']}/cancel")
+                    assert cancel.status_code == 202
+        assert frames[-1] == {"type": "cancelled"}
+        # The run's whole canonical stream is readable from the other worker too.
+        replayed = canonical(b.get(f"/api/runs/{frames[0]['run_id']}/events").text)
+        assert replayed[-1][0] == "run_cancelled"
+        assert replayed[-1][2]["reason"] == "user_cancelled"
+
+
+def test_follow_a_live_run_from_another_worker(serve: Serve, redis_prefix: str) -> None:
+    worker_a = serve(
+        slow_agent(delay=0.05, chunks=20)[0], broker=RedisBroker(REDIS_URL, prefix=redis_prefix)
+    )
+    worker_b = serve(slow_agent()[0], broker=RedisBroker(REDIS_URL, prefix=redis_prefix))
+    run_id: list[str] = []
+    seen = threading.Event()
+    streamed: list[dict[str, Any]] = []
+
+    def stream_on_a() -> None:
+        with worker_a.client() as a, a.stream("POST", TRAY, json={"message": "count"}) as response:
+            for line in response.iter_lines():
+                if line.startswith("data: "):
+                    streamed.append(json.loads(line[6:]))
+                    if not run_id:
+                        run_id.append(streamed[0]["run_id"])
+                        seen.set()
+
+    thread = threading.Thread(target=stream_on_a)
+    thread.start()
+    assert seen.wait(10)
+    with worker_b.client() as b:
+        followed = canonical(b.get(f"/api/runs/{run_id[0]}/events").text)
+    thread.join(10)
+    texts = "".join(data["text"] for kind, _, data in followed if kind == "text_delta")
+    assert texts == "".join(f["text"] for f in streamed if f["type"] == "text_delta")
+    assert followed[-1][0] == "run_completed"
