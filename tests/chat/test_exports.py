@@ -12,4 +12,4 @@ def test_the_public_surface_is_sorted_and_importable() -> None:
 def test_the_serve_command_finds_default_hooks() -> None:
     from agentstream.cli.serve import load_hooks
 
-    assert isinstance(load_hooks(), chat.ChatHooks)
+    assert isinstance(load_hooks(None), chat.ChatHooks)

@@ -6,10 +6,14 @@ import asyncio
 import json
 import re
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Coroutine, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx
@@ -169,3 +173,37 @@ def stream_text(client: httpx.Client, path: str, **kwargs: Any) -> tuple[httpx.R
 
 def lines(body: str) -> Iterator[str]:
     return iter(body.split("\n"))
+
+
+@contextmanager
+def serve_process(
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> Iterator[str]:
+    """``agentstream serve ARGS`` as a real process on a free port; yields its base URL."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "agentstream.cli", "serve", *args, "--port", str(port)],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                httpx.get(f"{url}/api/chat/models", timeout=1)
+                break
+            except httpx.TransportError:
+                if process.poll() is not None:
+                    output = process.stdout.read().decode() if process.stdout else ""
+                    raise RuntimeError(f"agentstream serve exited:\n{output}") from None
+                assert time.monotonic() < deadline, "agentstream serve did not start"
+                time.sleep(0.2)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=20)

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,7 +15,7 @@ from agentstream.server.app import create_app
 from agentstream.server.settings import Settings
 from tests.server.agents import tray_agent
 from tests.server.conftest import Serve
-from tests.server.helpers import LiveServer, datas, parse_sse, stream_text
+from tests.server.helpers import LiveServer, datas, parse_sse, serve_process, stream_text
 
 TRAY = "/api/chat/stream"
 
@@ -102,43 +100,62 @@ def test_without_a_build_the_root_says_how_to_build(tmp_path: Path) -> None:
     assert "npm run build" in page.text
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+@pytest.mark.timeout(120)
+def test_serve_command_serves_the_demo_with_a_store(tmp_path: Path) -> None:
+    env = {**os.environ, "AGENTSTREAM_DATA_DIR": str(tmp_path), "AGENTSTREAM_MODEL": ""}
+    env.pop("AGENTSTREAM_DATABASE_URL", None)
+    with serve_process(env=env) as url, httpx.Client(base_url=url, timeout=30) as client:
+        _, text = stream_text(client, TRAY, json={"message": "hello"})
+        conversations = client.get("/api/conversations").json()["items"]
+    frames = datas(parse_sse(text))
+    assert frames[-1]["type"] == "complete"
+    assert "offline demo" in frames[-1]["payload"]["message"]
+    assert [c["id"] for c in conversations] == [frames[-1]["payload"]["conversation_id"]]
+    assert (tmp_path / "agentstream.db").exists()
+
+
+CHAT_MODULE = """
+from agentstream import Agent
+from agentstream.chat import ActionCall, ChatConfig, ServerActions
+from agentstream.providers.scripted import ScriptedProvider
+
+actions = ServerActions()
+
+@actions.register("ping", description="Check the service")
+async def ping(call: ActionCall) -> str:
+    return "pong " + str(call.data["n"])
+
+def echo(request):
+    return {"text": "The model saw: " + request.messages[-1].content}
+
+agent = Agent(model=ScriptedProvider(echo))
+chat = ChatConfig(server_actions=actions)
+"""
 
 
 @pytest.mark.timeout(120)
-def test_serve_command_serves_the_demo_with_a_store(tmp_path: Path) -> None:
-    port = _free_port()
-    env = {**os.environ, "AGENTSTREAM_DATA_DIR": str(tmp_path), "AGENTSTREAM_MODEL": ""}
-    env.pop("AGENTSTREAM_DATABASE_URL", None)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "agentstream.cli", "serve", "--port", str(port)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
-    try:
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                httpx.get(f"{url}/api/chat/models", timeout=1)
-                break
-            except httpx.TransportError:
-                assert process.poll() is None, process.stdout.read() if process.stdout else ""
-                assert time.monotonic() < deadline
-                time.sleep(0.2)
-        with httpx.Client(base_url=url, timeout=30) as client:
-            _, text = stream_text(client, TRAY, json={"message": "hello"})
-            conversations = client.get("/api/conversations").json()["items"]
-        frames = datas(parse_sse(text))
-        assert frames[-1]["type"] == "complete"
-        assert "offline demo" in frames[-1]["payload"]["message"]
-        assert [c["id"] for c in conversations] == [frames[-1]["payload"]["conversation_id"]]
-        assert (tmp_path / "agentstream.db").exists()
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
+def test_serve_command_takes_a_chat_config_with_server_actions(tmp_path: Path) -> None:
+    (tmp_path / "myapp.py").write_text(CHAT_MODULE)
+    action = {
+        "message": "Ping",
+        "interaction_type": "action_executed",
+        "action": {"action": "ping", "data": {"n": 7}},
+    }
+    serving = serve_process("myapp:agent", "--chat", "myapp:chat", "--no-store", cwd=tmp_path)
+    with serving as url, httpx.Client(base_url=url, timeout=30) as client:
+        _, text = stream_text(client, TRAY, json=action)
+        unknown = client.post(TRAY, json={**action, "action": {"action": "drop_tables"}})
+    complete = datas(parse_sse(text))[-1]
+    assert complete["type"] == "complete"
+    assert "Outcome: pong 7" in complete["payload"]["message"]
+    assert unknown.status_code == 400
+
+
+def test_serve_command_rejects_a_chat_option_that_is_not_a_config(tmp_path: Path) -> None:
+    (tmp_path / "myapp2.py").write_text(CHAT_MODULE)
+    result = subprocess.run(
+        [sys.executable, "-m", "agentstream.cli", "serve", "myapp2:agent", "--chat", "myapp2:agent"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert "not a ChatConfig or RunHooks" in result.stderr

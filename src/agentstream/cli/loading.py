@@ -8,20 +8,16 @@ import sys
 
 from agentstream.agent import Agent
 
-__all__ = ["AgentLoadError", "load_agent"]
+__all__ = ["AgentLoadError", "load_agent", "load_object"]
 
 
 class AgentLoadError(Exception):
     pass
 
 
-def load_agent(spec: str | None) -> Agent:
-    """Import ``module:attribute`` (an :class:`Agent` or a function returning one) with the
-    current directory on the import path. ``None`` gives the built-in demo agent."""
-    if not spec:
-        from agentstream.demo import demo_agent
-
-        return demo_agent()
+def load_object(spec: str) -> object:
+    """Import ``module:attribute`` with the current directory on the import path; a function
+    is called to make the object."""
     module_name, _, attribute = spec.partition(":")
     if not module_name or not attribute:
         raise AgentLoadError(f"expected 'module:attribute', got {spec!r}")
@@ -32,11 +28,27 @@ def load_agent(spec: str | None) -> Agent:
     except ImportError as exc:
         raise AgentLoadError(f"cannot import {module_name!r}: {exc}") from exc
     try:
-        found = getattr(module, attribute)
+        found: object = getattr(module, attribute)
     except AttributeError:
         raise AgentLoadError(f"{module_name!r} has no attribute {attribute!r}") from None
-    if not isinstance(found, Agent) and callable(found):
+    if callable(found) and not isinstance(found, type) and not _is_instance_to_keep(found):
         found = found()
+    return found
+
+
+def _is_instance_to_keep(value: object) -> bool:
+    """Agents and configuration objects are used as they are, even if callable."""
+    return isinstance(value, Agent) or hasattr(value, "prepare")
+
+
+def load_agent(spec: str | None) -> Agent:
+    """The :class:`Agent` at ``module:attribute`` (or a function returning one). ``None``
+    gives the built-in demo agent."""
+    if not spec:
+        from agentstream.demo import demo_agent
+
+        return demo_agent()
+    found = load_object(spec)
     if not isinstance(found, Agent):
         raise AgentLoadError(f"{spec!r} is a {type(found).__name__}, not an Agent")
     return found

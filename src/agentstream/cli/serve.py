@@ -1,28 +1,31 @@
-"""``agentstream serve [module:agent]``: every dialect, the conversations API and the web UI.
+"""``agentstream serve [module:agent] [--chat module:config]``: every dialect, the
+conversations API and the web UI.
 
-With no agent it serves the built-in offline demo. The conversation store is opened from the
-environment (``AGENTSTREAM_DATABASE_URL``, default a SQLite file under ``./data``) unless
-``--no-store``; the chat hooks (prompt sections, payloads, suggestions) come from
-``agentstream.chat`` when it provides them. Both are optional so the server still starts in a
-tree where either package is missing or broken; what was wired is logged at start-up.
+With no agent it serves the built-in offline demo. Conversations are stored in the database
+``AGENTSTREAM_DATABASE_URL`` names (default: a SQLite file under ``./data``) unless
+``--no-store``. The chat semantics (prompt sections, payloads, suggestions, server actions)
+come from ``--chat``: a :class:`~agentstream.chat.ChatConfig`, or any
+:class:`~agentstream.runs.RunHooks`; without it the defaults of ``ChatHooks()`` apply.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
 from agentstream.agent import Agent
-from agentstream.cli.loading import AgentLoadError, load_agent
+from agentstream.chat import ChatConfig, ChatHooks
+from agentstream.cli.loading import AgentLoadError, load_agent, load_object
 from agentstream.runs import RunHooks
-from agentstream.runs.store import ConversationStore
+from agentstream.server.settings import Settings, SettingsError
+from agentstream.store import SqlConversationStore, resolve_database_url
+from agentstream.store.engine import safe_url
 
-__all__ = ["configure", "load_hooks", "open_store", "run"]
+__all__ = ["configure", "load_hooks", "run"]
 
 log = logging.getLogger("agentstream.serve")
 
@@ -30,6 +33,11 @@ log = logging.getLogger("agentstream.serve")
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "agent", nargs="?", metavar="MODULE:AGENT", help="your agent (default: the offline demo)"
+    )
+    parser.add_argument(
+        "--chat",
+        metavar="MODULE:CONFIG",
+        help="a ChatConfig (pages, payload types, server actions...) or RunHooks",
     )
     parser.add_argument("--host", help="address to bind (default $AGENTSTREAM_HOST or 127.0.0.1)")
     parser.add_argument("--port", type=int, help="port (default $AGENTSTREAM_PORT or 8000)")
@@ -39,10 +47,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from agentstream.server.settings import Settings, SettingsError
-
     try:
         agent = load_agent(args.agent)
+        hooks = load_hooks(args.chat)
     except AgentLoadError as exc:
         log.error("%s", exc)
         return 2
@@ -57,16 +64,29 @@ def run(args: argparse.Namespace) -> int:
     except SettingsError as exc:
         log.error("%s", exc)
         return 2
-    return asyncio.run(_serve(agent, settings, use_store=not args.no_store))
+    return asyncio.run(_serve(agent, hooks, settings, use_store=not args.no_store))
 
 
-async def _serve(agent: Agent, settings: Any, *, use_store: bool) -> int:
+def load_hooks(spec: str | None) -> RunHooks:
+    """``ChatHooks`` for the ``ChatConfig`` at ``spec``, the ``RunHooks`` there, or the
+    default ``ChatHooks()``."""
+    if spec is None:
+        return ChatHooks()
+    found = load_object(spec)
+    if isinstance(found, ChatConfig):
+        return ChatHooks(found)
+    if all(hasattr(found, name) for name in ("check", "prepare", "finish")):
+        return found  # type: ignore[return-value]
+    raise AgentLoadError(f"{spec!r} is a {type(found).__name__}, not a ChatConfig or RunHooks")
+
+
+async def _serve(agent: Agent, hooks: RunHooks, settings: Settings, *, use_store: bool) -> int:
     import uvicorn
 
     from agentstream.server.app import create_app
 
     async with _store(use_store) as store:
-        app = create_app(agent, settings=settings, store=store, hooks=load_hooks())
+        app = create_app(agent, settings=settings, store=store, hooks=hooks)
         config = uvicorn.Config(
             app,
             host=settings.host,
@@ -83,48 +103,10 @@ async def _serve(agent: Agent, settings: Any, *, use_store: bool) -> int:
 
 
 @asynccontextmanager
-async def _store(enabled: bool) -> AsyncIterator[ConversationStore | None]:
-    store = await open_store() if enabled else None
-    try:
+async def _store(enabled: bool) -> AsyncIterator[SqlConversationStore | None]:
+    if not enabled:
+        yield None
+        return
+    async with await SqlConversationStore.open() as store:
+        log.info("conversations are stored in %s", safe_url(resolve_database_url()))
         yield store
-    finally:
-        close = getattr(store, "close", None)
-        if close is not None:
-            await close()
-
-
-async def open_store() -> ConversationStore | None:
-    """The SQL store from the environment, or None (logged) when it cannot be opened."""
-    try:
-        from agentstream.store import SqlConversationStore, resolve_database_url
-        from agentstream.store.engine import safe_url
-    except ImportError as exc:
-        log.warning("conversation store unavailable (%s); runs will not be saved", exc)
-        return None
-    try:
-        store = await SqlConversationStore.open()
-    except Exception as exc:
-        log.error("could not open the conversation store: %s", exc)
-        raise
-    log.info("conversations are stored in %s", safe_url(resolve_database_url()))
-    return store
-
-
-def load_hooks() -> RunHooks | None:
-    """``agentstream.chat``'s run hooks when that package provides them.
-
-    Looks for a ``ChatHooks`` class (or a ``default_hooks()`` factory); otherwise the runner's
-    default hooks apply (no prompt sections, no suggestions).
-    """
-    try:
-        chat = importlib.import_module("agentstream.chat")
-    except ImportError as exc:  # pragma: no cover - the package ships with agentstream
-        log.warning("chat hooks unavailable (%s)", exc)
-        return None
-    factory = getattr(chat, "default_hooks", None) or getattr(chat, "ChatHooks", None)
-    if factory is None:
-        log.info("agentstream.chat provides no run hooks; using the defaults")
-        return None
-    hooks: RunHooks = factory()
-    log.info("chat hooks: %s", type(hooks).__name__)
-    return hooks

@@ -1,0 +1,160 @@
+"""The tables: conversations, the runs that answered them, and the messages of each run.
+
+A *run* answers one user message (see :mod:`agentstream.events`). Storing runs as rows gives
+every message a home and keeps exchanges whole when two requests race on one conversation:
+each run takes the next ``ordinal`` in its conversation when it starts, and messages are read
+back ordered by ``(ordinal, seq)``, so one exchange's messages never interleave with
+another's, whichever commits first. ``seq`` is a per-conversation counter allocated inside the
+writing transaction (an ``UPDATE ... RETURNING`` on the conversation row, which is the lock),
+with a unique constraint as the backstop.
+
+Each message row keeps the exact :mod:`agentstream.messages` value as JSON (``body``), which
+rebuilds the provider history to the byte, reasoning signatures and ``provider_data``
+included, next to plain columns (``text``, ``reasoning``) that the UI and SQL can read.
+What a run's final answer adds for display (tool history with outputs and durations,
+payloads, suggestions, token usage) is on the run row.
+
+Timestamps are stored in UTC and always come back timezone-aware, on SQLite as well.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    TypeDecorator,
+    UniqueConstraint,
+)
+from sqlalchemy.engine import Dialect
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+__all__ = ["Base", "ConversationRow", "MessageRow", "RunRow", "UTCDateTime", "utcnow"]
+
+ID_LENGTH = 64
+TITLE_LENGTH = 200
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """A timezone-aware UTC datetime on every backend (SQLite has no time zones)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given to a UTC column")
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(
+        naming_convention={
+            "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+            "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+            "fk": "fk_%(table_name)s_%(column_0_name)s",
+            "pk": "pk_%(table_name)s",
+        }
+    )
+    type_annotation_map = {datetime: UTCDateTime(), dict[str, Any]: JSON()}
+
+
+class ConversationRow(Base):
+    __tablename__ = "agentstream_conversations"
+
+    id: Mapped[str] = mapped_column(String(ID_LENGTH), primary_key=True)
+    tenant_id: Mapped[str] = mapped_column(String(255))
+    """The owner's tenant; ``""`` for a principal without one."""
+    owner_id: Mapped[str] = mapped_column(String(255))
+    title: Mapped[str] = mapped_column(String(TITLE_LENGTH))
+    title_source: Mapped[str] = mapped_column(String(16), default="message")
+    """``message`` (from the first message), ``model`` or ``user``: a generated title never
+    replaces one the user chose."""
+    model: Mapped[str | None] = mapped_column(String(255))
+    metadata_: Mapped[dict[str, Any]] = mapped_column("metadata", JSON, default=dict)
+    created_at: Mapped[datetime]
+    updated_at: Mapped[datetime]
+    next_seq: Mapped[int] = mapped_column(Integer, default=0)
+    """The next message ``seq``; bumped inside every writing transaction (the row lock)."""
+    next_ordinal: Mapped[int] = mapped_column(Integer, default=0)
+    """The next run ``ordinal``."""
+
+    __table_args__ = (
+        Index(
+            "ix_agentstream_conversations_owner_recent",
+            "tenant_id",
+            "owner_id",
+            "updated_at",
+            "id",
+        ),
+    )
+
+
+class RunRow(Base):
+    __tablename__ = "agentstream_runs"
+
+    id: Mapped[str] = mapped_column(String(ID_LENGTH), primary_key=True)
+    conversation_id: Mapped[str] = mapped_column(
+        ForeignKey(ConversationRow.id, ondelete="CASCADE"), index=True
+    )
+    ordinal: Mapped[int] = mapped_column(Integer)
+    status: Mapped[str] = mapped_column(String(16), default="running")
+    """``running``, ``completed``, ``failed`` or ``cancelled``. A run still ``running`` after its
+    process died is shown as interrupted."""
+    model: Mapped[str | None] = mapped_column(String(255))
+    error: Mapped[str | None] = mapped_column(Text)
+    usage: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    answer: Mapped[str | None] = mapped_column(Text)
+    """The final answer as shown (``RunCompleted.message`` without ``[[tool:N]]`` markers)."""
+    result: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    """From the run's ``RunCompleted``: message, tool_history, payloads, suggestions."""
+    started_at: Mapped[datetime]
+    finished_at: Mapped[datetime | None]
+
+    __table_args__ = (UniqueConstraint("conversation_id", "ordinal"),)
+
+
+class MessageRow(Base):
+    __tablename__ = "agentstream_messages"
+
+    id: Mapped[str] = mapped_column(String(ID_LENGTH), primary_key=True)
+    conversation_id: Mapped[str] = mapped_column(ForeignKey(ConversationRow.id, ondelete="CASCADE"))
+    run_id: Mapped[str] = mapped_column(ForeignKey(RunRow.id, ondelete="CASCADE"), index=True)
+    ordinal: Mapped[int] = mapped_column(Integer)
+    """The run's ordinal: messages sort by ``(ordinal, seq)``."""
+    seq: Mapped[int] = mapped_column(Integer)
+    role: Mapped[str] = mapped_column(String(16))
+    """``user``, ``assistant`` or ``tool``, as in :mod:`agentstream.messages`."""
+    text: Mapped[str] = mapped_column(Text, default="")
+    """User content or assistant text; tool results as the model saw them are in ``body``."""
+    reasoning: Mapped[str | None] = mapped_column(Text)
+    body: Mapped[dict[str, Any]] = mapped_column(JSON)
+    """The exact message, dumped with ``MESSAGES_ADAPTER``."""
+    status: Mapped[str] = mapped_column(String(16), default="complete")
+    """``complete``, or ``interrupted`` for the partial answer of a run that did not finish."""
+    created_at: Mapped[datetime]
+
+    __table_args__ = (
+        UniqueConstraint("conversation_id", "seq"),
+        Index("ix_agentstream_messages_order", "conversation_id", "ordinal", "seq"),
+    )

@@ -1,0 +1,406 @@
+"""The conversation store on SQLAlchemy: what the run pipeline and the REST API call.
+
+:class:`SqlConversationStore` implements :class:`agentstream.runs.store.ConversationStore`
+(``start_run``, ``append_messages``, ``finish_run``) and the methods behind
+``/api/conversations`` (list, get, rename, delete). Every method takes the caller's
+:class:`~agentstream.principal.Principal` and filters on owner *and* tenant in the same
+statement that reads or writes, so there is no window where another user's conversation is
+visible; a conversation that exists but is not the caller's raises
+:class:`ConversationNotFound`, exactly like one that does not exist.
+
+Each write is one short transaction. It starts by bumping the conversation row
+(``UPDATE ... RETURNING``), which both checks ownership and takes the row's lock (PostgreSQL)
+or the database's write lock (SQLite, ``BEGIN IMMEDIATE``), so the message ``seq`` and run
+``ordinal`` it allocates are never handed out twice. Committed is committed: the user message
+is durable before ``start_run`` returns, each tool round-trip when ``append_messages`` returns.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Sequence
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Self
+
+from sqlalchemy import and_, delete, insert, or_, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
+
+from agentstream.events import RunCompleted
+from agentstream.messages import Message, UserMessage
+from agentstream.principal import Principal
+from agentstream.runs.store import (
+    ConversationNotFound,
+    ConversationStore,
+    RunStatus,
+    StartedRun,
+)
+from agentstream.store.engine import create_engine, is_sqlite, safe_url, use_wal, writer
+from agentstream.store.errors import (
+    InvalidConversationId,
+    InvalidCursor,
+    StoreNotMigrated,
+    UnknownRun,
+)
+from agentstream.store.history import load_messages, provider_history
+from agentstream.store.migrate import current_revision, head_revision, upgrade
+from agentstream.store.models import TITLE_LENGTH, ConversationRow, MessageRow, RunRow, utcnow
+from agentstream.store.statements import (
+    Bumped,
+    before,
+    bump,
+    canonical,
+    claim,
+    create,
+    decode_cursor,
+    display,
+    encode_cursor,
+    exists,
+    insert_messages,
+    merge_metadata,
+    message_row,
+    normalize_conversation_id,
+    owned,
+    owned_row,
+    run_outcome,
+)
+from agentstream.store.views import (
+    ConversationDetail,
+    ConversationPage,
+    ConversationSummary,
+)
+
+__all__ = [
+    "InvalidConversationId",
+    "InvalidCursor",
+    "SqlConversationStore",
+    "StoreNotMigrated",
+    "UnknownRun",
+    "normalize_conversation_id",
+]
+
+log = logging.getLogger("agentstream.store")
+
+MAX_PAGE = 100
+_CREATE_ATTEMPTS = 3
+
+
+class SqlConversationStore:
+    """Conversations in a SQL database. Open with :meth:`open` (applies migrations on SQLite)
+    or wrap an engine whose schema is up to date; :meth:`close` disposes the engine."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
+        self._reads = async_sessionmaker(engine, expire_on_commit=False)
+        self._writes = async_sessionmaker(writer(engine), expire_on_commit=False)
+
+    @classmethod
+    async def open(cls, url: str | None = None, *, migrate: bool | None = None) -> Self:
+        """A store for ``url`` (default: ``AGENTSTREAM_DATABASE_URL`` or the SQLite file).
+        ``migrate`` defaults to True on SQLite; PostgreSQL is upgraded by
+        ``agentstream db upgrade`` as a deploy step."""
+        engine = create_engine(url)
+        try:
+            await use_wal(engine)
+            if migrate if migrate is not None else is_sqlite(engine.url):
+                await upgrade(engine)
+            else:
+                await _check_schema(engine)
+        except BaseException:
+            await engine.dispose()
+            raise
+        return cls(engine)
+
+    @property
+    def engine(self) -> AsyncEngine:
+        return self._engine
+
+    async def close(self) -> None:
+        await self._engine.dispose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    # --- the run pipeline ---------------------------------------------------------------------
+
+    async def start_run(
+        self,
+        principal: Principal,
+        *,
+        run_id: str,
+        conversation_id: str | None,
+        user_message: str,
+        model: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        create_if_missing: bool = False,
+    ) -> StartedRun:
+        """Commit the user message and return the history before it. See
+        :meth:`ConversationStore.start_run`."""
+        wanted: str | None = None
+        if conversation_id is not None:
+            wanted = normalize_conversation_id(conversation_id)
+            if wanted is None:
+                if create_if_missing:
+                    raise InvalidConversationId(
+                        "conversation id must be 1 to 64 letters, digits, '-', '_', '.' or ':'"
+                    )
+                raise ConversationNotFound(conversation_id)
+        for attempt in range(_CREATE_ATTEMPTS):
+            try:
+                return await self._start_run(
+                    principal,
+                    run_id=run_id,
+                    conversation_id=wanted,
+                    user_message=user_message,
+                    model=model,
+                    metadata=metadata,
+                    create_if_missing=create_if_missing,
+                )
+            except IntegrityError:
+                # PostgreSQL: another request created this id between our check and insert.
+                # Try again; it now exists and is ours, or it is someone else's (404). Any
+                # other conflict (a reused run id) is a bug in the caller: no retry.
+                if not create_if_missing or attempt == _CREATE_ATTEMPTS - 1:
+                    raise
+        raise AssertionError("unreachable")
+
+    async def _start_run(
+        self,
+        principal: Principal,
+        *,
+        run_id: str,
+        conversation_id: str | None,
+        user_message: str,
+        model: str | None,
+        metadata: dict[str, Any] | None,
+        create_if_missing: bool,
+    ) -> StartedRun:
+        now = utcnow()
+        cid = conversation_id or str(uuid.uuid4())
+        async with self._writes.begin() as session:
+            bumped: Bumped | None = None
+            if conversation_id is not None:
+                bumped = await bump(session, principal, cid, 1, now, new_run=True, model=model)
+                if bumped is None and not (create_if_missing and not await exists(session, cid)):
+                    raise ConversationNotFound(conversation_id)
+            if bumped is None:
+                bumped = await create(session, principal, cid, user_message, now, model, metadata)
+            elif metadata:
+                bumped = await merge_metadata(session, cid, bumped, metadata)
+            ordinal = bumped.next_ordinal - 1
+            await session.execute(
+                insert(RunRow).values(
+                    id=run_id,
+                    conversation_id=cid,
+                    ordinal=ordinal,
+                    status="running",
+                    model=model,
+                    started_at=now,
+                )
+            )
+            user_row = message_row(
+                cid, run_id, ordinal, bumped.next_seq - 1, now, UserMessage(content=user_message)
+            )
+            await session.execute(insert(MessageRow).values(**user_row))
+            history, payloads = await before(session, cid, ordinal)
+        return StartedRun(
+            conversation_id=cid,
+            title=bumped.title,
+            history=history,
+            metadata=bumped.metadata,
+            payloads=payloads,
+        )
+
+    async def append_messages(
+        self,
+        principal: Principal,
+        *,
+        run_id: str,
+        conversation_id: str,
+        messages: Sequence[Message],
+    ) -> None:
+        """Commit a finished tool round-trip (or any messages the run produced so far)."""
+        if not messages:
+            return
+        cid, now = canonical(conversation_id), utcnow()
+        async with self._writes.begin() as session:
+            bumped = await claim(session, principal, cid, len(messages), now)
+            ordinal = await session.scalar(
+                select(RunRow.ordinal).where(RunRow.id == run_id, RunRow.conversation_id == cid)
+            )
+            if ordinal is None:
+                raise UnknownRun(f"run {run_id} was not started in this conversation")
+            await insert_messages(session, cid, run_id, ordinal, bumped, now, messages)
+
+    async def finish_run(
+        self,
+        principal: Principal,
+        *,
+        run_id: str,
+        conversation_id: str,
+        messages: Sequence[Message],
+        status: RunStatus,
+        completed: RunCompleted | None = None,
+        error: str | None = None,
+    ) -> dict[str, Any]:
+        """Commit the run's last messages and status; return 004's ``conversation`` object."""
+        cid, now = canonical(conversation_id), utcnow()
+        outcome = run_outcome(status, completed, error, now)
+        async with self._writes.begin() as session:
+            bumped = await claim(session, principal, cid, len(messages), now)
+            ordinal = await session.scalar(
+                update(RunRow)
+                .where(RunRow.id == run_id, RunRow.conversation_id == cid)
+                .values(**outcome)
+                .returning(RunRow.ordinal)
+                .execution_options(synchronize_session=False)
+            )
+            if ordinal is None:
+                raise UnknownRun(f"run {run_id} was not started in this conversation")
+            status_of_answer = "complete" if status == "completed" else "interrupted"
+            await insert_messages(
+                session, cid, run_id, ordinal, bumped, now, messages, status_of_answer
+            )
+            assert bumped.summary is not None
+            shown = await display(session, cid, details=False)
+        detail = ConversationDetail(
+            summary=bumped.summary, metadata=bumped.metadata, messages=shown
+        )
+        return detail.to_agent_conversation()
+
+    # --- the REST API -------------------------------------------------------------------------
+
+    async def list_conversations(
+        self, principal: Principal, *, limit: int = 20, cursor: str | None = None
+    ) -> ConversationPage:
+        """The caller's conversations, most recently active first. ``cursor`` is the
+        ``next_cursor`` of the previous page."""
+        if not 1 <= limit <= MAX_PAGE:
+            raise ValueError(f"limit must be between 1 and {MAX_PAGE}")
+        query = (
+            select(ConversationRow)
+            .where(*owned(principal))
+            .order_by(ConversationRow.updated_at.desc(), ConversationRow.id.desc())
+            .limit(limit + 1)
+        )
+        if cursor is not None:
+            after_time, after_id = decode_cursor(cursor)
+            query = query.where(
+                or_(
+                    ConversationRow.updated_at < after_time,
+                    and_(ConversationRow.updated_at == after_time, ConversationRow.id < after_id),
+                )
+            )
+        async with self._reads() as session:
+            rows = list(await session.scalars(query))
+        more = len(rows) > limit
+        rows = rows[:limit]
+        return ConversationPage(
+            items=tuple(ConversationSummary.from_row(row) for row in rows),
+            next_cursor=encode_cursor(rows[-1]) if more else None,
+        )
+
+    async def get_conversation(
+        self, principal: Principal, conversation_id: str
+    ) -> ConversationDetail:
+        conversation_id = canonical(conversation_id)
+        async with self._reads() as session:
+            row = await owned_row(session, principal, conversation_id)
+            return ConversationDetail(
+                summary=ConversationSummary.from_row(row),
+                metadata=dict(row.metadata_ or {}),
+                messages=await display(session, conversation_id, details=True),
+            )
+
+    async def history(self, principal: Principal, conversation_id: str) -> list[Message]:
+        """The whole conversation as provider history (what the next run would continue)."""
+        conversation_id = canonical(conversation_id)
+        async with self._reads() as session:
+            await owned_row(session, principal, conversation_id)
+            bodies = await session.scalars(
+                select(MessageRow.body)
+                .where(MessageRow.conversation_id == conversation_id)
+                .order_by(MessageRow.ordinal, MessageRow.seq)
+            )
+            return provider_history(load_messages(bodies))
+
+    async def rename_conversation(
+        self, principal: Principal, conversation_id: str, title: str
+    ) -> ConversationSummary:
+        """Set the title the user chose (a generated title never replaces it). Surrounding
+        whitespace is dropped; the activity time ``updated_at`` does not change."""
+        title = title.strip()
+        if not 1 <= len(title) <= TITLE_LENGTH:
+            raise ValueError(f"title must be 1 to {TITLE_LENGTH} characters")
+        return await self._set_title(principal, conversation_id, title, "user", only_from=None)
+
+    async def set_generated_title(
+        self, principal: Principal, conversation_id: str, title: str
+    ) -> str | None:
+        """Store a model-generated title unless the user renamed the conversation."""
+        try:
+            summary = await self._set_title(
+                principal, conversation_id, title, "model", only_from="message"
+            )
+        except ConversationNotFound:
+            return None
+        return summary.title if summary.title == title else None
+
+    async def _set_title(
+        self,
+        principal: Principal,
+        conversation_id: str,
+        title: str,
+        source: str,
+        only_from: str | None,
+    ) -> ConversationSummary:
+        conversation_id = canonical(conversation_id)
+        async with self._writes.begin() as session:
+            row = await owned_row(session, principal, conversation_id)
+            if only_from is None or row.title_source == only_from:
+                row.title = title
+                row.title_source = source
+            return ConversationSummary.from_row(row)
+
+    async def delete_conversation(self, principal: Principal, conversation_id: str) -> None:
+        conversation_id = canonical(conversation_id)
+        async with self._writes.begin() as session:
+            result = await session.execute(
+                delete(ConversationRow)
+                .where(ConversationRow.id == conversation_id, *owned(principal))
+                .returning(ConversationRow.id)
+            )
+            if result.first() is None:
+                raise ConversationNotFound(conversation_id)
+
+
+async def _check_schema(engine: AsyncEngine) -> None:
+    """Fail at start, with the fix in the message, rather than on every request later."""
+    current = await current_revision(engine)
+    if current is None:
+        raise StoreNotMigrated(
+            f"the database {safe_url(engine.url)} has no agentstream tables yet: "
+            "run `agentstream db upgrade`"
+        )
+    if current != head_revision():
+        log.warning(
+            "the database is at revision %s and this version expects %s: "
+            "run `agentstream db upgrade` if it is older",
+            current,
+            head_revision(),
+        )
+
+
+if TYPE_CHECKING:
+
+    def _implements_the_protocol(store: SqlConversationStore) -> ConversationStore:
+        return store  # mypy checks SqlConversationStore against the runner's protocol

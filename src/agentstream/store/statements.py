@@ -1,0 +1,368 @@
+"""The SQL behind :class:`~agentstream.store.repository.SqlConversationStore`, one small
+function per step, each taking the open session of the transaction it belongs to.
+
+Ownership is in the statements themselves: :func:`owned` is part of every WHERE clause that
+touches a conversation. :func:`bump` is how a writing transaction starts: one
+``UPDATE ... RETURNING`` that checks the owner, takes the row's lock (the database's write
+lock on SQLite) and allocates message sequence numbers and the run ordinal.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from pydantic import TypeAdapter
+from sqlalchemy import func, insert, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import defer
+
+from agentstream.events import Payload, RunCompleted
+from agentstream.messages import Message
+from agentstream.principal import Principal
+from agentstream.runs.store import ConversationNotFound, RunStatus
+from agentstream.store.errors import InvalidCursor
+from agentstream.store.history import dump_message, load_messages, provider_history
+from agentstream.store.models import ConversationRow, MessageRow, RunRow
+from agentstream.store.titles import title_from_message
+from agentstream.store.views import (
+    ConversationSummary,
+    DisplayMessage,
+    display_messages,
+    strip_markers,
+)
+
+__all__ = [
+    "Bumped",
+    "before",
+    "bump",
+    "canonical",
+    "claim",
+    "create",
+    "decode_cursor",
+    "display",
+    "encode_cursor",
+    "exists",
+    "insert_messages",
+    "merge_metadata",
+    "message_row",
+    "normalize_conversation_id",
+    "owned",
+    "owned_row",
+    "run_outcome",
+]
+
+_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
+_COMPLETED_ADAPTER: TypeAdapter[RunCompleted] = TypeAdapter(RunCompleted)
+_PAYLOAD_ADAPTER: TypeAdapter[Payload] = TypeAdapter(Payload)
+_METADATA_ADAPTER: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
+_RESULT_FIELDS = (
+    "message",
+    "tool_history",
+    "payloads",
+    "suggested_values",
+    "suggested_actions",
+    "custom_payload",
+)
+
+
+def normalize_conversation_id(value: str) -> str | None:
+    """The canonical form of a conversation id (UUIDs lower-case with dashes), or None when
+    ``value`` cannot be an id."""
+    try:
+        return str(uuid.UUID(value))
+    except ValueError:
+        pass
+    return value if _ID_PATTERN.fullmatch(value) else None
+
+
+@dataclass(frozen=True, slots=True)
+class Bumped:
+    """The conversation row after a writing transaction claimed it."""
+
+    title: str
+    metadata: dict[str, Any]
+    next_seq: int
+    next_ordinal: int
+    summary: ConversationSummary | None = None
+
+
+def owned(principal: Principal) -> tuple[Any, ...]:
+    return (
+        ConversationRow.owner_id == principal.user_id,
+        ConversationRow.tenant_id == (principal.tenant_id or ""),
+    )
+
+
+def canonical(conversation_id: str) -> str:
+    normalized = normalize_conversation_id(conversation_id)
+    if normalized is None:
+        raise ConversationNotFound(conversation_id)
+    return normalized
+
+
+async def owned_row(
+    session: AsyncSession, principal: Principal, conversation_id: str
+) -> ConversationRow:
+    row = await session.scalar(
+        select(ConversationRow).where(ConversationRow.id == conversation_id, *owned(principal))
+    )
+    if row is None:
+        raise ConversationNotFound(conversation_id)
+    return row
+
+
+async def exists(session: AsyncSession, conversation_id: str) -> bool:
+    found = await session.scalar(select(func.count()).where(ConversationRow.id == conversation_id))
+    return bool(found)
+
+
+async def bump(
+    session: AsyncSession,
+    principal: Principal,
+    conversation_id: str,
+    messages: int,
+    now: datetime,
+    *,
+    new_run: bool = False,
+    model: str | None = None,
+) -> Bumped | None:
+    """Claim the caller's conversation row for this transaction (its lock) and allocate
+    ``messages`` sequence numbers, and a run ordinal for a ``new_run``. None when the
+    conversation is not the caller's."""
+    values: dict[str, Any] = {
+        "next_seq": ConversationRow.next_seq + messages,
+        "updated_at": now,
+    }
+    if new_run:
+        values["next_ordinal"] = ConversationRow.next_ordinal + 1
+    if model is not None:
+        values["model"] = model
+    result = await session.execute(
+        update(ConversationRow)
+        .where(ConversationRow.id == conversation_id, *owned(principal))
+        .values(**values)
+        .returning(
+            ConversationRow.title,
+            ConversationRow.metadata_,
+            ConversationRow.next_seq,
+            ConversationRow.next_ordinal,
+            ConversationRow.created_at,
+            ConversationRow.model,
+        )
+        .execution_options(synchronize_session=False)
+    )
+    row = result.first()
+    if row is None:
+        return None
+    title, metadata, next_seq, next_ordinal, created_at, model_now = row
+    summary = ConversationSummary(
+        id=conversation_id, title=title, created_at=created_at, updated_at=now, model=model_now
+    )
+    return Bumped(title, dict(metadata or {}), next_seq, next_ordinal, summary)
+
+
+async def create(
+    session: AsyncSession,
+    principal: Principal,
+    conversation_id: str,
+    first_message: str,
+    now: datetime,
+    model: str | None,
+    metadata: dict[str, Any] | None,
+) -> Bumped:
+    title = title_from_message(first_message)
+    await session.execute(
+        insert(ConversationRow).values(
+            id=conversation_id,
+            tenant_id=principal.tenant_id or "",
+            owner_id=principal.user_id,
+            title=title,
+            title_source="message",
+            model=model,
+            metadata_=_jsonable(metadata),
+            created_at=now,
+            updated_at=now,
+            next_seq=1,
+            next_ordinal=1,
+        )
+    )
+    return Bumped(title, _jsonable(metadata), 1, 1)
+
+
+def _jsonable(metadata: dict[str, Any] | None) -> dict[str, Any]:
+    """``metadata`` as JSON-compatible data (values JSON cannot hold become strings)."""
+    dumped: dict[str, Any] = _METADATA_ADAPTER.dump_python(
+        dict(metadata or {}), mode="json", fallback=str
+    )
+    return dumped
+
+
+async def merge_metadata(
+    session: AsyncSession, conversation_id: str, bumped: Bumped, metadata: dict[str, Any]
+) -> Bumped:
+    merged = {**bumped.metadata, **_jsonable(metadata)}
+    await session.execute(
+        update(ConversationRow)
+        .where(ConversationRow.id == conversation_id)
+        .values(metadata_=merged)
+        .execution_options(synchronize_session=False)
+    )
+    return Bumped(bumped.title, merged, bumped.next_seq, bumped.next_ordinal)
+
+
+def message_row(
+    conversation_id: str,
+    run_id: str,
+    ordinal: int,
+    seq: int,
+    now: datetime,
+    message: Message,
+    status: str = "complete",
+) -> dict[str, Any]:
+    """Column values for a message row. Only an answer can be ``interrupted``."""
+    role, text, reasoning, body = dump_message(message)
+    return {
+        "id": str(uuid.uuid4()),
+        "conversation_id": conversation_id,
+        "run_id": run_id,
+        "ordinal": ordinal,
+        "seq": seq,
+        "role": role,
+        "text": text,
+        "reasoning": reasoning,
+        "body": body,
+        "status": status if role == "assistant" else "complete",
+        "created_at": now,
+    }
+
+
+async def display(
+    session: AsyncSession, conversation_id: str, *, details: bool
+) -> tuple[DisplayMessage, ...]:
+    """The conversation's messages as shown; without ``details`` just what 004's object
+    needs, without loading (or parsing) any JSON column."""
+    runs = select(RunRow).where(RunRow.conversation_id == conversation_id)
+    messages = (
+        select(MessageRow)
+        .where(MessageRow.conversation_id == conversation_id)
+        .order_by(MessageRow.ordinal, MessageRow.seq)
+    )
+    if not details:
+        runs = runs.options(
+            defer(RunRow.result, raiseload=True), defer(RunRow.usage, raiseload=True)
+        )
+        messages = messages.where(MessageRow.role != "tool").options(
+            defer(MessageRow.body, raiseload=True), defer(MessageRow.reasoning, raiseload=True)
+        )
+    return display_messages(
+        list(await session.scalars(runs)), await session.scalars(messages), details=details
+    )
+
+
+async def claim(
+    session: AsyncSession, principal: Principal, conversation_id: str, messages: int, now: datetime
+) -> Bumped:
+    bumped = await bump(session, principal, conversation_id, messages, now)
+    if bumped is None:
+        raise ConversationNotFound(conversation_id)
+    return bumped
+
+
+async def insert_messages(
+    session: AsyncSession,
+    conversation_id: str,
+    run_id: str,
+    ordinal: int,
+    bumped: Bumped,
+    now: datetime,
+    messages: Sequence[Message],
+    status: str = "complete",
+) -> None:
+    """Insert ``messages`` with the sequence numbers ``bumped`` just allocated."""
+    if not messages:
+        return
+    first = bumped.next_seq - len(messages)
+    rows = [
+        message_row(conversation_id, run_id, ordinal, first + offset, now, message, status)
+        for offset, message in enumerate(messages)
+    ]
+    await session.execute(insert(MessageRow), rows)
+
+
+def run_outcome(
+    status: RunStatus, completed: RunCompleted | None, error: str | None, now: datetime
+) -> dict[str, Any]:
+    """The run row's columns for how it ended."""
+    values: dict[str, Any] = {"status": status, "error": error, "finished_at": now}
+    if completed is not None:
+        # A tool output that JSON cannot hold is kept as its str() rather than losing the
+        # end of the run.
+        dumped = _COMPLETED_ADAPTER.dump_python(completed, mode="json", fallback=str)
+        values["usage"] = dumped["usage"]
+        values["result"] = {name: dumped[name] for name in _RESULT_FIELDS}
+        values["answer"] = strip_markers(completed.message)
+    return values
+
+
+async def before(
+    session: AsyncSession, conversation_id: str, ordinal: int
+) -> tuple[list[Message], list[Payload]]:
+    """The provider history and the payloads of the runs before run ``ordinal``."""
+    if ordinal == 0:
+        return [], []
+    bodies = await session.scalars(
+        select(MessageRow.body)
+        .where(MessageRow.conversation_id == conversation_id, MessageRow.ordinal < ordinal)
+        .order_by(MessageRow.ordinal, MessageRow.seq)
+    )
+    history = provider_history(load_messages(bodies))
+    results = await session.scalars(
+        select(RunRow.result)
+        .where(RunRow.conversation_id == conversation_id, RunRow.ordinal < ordinal)
+        .order_by(RunRow.ordinal)
+    )
+    return history, _earlier_payloads(results)
+
+
+def _earlier_payloads(results: Iterable[dict[str, Any] | None]) -> list[Payload]:
+    """The payloads of earlier answers (and their custom payloads), once each, oldest first."""
+    found: list[Payload] = []
+    seen: set[str] = set()
+    for result in results:
+        if not result:
+            continue
+        candidates = list(result.get("payloads") or [])
+        if result.get("custom_payload"):
+            candidates.append(result["custom_payload"])
+        for raw in candidates:
+            payload = _PAYLOAD_ADAPTER.validate_python(raw)
+            key = payload.payload_id or json.dumps(raw, sort_keys=True, default=str)
+            if key not in seen:
+                seen.add(key)
+                found.append(payload)
+    return found
+
+
+def encode_cursor(row: ConversationRow) -> str:
+    raw = json.dumps([row.updated_at.isoformat(), row.id], separators=(",", ":"))
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> tuple[datetime, str]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        moment, conversation_id = json.loads(raw)
+        parsed = datetime.fromisoformat(moment)
+    except (binascii.Error, ValueError, TypeError, UnicodeDecodeError) as exc:
+        raise InvalidCursor("cursor is not one this server handed out") from exc
+    if parsed.tzinfo is None or not isinstance(conversation_id, str):
+        raise InvalidCursor("cursor is not one this server handed out")
+    return parsed, conversation_id

@@ -1,0 +1,290 @@
+"""Nothing lost, end to end: the real server, the real store, a real client that goes away.
+
+* A client that disconnects mid-stream (in-process uvicorn on a loopback port): the user
+  message, the finished tool round-trip and the partial answer are kept, marked interrupted.
+* A server process killed with SIGKILL mid-stream (``agentstream serve`` in a subprocess):
+  after a restart on the same database, every committed message is there, the conversation is
+  served by ``/api/conversations`` and can be continued.
+
+Both run on SQLite and PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from agentstream import Agent
+from agentstream.providers.scripted import ScriptedProvider
+from agentstream.server.app import create_app
+from agentstream.server.settings import Settings
+from agentstream.store import SqlConversationStore, create_engine, upgrade
+from tests.server.helpers import LiveServer, wait_until
+
+LONG_ANSWER = ["word "] * 400
+
+SCRIPT: dict[str, Any] = {
+    "rules": [
+        {
+            "match": "status",
+            "turns": [
+                {
+                    "text": ["Checking ", "the disk."],
+                    "tool_calls": [{"id": "call_1", "name": "check_disk", "arguments": {}}],
+                },
+                {"text": LONG_ANSWER, "delay": 0.05},
+            ],
+        },
+        {"turns": [{"text": ["Still ", "here."]}]},
+    ]
+}
+
+
+def check_disk() -> dict[str, int]:
+    """Report free disk space."""
+    return {"free_gb": 42}
+
+
+def read_frames(response: httpx.Response, until: Any) -> list[dict[str, Any]]:
+    """SSE ``data:`` frames of ``response`` until ``until(frames)`` is true."""
+    frames: list[dict[str, Any]] = []
+    for line in response.iter_lines():
+        if line.startswith("data: "):
+            frames.append(json.loads(line[6:]))
+            if until(frames):
+                break
+    return frames
+
+
+def mid_answer(frames: list[dict[str, Any]]) -> bool:
+    """The tool finished and the second turn has streamed a few words."""
+    seen_tool = any(frame.get("type") == "tool_end" for frame in frames)
+    words = sum(1 for frame in frames if frame.get("content") == "word ")
+    return seen_tool and words >= 3
+
+
+def conversation_id_of(frames: list[dict[str, Any]]) -> str:
+    start = next(frame for frame in frames if frame.get("type") == "start")
+    value: str = start["conversation_id"]
+    return value
+
+
+# --- a client that disconnects ----------------------------------------------------------------
+
+
+@contextmanager
+def live_server(database_url: str) -> Iterator[LiveServer]:
+    """The app on uvicorn in a thread with its own event loop. The store's engine is created
+    without connecting, so every connection belongs to the server's loop."""
+    asyncio.run(upgrade(database_url))
+    store = SqlConversationStore(create_engine(database_url))
+    agent = Agent(model=ScriptedProvider(SCRIPT), tools=[check_disk])
+    app = create_app(agent, settings=Settings(host="127.0.0.1"), store=store)
+    server = LiveServer(app).start()
+    try:
+        yield server
+    finally:
+        server.call(store.close())
+        server.stop()
+
+
+@pytest.fixture
+def live(database_url: str) -> Iterator[LiveServer]:
+    with live_server(database_url) as server:
+        yield server
+
+
+def test_disconnect_keeps_user_message_and_partial_answer(live: LiveServer) -> None:
+    with (
+        live.client() as client,
+        client.stream("POST", "/agent/stream", json={"message": "What is the status?"}) as resp,
+    ):
+        assert resp.status_code == 200
+        frames = read_frames(resp, mid_answer)
+    # The connection is closed here, in the middle of the second turn.
+    cid = conversation_id_of(frames)
+    streamed = "".join(f["content"] for f in frames if f.get("type") == "token")
+
+    def finished() -> bool:
+        body = live.client().get(f"/api/conversations/{cid}").json()
+        return len(body["messages"]) == 2 and body["messages"][1]["status"] != "complete"
+
+    assert wait_until(finished, timeout=20)
+    body = live.client().get(f"/api/conversations/{cid}").json()
+    user, answer = body["messages"]
+    assert (user["role"], user["content"], user["status"]) == (
+        "user",
+        "What is the status?",
+        "complete",
+    )
+    assert answer["status"] == "interrupted"
+    # Everything the client saw is saved (and perhaps a little more that was in flight).
+    assert answer["content"].startswith(streamed)
+    assert answer["content"].startswith("Checking the disk.word word word ")
+    assert [(t["tool_name"], t["text_offset"]) for t in answer["tool_history"]] == [
+        ("check_disk", len("Checking the disk."))
+    ]
+
+
+def test_fifty_concurrent_requests_on_one_sqlite_file(tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'busy.db'}"
+
+    async def ask(client: httpx.AsyncClient, n: int) -> list[dict[str, Any]]:
+        response = await client.post("/agent/stream", json={"message": f"hello {n}"})
+        assert response.status_code == 200, response.text
+        return [json.loads(line[6:]) for line in response.text.splitlines() if line[:6] == "data: "]
+
+    async def load(base_url: str) -> list[list[dict[str, Any]]]:
+        limits = httpx.Limits(max_connections=50)
+        async with httpx.AsyncClient(base_url=base_url, timeout=120, limits=limits) as client:
+            return await asyncio.gather(*(ask(client, n) for n in range(50)))
+
+    with live_server(url) as server:
+        streams = asyncio.run(load(server.url))
+        listed = server.client().get("/api/conversations", params={"limit": 100}).json()
+    for frames in streams:
+        assert [f["type"] for f in frames][-2:] == ["conversation", "done"], frames
+        assert "error" not in [f["type"] for f in frames]
+    ids = {conversation_id_of(frames) for frames in streams}
+    assert len(ids) == 50
+    assert {item["id"] for item in listed["items"]} == ids
+
+
+# --- a server process that is killed ----------------------------------------------------------
+
+
+AGENT_MODULE = f"""
+import json
+
+from agentstream import Agent
+from agentstream.providers.scripted import ScriptedProvider
+
+
+def check_disk() -> dict[str, int]:
+    \"\"\"Report free disk space.\"\"\"
+    return {{"free_gb": 42}}
+
+
+agent = Agent(model=ScriptedProvider(json.loads({json.dumps(SCRIPT)!r})), tools=[check_disk])
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+class ServerProcess:
+    """``agentstream serve`` in its own process, on a free loopback port."""
+
+    def __init__(self, agent_dir: Path, database_url: str, log: Path) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        env = {
+            **os.environ,
+            "AGENTSTREAM_DATABASE_URL": database_url,
+            "PYTHONPATH": str(agent_dir),
+        }
+        env.pop("AGENTSTREAM_JWT_SECRET", None)
+        self._log = log.open("ab")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "agentstream.cli", "serve", "e2e_agent:agent"]
+            + ["--host", "127.0.0.1", "--port", str(self.port)],
+            env=env,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+        )
+        if not wait_until(self._ready, timeout=60):
+            self.stop()
+            raise RuntimeError(f"the server did not start; see {log}:\n{log.read_text()}")
+
+    def _ready(self) -> bool:
+        if self.process.poll() is not None:
+            raise RuntimeError(f"the server exited with {self.process.returncode}")
+        try:
+            return httpx.get(f"{self.url}/api/conversations", timeout=1).status_code == 200
+        except httpx.TransportError:
+            return False
+
+    def client(self) -> httpx.Client:
+        return httpx.Client(base_url=self.url, timeout=10)
+
+    def kill(self) -> None:
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+        self._log.close()
+
+
+def test_sigkill_mid_stream_keeps_every_committed_message(
+    tmp_path: Path, database_url: str
+) -> None:
+    (tmp_path / "e2e_agent.py").write_text(AGENT_MODULE)
+    log = tmp_path / "server.log"
+    if "sqlite" in database_url:
+        database_url = database_url.replace("sqlite+aiosqlite", "sqlite")  # as a user writes it
+
+    first = ServerProcess(tmp_path, database_url, log)
+    try:
+        with (
+            first.client() as client,
+            client.stream("POST", "/agent/stream", json={"message": "Disk status?"}) as resp,
+        ):
+            frames = read_frames(resp, mid_answer)
+            first.kill()  # mid-stream: no chance to save anything more
+    finally:
+        first.stop()
+    cid = conversation_id_of(frames)
+
+    second = ServerProcess(tmp_path, database_url, log)
+    try:
+        with second.client() as client:
+            listed = client.get("/api/conversations").json()
+            assert cid in [item["id"] for item in listed["items"]]
+            body = client.get(f"/api/conversations/{cid}").json()
+            assert body["title"] == "Disk status?"
+            user, answer = body["messages"]
+            assert (user["role"], user["content"]) == ("user", "Disk status?")
+            # The finished tool round-trip was committed before the kill; the words of the
+            # turn in flight were not (nothing can save them).
+            assert answer["status"] == "interrupted"
+            assert answer["content"] == "Checking the disk."
+            assert [t["tool_name"] for t in answer["tool_history"]] == ["check_disk"]
+
+            # The conversation goes on.
+            with client.stream(
+                "POST", "/agent/stream", json={"message": "Anything else?", "conversation_id": cid}
+            ) as resp:
+                rest = read_frames(resp, lambda fs: fs[-1].get("type") == "done")
+            assert "".join(f["content"] for f in rest if f.get("type") == "token") == "Still here."
+            body = client.get(f"/api/conversations/{cid}").json()
+            assert [(m["role"], m["content"], m["status"]) for m in body["messages"]] == [
+                ("user", "Disk status?", "complete"),
+                ("assistant", "Checking the disk.", "interrupted"),
+                ("user", "Anything else?", "complete"),
+                ("assistant", "Still here.", "complete"),
+            ]
+    finally:
+        second.stop()

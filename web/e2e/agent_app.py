@@ -1,0 +1,170 @@
+"""The agent the web UI's end-to-end tests talk to: a scripted model and a few tools.
+
+Served by the real server (``agentstream serve agent_app:agent``). Each rule is chosen by a
+word in the user's message, so one server answers every test case:
+
+- ``hello``    streamed Markdown (a table and a code block), token usage, suggested values
+- ``more``     the answer a suggested-value chip asks for
+- ``search``   a tool that reports progress, then waits for the test to open its gate file
+               (so the progress card can be seen and photographed without timing guesses)
+- ``slow``     a long answer streamed slowly, for the stop button
+- ``ponder``   three seconds before the first word: the "Thinking..." state
+- ``fail``     the model fails with an error
+- ``preview``  a tool that sends a workflow preview payload, plus suggested actions
+- ``approve`` / ``reject``  answers to the preview's server actions, which run the
+               ``approve_preview`` / ``reject_preview`` handlers below first (``chat``, served
+               with ``--chat agent_app:chat``)
+
+The gate directory comes from ``AGENTSTREAM_E2E_GATES``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from agentstream import Agent, Payload, Progress, ToolContext, ToolResult, tool
+from agentstream.chat import ActionCall, ChatConfig, ServerActions
+from agentstream.providers.scripted import ScriptedProvider
+
+GATES = Path(os.environ.get("AGENTSTREAM_E2E_GATES", "e2e-gates"))
+
+
+@tool
+async def search_articles(ctx: ToolContext, query: str) -> AsyncIterator[Progress | ToolResult]:
+    """Search the article index.
+
+    Args:
+        query: What to look for.
+    """
+    yield Progress(stage="searching", message="Found 15 articles...", fraction=0.5)
+    gate = GATES / f"search-{query}"
+    # The test (another process) opens the gate once it has seen the progress card; a file is
+    # the simplest cross-process signal, so this polls it.
+    while not gate.exists():  # noqa: ASYNC110
+        await asyncio.sleep(0.05)
+    yield Progress(stage="ranking", message="Ranking results", fraction=0.9)
+    yield ToolResult(
+        text=f"Found 5 articles about {query}.",
+        output={"query": query, "articles": ["CRISPR basics", "Gene editing in 2025"]},
+    )
+
+
+@tool
+def preview_workflow(description: str, steps: list[str]) -> ToolResult:
+    """Show the user a workflow preview to approve.
+
+    Args:
+        description: What the workflow does.
+        steps: The steps, in order.
+    """
+    return ToolResult(
+        text='{"status": "preview_sent"}',
+        payload=Payload(
+            kind="workflow_preview",
+            data={
+                "description": description,
+                "workflow": {"name": description, "steps": [{"name": s} for s in steps]},
+                "is_update": False,
+            },
+            summary=f"Workflow preview: {description}",
+        ),
+    )
+
+
+HELLO = (
+    "Hello! Here is a **quick overview**:\n\n"
+    "| feature | status |\n|---|---|\n| streaming | ready |\n| tools | ready |\n\n"
+    "```python\nprint('hello from agentstream')\n```\n\n"
+    'SUGGESTED_VALUES: [{"label": "Tell me more", "value": "Tell me more please"}, '
+    '{"label": "No thanks", "value": "No thanks"}]'
+)
+
+SLOW = " ".join(f"word{i}" for i in range(400))
+
+RULES = {
+    "rules": [
+        # Before "preview": a server action's message names "approve_preview".
+        {"match": "approve", "turns": [{"text": "The workflow is approved and saved."}]},
+        {"match": "reject", "turns": [{"text": "Understood, I discarded the preview."}]},
+        {
+            "match": "hello",
+            "turns": [
+                {
+                    "reasoning": "The user greets me; I will show a table and some code.",
+                    "text": HELLO,
+                    "usage": {"input_tokens": 1234, "output_tokens": 56, "reasoning_tokens": 7},
+                }
+            ],
+        },
+        {
+            "match": "more",
+            "turns": [{"text": "Here is more detail, as you asked."}],
+        },
+        {
+            "match": "search",
+            "turns": [
+                {
+                    "text": "Let me search for that.",
+                    "tool_calls": [{"name": "search_articles", "arguments": {"query": "crispr"}}],
+                },
+                {"text": "I found 5 relevant articles."},
+            ],
+        },
+        {"match": "slow", "turns": [{"text": SLOW, "delay": 0.15}]},
+        {"match": "ponder", "turns": [{"text": ["Done pondering."], "delay": 3}]},
+        {
+            "match": "fail",
+            "turns": [
+                {"error": {"kind": "provider", "message": "The scripted model failed on purpose."}}
+            ],
+        },
+        {
+            "match": "preview",
+            "turns": [
+                {
+                    "text": "Here is the workflow I propose.",
+                    "tool_calls": [
+                        {
+                            "name": "preview_workflow",
+                            "arguments": {
+                                "description": "Notify the team when stock runs low",
+                                "steps": ["Check stock level", "Send alert"],
+                            },
+                        }
+                    ],
+                },
+                {
+                    "text": "Approve it when you are ready.\n\n"
+                    'SUGGESTED_ACTIONS: [{"label": "Start over", "action": "new_chat", '
+                    '"handler": "client", "style": "secondary"}]'
+                },
+            ],
+        },
+        {"turns": [{"text": "I am the end-to-end test agent."}]},
+    ]
+}
+
+agent = Agent(
+    model=ScriptedProvider(RULES, model="e2e-script"),
+    tools=[search_articles, preview_workflow],
+    name="e2e",
+    instructions="You are the end-to-end test agent.",
+)
+
+actions = ServerActions()
+
+
+@actions.register("approve_preview", description="Approve a workflow preview")
+async def approve_preview(call: ActionCall) -> str:
+    return f"Preview {call.data['payload_id']} approved and saved."
+
+
+@actions.register("reject_preview", description="Discard a workflow preview")
+async def reject_preview(call: ActionCall) -> str:
+    return f"Preview {call.data['payload_id']} discarded."
+
+
+chat = ChatConfig(server_actions=actions)

@@ -1,0 +1,131 @@
+/**
+ * End-to-end plumbing: start the real `agentstream serve` with the scripted agent in
+ * e2e/agent_app.py on a free loopback port (fresh data directory per run), and a headless
+ * Debian Chromium driven by playwright-core. Everything started here is stopped by its pid.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium, type Browser, type Page } from "playwright-core";
+
+const here = dirname(fileURLToPath(import.meta.url));
+export const WEB_DIR = resolve(here, "..");
+export const REPO_DIR = resolve(WEB_DIR, "..");
+export const SCREENSHOTS = join(WEB_DIR, "test-results", "screenshots");
+const AGENTSTREAM = join(REPO_DIR, ".venv", "bin", "agentstream");
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+
+export interface RunningServer {
+  url: string;
+  gates: string;
+  output(): string;
+  stop(): Promise<void>;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((ok, fail) => {
+    const probe = createServer();
+    probe.once("error", fail);
+    probe.listen(0, "127.0.0.1", () => {
+      const address = probe.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      probe.close(() => ok(port));
+    });
+  });
+}
+
+/** Why the e2e tests cannot run here, or null when they can. */
+export function missingPrerequisite(): string | null {
+  if (!existsSync(AGENTSTREAM)) return `${AGENTSTREAM} is missing (run scripts/setup.sh)`;
+  if (!existsSync(CHROMIUM)) return `${CHROMIUM} is missing (apt-get install -y chromium)`;
+  if (!existsSync(join(REPO_DIR, "src", "agentstream", "server", "static", "index.html"))) {
+    return "the UI is not built (npm run build)";
+  }
+  return null;
+}
+
+export async function startServer(): Promise<RunningServer> {
+  const port = await freePort();
+  const home = mkdtempSync(join(tmpdir(), "agentstream-e2e-"));
+  const gates = join(home, "gates");
+  mkdirSync(gates);
+  let log = "";
+  const child: ChildProcess = spawn(
+    AGENTSTREAM,
+    ["serve", "agent_app:agent", "--chat", "agent_app:chat", "--host", "127.0.0.1", "--port", String(port)],
+    {
+      cwd: home,
+      env: {
+        ...process.env,
+        PYTHONPATH: [join(WEB_DIR, "e2e"), process.env.PYTHONPATH].filter(Boolean).join(":"),
+        AGENTSTREAM_DATA_DIR: join(home, "data"),
+        AGENTSTREAM_E2E_GATES: gates,
+        AGENTSTREAM_DIAGNOSTICS: "1",
+        // Heartbeat comments every second: the tool test waits longer, so the browser's
+        // parser meets real `: ping` lines mid-stream.
+        AGENTSTREAM_HEARTBEAT_SECONDS: "1",
+        PYTHONUNBUFFERED: "1",
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
+  child.stdout?.on("data", (d: Buffer) => (log += d.toString()));
+  child.stderr?.on("data", (d: Buffer) => (log += d.toString()));
+  let exited: number | null = null;
+  child.on("exit", (code) => (exited = code ?? -1));
+
+  const url = `http://127.0.0.1:${port}`;
+  const stop = async () => {
+    if (exited === null && child.pid) {
+      const done = new Promise((ok) => child.once("exit", ok));
+      child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+      await done;
+      clearTimeout(timer);
+    }
+    rmSync(home, { recursive: true, force: true });
+  };
+
+  // Ready when the UI's index answers; give up if the process dies or never answers.
+  for (let attempt = 0; attempt < 600; attempt++) {
+    if (exited !== null) {
+      await stop();
+      throw new Error(`agentstream serve exited with ${exited}:\n${log}`);
+    }
+    try {
+      const res = await fetch(`${url}/`);
+      if (res.ok) return { url, gates, output: () => log, stop };
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await stop();
+  throw new Error(`agentstream serve did not answer on ${url}:\n${log}`);
+}
+
+export function openGate(server: RunningServer, name: string): void {
+  writeFileSync(join(server.gates, name), "");
+}
+
+export function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+}
+
+export async function screenshot(page: Page, name: string): Promise<void> {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`) });
+}

@@ -1,0 +1,370 @@
+/**
+ * The page: sidebar + chat. Owns the route (`/` is a new chat, `/c/<id>` a conversation), the
+ * conversation list, the model list and the diagnostics drawer; the chat itself lives in
+ * {@link useChat}.
+ */
+import { useCallback, useEffect, useRef, useState } from "preact/hooks";
+import { itemsFromMessages } from "../chat/model";
+import {
+  deleteConversation,
+  getConversation,
+  listConversations,
+  listModels,
+  renameConversation,
+  type ConversationSummary,
+  type ModelInfo,
+} from "../lib/api";
+import { StreamHttpError, type SuggestedAction } from "../lib/stream";
+import { runClientAction } from "./actions";
+import { Composer } from "./Composer";
+import { DiagnosticsDrawer } from "./Diagnostics";
+import { MenuIcon } from "./icons";
+import { EmptyState, MessageList, type MessageHandlers } from "./Messages";
+import { conversationPath, parseRoute } from "./router";
+import { Sidebar } from "./Sidebar";
+import { useChat } from "./useChat";
+
+const EXAMPLE_PROMPTS = [
+  "What can you help me with?",
+  "Which tools can you use?",
+  "Summarise the options as a table",
+];
+const MODEL_KEY = "agentstream.model";
+
+export function App() {
+  const [route, setRoute] = useState(() => parseRoute(location.pathname));
+  const [conversations, setConversations] = useState<ConversationSummary[]>([]);
+  const [nextCursor, setNextCursor] = useState<string | null>(null);
+  const [listLoading, setListLoading] = useState(true);
+  const [listError, setListError] = useState<string | null>(null);
+  const [loadError, setLoadError] = useState<string | null>(null);
+  const [loading, setLoading] = useState(false);
+  const [models, setModels] = useState<ModelInfo[]>([]);
+  const modelsRef = useRef<ModelInfo[]>([]);
+  modelsRef.current = models;
+  const [model, setModel] = useState<string | null>(() => localStorage.getItem(MODEL_KEY));
+  const [draft, setDraft] = useState("");
+  const [sidebarOpen, setSidebarOpen] = useState(false);
+  const [diagnostics, setDiagnostics] = useState<Record<string, unknown> | null>(null);
+  const [loadedTitle, setLoadedTitle] = useState<string | null>(null);
+  const inputRef = useRef<HTMLTextAreaElement>(null);
+  const scrollRef = useRef<HTMLDivElement>(null);
+  const stickToBottom = useRef(true);
+
+  const navigate = useCallback((path: string, replace = false) => {
+    if (location.pathname !== path) {
+      if (replace) history.replaceState(null, "", path);
+      else history.pushState(null, "", path);
+    }
+    setRoute(parseRoute(path));
+  }, []);
+
+  const refreshList = useCallback(async () => {
+    setListLoading(true);
+    try {
+      const page = await listConversations({ limit: 20 });
+      setConversations(page.items ?? []);
+      setNextCursor(page.next_cursor ?? null);
+      setListError(null);
+    } catch (e) {
+      setListError(
+        e instanceof StreamHttpError && e.status === 404
+          ? "This server keeps no conversation history."
+          : `Could not load conversations: ${errorText(e)}`,
+      );
+    } finally {
+      setListLoading(false);
+    }
+  }, []);
+
+  const chat = useChat({
+    model,
+    onConversation: (id) => navigate(conversationPath(id), true),
+    onRunEnd: () => void refreshList(),
+  });
+
+  // --- route → conversation ---
+  const loadSeq = useRef(0);
+  const loadConversation = useCallback(
+    async (id: string) => {
+      const seq = ++loadSeq.current; // a newer navigation wins over a slow older load
+      setLoading(true);
+      setLoadError(null);
+      chat.reset([], id);
+      try {
+        const conversation = await getConversation(id);
+        if (seq !== loadSeq.current) return;
+        chat.reset(itemsFromMessages(conversation.messages ?? []), id);
+        setLoadedTitle(conversation.title ?? null);
+        // Continue with the model the conversation used, when this server still offers it.
+        const used = conversation.model;
+        if (used && modelsRef.current.some((m) => m.id === used)) setModel(used);
+        stickToBottom.current = true;
+      } catch (e) {
+        if (seq !== loadSeq.current) return;
+        chat.reset([], null);
+        setLoadError(
+          e instanceof StreamHttpError && e.status === 404
+            ? "This conversation does not exist, or it was deleted."
+            : `Could not open this conversation: ${errorText(e)}`,
+        );
+      } finally {
+        if (seq === loadSeq.current) setLoading(false);
+      }
+    },
+    [chat.reset],
+  );
+
+  useEffect(() => {
+    const onPop = () => setRoute(parseRoute(location.pathname));
+    addEventListener("popstate", onPop);
+    return () => removeEventListener("popstate", onPop);
+  }, []);
+
+  useEffect(() => {
+    if (route.conversationId === null) {
+      loadSeq.current++;
+      setLoading(false);
+      if (chat.conversationId !== null || loadError) {
+        chat.reset([], null);
+        setLoadError(null);
+      }
+      setLoadedTitle(null);
+      return;
+    }
+    // Our own run just named this conversation: it is already on screen.
+    if (route.conversationId === chat.conversationId) return;
+    void loadConversation(route.conversationId);
+  }, [route.conversationId]);
+
+  useEffect(() => {
+    void refreshList();
+    listModels()
+      .then((list) => {
+        setModels(list);
+        setModel((current) => {
+          if (current && list.some((m) => m.id === current)) return current;
+          return list.find((m) => m.default)?.id ?? list[0]?.id ?? null;
+        });
+      })
+      .catch(() => setModels([]));
+  }, []);
+
+  // --- title ---
+  const current = conversations.find((c) => c.id === chat.conversationId);
+  const title = chat.conversationId ? (current?.title ?? loadedTitle ?? "Conversation") : "New chat";
+  useEffect(() => {
+    document.title = `${title} · agentstream`;
+  }, [title]);
+
+  // --- scrolling: follow the stream unless the reader scrolled up ---
+  useEffect(() => {
+    const el = scrollRef.current;
+    if (el && stickToBottom.current) el.scrollTop = el.scrollHeight;
+  }, [chat.items]);
+
+  // --- keyboard: Escape stops from anywhere (the composer handles its own) ---
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === "Escape" && chat.busy && !e.defaultPrevented && !document.querySelector("dialog[open]")) {
+        chat.stop();
+      }
+      if (e.key === "Escape" && sidebarOpen) setSidebarOpen(false);
+    };
+    addEventListener("keydown", onKey);
+    return () => removeEventListener("keydown", onKey);
+  }, [chat.busy, chat.stop, sidebarOpen]);
+
+  useEffect(() => {
+    if (!chat.busy) inputRef.current?.focus({ preventScroll: true });
+  }, [chat.busy]);
+
+  const send = (text: string, interactionType?: string) => {
+    stickToBottom.current = true;
+    chat.send(text, { interactionType });
+  };
+
+  const newChat = () => {
+    setSidebarOpen(false);
+    setDraft("");
+    navigate("/");
+    chat.reset([], null);
+    setLoadError(null);
+    inputRef.current?.focus();
+  };
+
+  const onAction = (action: SuggestedAction) => {
+    if (action.handler === "server") {
+      stickToBottom.current = true;
+      chat.send(action.label || action.action, {
+        interactionType: "action_executed",
+        action: { action: action.action, data: action.data ?? null },
+      });
+      return;
+    }
+    runClientAction(action, {
+      newChat,
+      setDraft: (text) => {
+        setDraft(text);
+        inputRef.current?.focus();
+      },
+    });
+  };
+
+  const handlers: MessageHandlers = {
+    onSend: send,
+    onAction,
+    onRetry: chat.retry,
+    onDiagnostics: setDiagnostics,
+  };
+
+  const hasMessages = chat.items.length > 0;
+
+  return (
+    <div class="app">
+      <a class="skip-link" href="#composer-input">
+        Skip to message box
+      </a>
+      <Sidebar
+        open={sidebarOpen}
+        conversations={conversations}
+        currentId={chat.conversationId}
+        loading={listLoading}
+        error={listError}
+        hasMore={nextCursor !== null}
+        onNewChat={newChat}
+        onOpen={(id) => {
+          setSidebarOpen(false);
+          navigate(conversationPath(id));
+        }}
+        onRename={async (id, newTitle) => {
+          const updated = await renameConversation(id, newTitle);
+          setConversations((list) =>
+            list.map((c) => (c.id === id ? { ...c, title: updated?.title ?? newTitle } : c)),
+          );
+          if (id === chat.conversationId) setLoadedTitle(updated?.title ?? newTitle);
+        }}
+        onDelete={async (id) => {
+          await deleteConversation(id);
+          setConversations((list) => list.filter((c) => c.id !== id));
+          if (id === chat.conversationId) newChat();
+        }}
+        onLoadMore={async () => {
+          if (!nextCursor) return;
+          setListLoading(true);
+          try {
+            const page = await listConversations({ limit: 20, cursor: nextCursor });
+            setConversations((list) => [...list, ...(page.items ?? []).filter((c) => !list.some((x) => x.id === c.id))]);
+            setNextCursor(page.next_cursor ?? null);
+          } catch (e) {
+            setListError(`Could not load more: ${errorText(e)}`);
+          } finally {
+            setListLoading(false);
+          }
+        }}
+        onClose={() => setSidebarOpen(false)}
+      />
+      {sidebarOpen && <div class="scrim" onClick={() => setSidebarOpen(false)} aria-hidden="true" />}
+      <main class="chat" aria-label="Chat">
+        <header class="topbar">
+          <button
+            type="button"
+            class="icon-btn menu-btn"
+            aria-label="Show conversations"
+            aria-controls="sidebar"
+            aria-expanded={sidebarOpen}
+            onClick={() => setSidebarOpen(true)}
+          >
+            <MenuIcon />
+          </button>
+          <h1 class="title" data-testid="conversation-title">
+            {title}
+          </h1>
+          {models.length > 0 && (
+            <div class="model-picker">
+              <label for="model-select" class="visually-hidden">
+                Model
+              </label>
+              <select
+                id="model-select"
+                value={model ?? ""}
+                onChange={(e) => {
+                  const id = (e.target as HTMLSelectElement).value;
+                  setModel(id);
+                  localStorage.setItem(MODEL_KEY, id);
+                }}
+              >
+                {groupByProvider(models).map(([provider, group]) => (
+                  <optgroup label={provider} key={provider}>
+                    {group.map((m) => (
+                      <option value={m.id} key={m.id}>
+                        {m.name || m.id}
+                      </option>
+                    ))}
+                  </optgroup>
+                ))}
+              </select>
+            </div>
+          )}
+        </header>
+        <div
+          class="scroll"
+          ref={scrollRef}
+          onScroll={(e) => {
+            const el = e.currentTarget as HTMLDivElement;
+            stickToBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80;
+          }}
+        >
+          <section class="messages" aria-label="Messages" aria-busy={chat.busy || loading}>
+            {loading && <p class="muted center">Loading conversation…</p>}
+            {loadError && (
+              <div class="error-box" role="alert" data-testid="load-error">
+                <div class="error-text">{loadError}</div>
+                {route.conversationId && (
+                  <button type="button" class="btn btn-secondary btn-small" onClick={() => void loadConversation(route.conversationId!)}>
+                    Retry
+                  </button>
+                )}
+                <button type="button" class="btn btn-secondary btn-small" onClick={newChat}>
+                  New chat
+                </button>
+              </div>
+            )}
+            {!loading && !loadError && !hasMessages && <EmptyState prompts={EXAMPLE_PROMPTS} onPick={(p) => send(p)} />}
+            {hasMessages && <MessageList items={chat.items} busy={chat.busy} handlers={handlers} />}
+          </section>
+        </div>
+        <div class="composer-wrap">
+          <Composer
+            value={draft}
+            busy={chat.busy}
+            inputRef={inputRef}
+            onChange={setDraft}
+            onSend={() => {
+              send(draft);
+              setDraft("");
+            }}
+            onStop={chat.stop}
+          />
+        </div>
+        <div class="visually-hidden" aria-live="polite" role="status">
+          {chat.announcement}
+        </div>
+      </main>
+      <DiagnosticsDrawer diagnostics={diagnostics} onClose={() => setDiagnostics(null)} />
+    </div>
+  );
+}
+
+function groupByProvider(models: ModelInfo[]): [string, ModelInfo[]][] {
+  const groups = new Map<string, ModelInfo[]>();
+  for (const m of models) {
+    const key = m.provider || "models";
+    groups.set(key, [...(groups.get(key) ?? []), m]);
+  }
+  return [...groups.entries()];
+}
+
+function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}

@@ -1,0 +1,409 @@
+/**
+ * The ChatTray's message states (002 "UI Components"): user bubble, thinking bubble, streaming
+ * answer with pulsing dots, amber tool-progress cards, final Markdown with inline tool cards,
+ * chips, action buttons, payload cards, reasoning trace, token usage and inline errors.
+ */
+import { useId, useState } from "preact/hooks";
+import type { AssistantItem, ChatItem, ToolCall, ToolProgressView } from "../chat/model";
+import { payloadKind, totalTokens } from "../chat/model";
+import { formatCount, formatValue, splitMarkers } from "../lib/render";
+import type { CustomPayload, SuggestedAction, Usage } from "../lib/stream";
+import { AlertIcon, BugIcon, ChevronIcon, SparkIcon, WrenchIcon } from "./icons";
+import { Markdown } from "./Markdown";
+
+export interface MessageHandlers {
+  onSend(text: string, interactionType?: string): void;
+  onAction(action: SuggestedAction): void;
+  onRetry(answerId: string): void;
+  onDiagnostics(diagnostics: Record<string, unknown>): void;
+}
+
+export function MessageList(props: {
+  items: ChatItem[];
+  busy: boolean;
+  handlers: MessageHandlers;
+}) {
+  const lastId = props.items[props.items.length - 1]?.id;
+  return (
+    <ol class="messages-list">
+      {props.items.map((item) =>
+        item.kind === "user" ? (
+          <li class="row row-user" key={item.id}>
+            <div class="bubble bubble-user" data-testid="user-message">
+              {item.text}
+            </div>
+          </li>
+        ) : (
+          <li class="row row-assistant" key={item.id}>
+            <Answer
+              item={item}
+              isLast={item.id === lastId}
+              busy={props.busy}
+              handlers={props.handlers}
+            />
+          </li>
+        ),
+      )}
+    </ol>
+  );
+}
+
+function Answer(props: { item: AssistantItem; isLast: boolean; busy: boolean; handlers: MessageHandlers }) {
+  const { item, handlers } = props;
+  const streaming = item.status === "streaming";
+  const hasText = item.text.trim() !== "";
+  const interactive = props.isLast && !props.busy && item.status === "complete";
+
+  if (streaming && !hasText && item.running.length === 0 && !item.reasoning) {
+    return (
+      <div class="bubble bubble-thinking" data-testid="thinking" role="status">
+        <span>{item.statusText ?? "Thinking..."}</span>
+        <Dots />
+      </div>
+    );
+  }
+
+  return (
+    <div class="answer" data-testid="assistant-message" data-status={item.status} aria-busy={streaming}>
+      {item.reasoning && <Reasoning text={item.reasoning} streaming={streaming && !hasText} />}
+      {(hasText || (item.status === "complete" && item.payloads.length === 0)) && (
+        <div class={`bubble bubble-assistant${streaming ? " is-streaming" : ""}`}>
+          <AnswerBody item={item} />
+          {streaming && <Dots />}
+          {!hasText && <p class="muted">(no text in this answer)</p>}
+        </div>
+      )}
+      {item.running.map((r) => (
+        <ProgressCard key={r.callId} progress={r} />
+      ))}
+      {streaming && item.running.length === 0 && item.statusText && hasText && (
+        <p class="status-line" role="status">
+          {item.statusText}
+        </p>
+      )}
+      {item.payloads.map((p, i) => (
+        <PayloadCard key={p.payload_id ?? i} payload={p} enabled={interactive} onAction={handlers.onAction} />
+      ))}
+      {item.status === "cancelled" && (
+        <p class="note note-stopped" data-testid="stopped">
+          Stopped.
+        </p>
+      )}
+      {item.status === "error" && (
+        <div class="error-box" role="alert" data-testid="error">
+          <AlertIcon />
+          <div class="error-text">
+            <strong>Something went wrong.</strong> <span>{item.error}</span>
+          </div>
+          {props.isLast && item.request && (
+            <button type="button" class="btn btn-secondary btn-small" onClick={() => handlers.onRetry(item.id)} disabled={props.busy}>
+              Retry
+            </button>
+          )}
+        </div>
+      )}
+      {interactive && item.suggestedValues.length > 0 && (
+        <div class="chips" role="group" aria-label="Suggested replies">
+          {item.suggestedValues.map((v) => (
+            <button
+              type="button"
+              class="chip"
+              key={`${v.label}:${v.value}`}
+              onClick={() => handlers.onSend(v.value, "value_selected")}
+            >
+              {v.label}
+            </button>
+          ))}
+        </div>
+      )}
+      {interactive && item.suggestedActions.length > 0 && (
+        <div class="actions" role="group" aria-label="Suggested actions">
+          {item.suggestedActions.map((a) => (
+            <button
+              type="button"
+              class={`btn btn-${a.style ?? "secondary"}`}
+              key={`${a.action}:${a.label}`}
+              onClick={() => handlers.onAction(a)}
+            >
+              {a.label}
+            </button>
+          ))}
+        </div>
+      )}
+      {(hasUsage(item.usage) || item.diagnostics) && (
+        <div class="meta">
+          {hasUsage(item.usage) && <UsageLine usage={item.usage!} />}
+          {item.diagnostics && (
+            <button
+              type="button"
+              class="link-btn"
+              onClick={() => handlers.onDiagnostics(item.diagnostics!)}
+            >
+              <BugIcon /> Diagnostics
+            </button>
+          )}
+        </div>
+      )}
+    </div>
+  );
+}
+
+function AnswerBody({ item }: { item: AssistantItem }) {
+  const segments = splitMarkers(item.text);
+  return (
+    <>
+      {segments.map((s, i) =>
+        s.kind === "text" ? (
+          <Markdown key={`t${i}`} text={s.text} />
+        ) : (
+          <ToolCard key={`tool${s.index}`} call={item.tools.find((t) => t.index === s.index)} index={s.index} />
+        ),
+      )}
+    </>
+  );
+}
+
+function Dots() {
+  return (
+    <span class="dots" aria-hidden="true">
+      <span />
+      <span />
+      <span />
+    </span>
+  );
+}
+
+export function ToolCard({ call, index }: { call: ToolCall | undefined; index: number }) {
+  const [open, setOpen] = useState(false);
+  const id = `tool-${useId()}`;
+  const name = call?.name ?? `tool ${index}`;
+  return (
+    <div class={`tool-card${call?.isError ? " is-error" : ""}`} data-testid="tool-card">
+      <button
+        type="button"
+        class="tool-head"
+        aria-expanded={open}
+        aria-controls={id}
+        onClick={() => setOpen(!open)}
+      >
+        <WrenchIcon />
+        <span class="tool-name">{name}</span>
+        {call?.isError && <span class="badge badge-error">failed</span>}
+        {typeof call?.durationMs === "number" && call.durationMs > 0 && (
+          <span class="tool-time">{formatDuration(call.durationMs)}</span>
+        )}
+        <span class={`chevron${open ? " is-open" : ""}`}>
+          <ChevronIcon />
+        </span>
+        <span class="visually-hidden">{open ? "Hide details" : "Show details"}</span>
+      </button>
+      {open && (
+        <div class="tool-body" id={id}>
+          <div class="tool-section" role="group" aria-labelledby={`${id}-in`}>
+            <div class="tool-label" id={`${id}-in`}>
+              Input
+            </div>
+            <pre>{formatValue(call?.input ?? {})}</pre>
+          </div>
+          <div class="tool-section" role="group" aria-labelledby={`${id}-out`}>
+            <div class="tool-label" id={`${id}-out`}>
+              Output
+            </div>
+            {call?.output !== undefined ? (
+              <pre>{formatValue(call.output)}</pre>
+            ) : (
+              <p class="muted">Available when the answer is complete.</p>
+            )}
+          </div>
+        </div>
+      )}
+    </div>
+  );
+}
+
+function formatDuration(ms: number): string {
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+function ProgressCard({ progress }: { progress: ToolProgressView }) {
+  const fraction = typeof progress.progress === "number" ? Math.max(0, Math.min(1, progress.progress)) : null;
+  return (
+    <div class="progress-card" data-testid="tool-progress" role="status">
+      <div class="progress-head">
+        <span class="spinner" aria-hidden="true" />
+        <span class="tool-name">{progress.name}</span>
+        {progress.stage && <span class="stage">{progress.stage}</span>}
+      </div>
+      {progress.message && <p class="progress-message">{progress.message}</p>}
+      <div
+        class={`progress-bar${fraction === null ? " is-indeterminate" : ""}`}
+        role="progressbar"
+        aria-label={`${progress.name} progress`}
+        aria-valuemin={0}
+        aria-valuemax={100}
+        aria-valuenow={fraction === null ? undefined : Math.round(fraction * 100)}
+      >
+        <span style={fraction === null ? undefined : { width: `${fraction * 100}%` }} />
+      </div>
+    </div>
+  );
+}
+
+function Reasoning({ text, streaming }: { text: string; streaming: boolean }) {
+  return (
+    <details class="reasoning" data-testid="reasoning">
+      <summary>
+        {streaming ? "Reasoning..." : "Reasoning trace"}
+        {streaming && <Dots />}
+      </summary>
+      <div class="reasoning-body">{text}</div>
+    </details>
+  );
+}
+
+function hasUsage(usage: Usage | null): boolean {
+  return !!usage && totalTokens(usage) + (usage.reasoning_tokens ?? 0) + (usage.cache_read_tokens ?? 0) > 0;
+}
+
+function UsageLine({ usage }: { usage: Usage }) {
+  const parts: string[] = [
+    `${formatCount(usage.input_tokens ?? 0)} in`,
+    `${formatCount(usage.output_tokens ?? 0)} out`,
+  ];
+  if (usage.reasoning_tokens) parts.push(`${formatCount(usage.reasoning_tokens)} reasoning`);
+  if (usage.cache_read_tokens) parts.push(`${formatCount(usage.cache_read_tokens)} cached`);
+  return (
+    <span class="usage" data-testid="usage" title={`${formatCount(totalTokens(usage))} tokens in total`}>
+      <span class="visually-hidden">Token usage: </span>
+      {parts.join(" · ")} tokens
+    </span>
+  );
+}
+
+// --- payload cards ------------------------------------------------------------------------
+
+function PayloadCard(props: {
+  payload: CustomPayload;
+  enabled: boolean;
+  onAction(action: SuggestedAction): void;
+}) {
+  const kind = payloadKind(props.payload);
+  if (kind === "workflow_preview") return <WorkflowPreviewCard {...props} />;
+  return (
+    <div class="payload-card" data-testid="payload-card">
+      <div class="payload-head">
+        <span class="payload-kind">{humanize(kind)}</span>
+      </div>
+      {props.payload.summary && <p>{props.payload.summary}</p>}
+      <details>
+        <summary>Data</summary>
+        <pre>{formatValue(props.payload.data)}</pre>
+      </details>
+    </div>
+  );
+}
+
+function WorkflowPreviewCard(props: {
+  payload: CustomPayload;
+  enabled: boolean;
+  onAction(action: SuggestedAction): void;
+}) {
+  const [decision, setDecision] = useState<"approved" | "rejected" | null>(null);
+  const data = (props.payload.data ?? {}) as {
+    description?: string;
+    workflow?: unknown;
+    is_update?: boolean;
+  };
+  const steps = workflowSteps(data.workflow);
+  const decide = (approve: boolean) => {
+    setDecision(approve ? "approved" : "rejected");
+    props.onAction({
+      label: approve ? "Approve" : "Reject",
+      action: approve ? "approve_preview" : "reject_preview",
+      handler: "server",
+      data: { payload_id: props.payload.payload_id ?? null, workflow: data.workflow ?? null },
+    });
+  };
+  return (
+    <section class="payload-card workflow-card" data-testid="payload-card" aria-label="Workflow preview">
+      <div class="payload-head">
+        <span class="payload-kind">Workflow preview</span>
+        {data.is_update && <span class="badge">Update</span>}
+      </div>
+      {data.description && <p class="workflow-desc">{data.description}</p>}
+      {steps.length > 0 && (
+        <ol class="workflow-steps">
+          {steps.map((s, i) => (
+            <li key={i}>{s}</li>
+          ))}
+        </ol>
+      )}
+      {data.workflow !== undefined && (
+        <details>
+          <summary>Workflow definition</summary>
+          <pre>{formatValue(data.workflow)}</pre>
+        </details>
+      )}
+      <div class="actions">
+        {decision ? (
+          <p class="muted" role="status">
+            {decision === "approved" ? "Approval sent." : "Rejection sent."}
+          </p>
+        ) : (
+          <>
+            <button type="button" class="btn btn-primary" disabled={!props.enabled} onClick={() => decide(true)}>
+              Approve
+            </button>
+            <button type="button" class="btn btn-secondary" disabled={!props.enabled} onClick={() => decide(false)}>
+              Reject
+            </button>
+          </>
+        )}
+      </div>
+    </section>
+  );
+}
+
+/** Best-effort list of step names for common workflow shapes ({steps|nodes: [{name|title|type}]}). */
+function workflowSteps(workflow: unknown): string[] {
+  if (!workflow || typeof workflow !== "object") return [];
+  const w = workflow as Record<string, unknown>;
+  const list = Array.isArray(w.steps) ? w.steps : Array.isArray(w.nodes) ? w.nodes : null;
+  if (!list) return [];
+  return list
+    .map((s) => {
+      if (typeof s === "string") return s;
+      if (s && typeof s === "object") {
+        const o = s as Record<string, unknown>;
+        const name = o.name ?? o.title ?? o.label ?? o.type ?? o.id;
+        return typeof name === "string" || typeof name === "number" ? String(name) : "";
+      }
+      return "";
+    })
+    .filter(Boolean)
+    .slice(0, 20);
+}
+
+function humanize(kind: string): string {
+  const s = kind.replace(/[_-]+/g, " ").trim();
+  return s.charAt(0).toUpperCase() + s.slice(1);
+}
+
+export function EmptyState({ prompts, onPick }: { prompts: string[]; onPick(text: string): void }) {
+  return (
+    <div class="empty" data-testid="empty-state">
+      <div class="empty-mark">
+        <SparkIcon />
+      </div>
+      <h2>How can I help today?</h2>
+      <p class="muted">Ask a question, or start from one of these.</p>
+      <div class="examples" role="group" aria-label="Example prompts">
+        {prompts.map((p) => (
+          <button type="button" class="example" key={p} onClick={() => onPick(p)}>
+            {p}
+          </button>
+        ))}
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,106 @@
+import { describe, expect, it } from "vitest";
+import type { TrayEvent } from "../lib/stream";
+import { applyEvent, collectPayloads, itemsFromMessages, newAnswer, type AssistantItem } from "./model";
+
+function play(events: TrayEvent[]): AssistantItem {
+  return events.reduce(applyEvent, newAnswer({ message: "hi" }));
+}
+
+describe("applyEvent", () => {
+  it("follows the 002 event flow from thinking to a final answer with a tool", () => {
+    let a = newAnswer({ message: "hi" });
+    a = applyEvent(a, { type: "status", message: "Thinking...", run_id: "r1" });
+    expect([a.statusText, a.runId]).toEqual(["Thinking...", "r1"]);
+    a = applyEvent(a, { type: "text_delta", text: "Let me search." });
+    expect(a.statusText).toBeNull();
+    a = applyEvent(a, { type: "tool_start", tool: "search", input: { q: "x" }, tool_use_id: "t1" });
+    expect(a.running).toHaveLength(1);
+    expect(a.statusText).toBe("Running search...");
+    a = applyEvent(a, { type: "tool_progress", tool: "search", stage: "searching", message: "Found 15", progress: 0.5 });
+    expect(a.running[0]).toMatchObject({ stage: "searching", message: "Found 15", progress: 0.5 });
+    a = applyEvent(a, { type: "tool_complete", tool: "search", index: 0 });
+    a = applyEvent(a, { type: "text_delta", text: "[[tool:0]]" });
+    expect(a.running).toHaveLength(0);
+    expect(a.tools).toEqual([{ index: 0, name: "search", input: { q: "x" }, callId: "t1", done: true }]);
+    a = applyEvent(a, {
+      type: "complete",
+      payload: {
+        message: "Let me search.\n\n[[tool:0]]\n\nDone.",
+        tool_history: [{ index: 0, tool_name: "search", input: { q: "x" }, output: "5 hits", call_id: "t1" }],
+        suggested_values: [{ label: "More", value: "more" }],
+        usage: { input_tokens: 3, output_tokens: 4 },
+        conversation_id: "c1",
+      },
+    });
+    expect(a.status).toBe("complete");
+    expect(a.text).toBe("Let me search.\n\n[[tool:0]]\n\nDone.");
+    expect(a.tools[0]).toMatchObject({ name: "search", output: "5 hits" });
+    expect(a.suggestedValues).toEqual([{ label: "More", value: "more" }]);
+    expect(a.usage).toEqual({ input_tokens: 3, output_tokens: 4 });
+  });
+
+  it("accumulates thinking and ends on error or cancel", () => {
+    const a = play([
+      { type: "thinking", text: "hmm " },
+      { type: "thinking", text: "ok" },
+      { type: "error", message: "boom" },
+    ]);
+    expect(a.reasoning).toBe("hmm ok");
+    expect([a.status, a.error]).toEqual(["error", "boom"]);
+    expect(play([{ type: "text_delta", text: "part" }, { type: "cancelled" }])).toMatchObject({
+      status: "cancelled",
+      text: "part",
+    });
+  });
+
+  it("takes tool history from a 002 custom_payload and inserts markers when the message has none", () => {
+    const a = play([
+      {
+        type: "complete",
+        payload: {
+          message: "Before.After.",
+          custom_payload: { type: "tool_history", data: [{ tool_name: "t", output: 1, text_offset: 7 }] },
+        },
+      },
+    ]);
+    expect(a.text).toBe("Before.\n\n[[tool:0]]\n\nAfter.");
+    expect(a.payloads).toEqual([]);
+  });
+});
+
+describe("collectPayloads", () => {
+  it("merges custom_payload and payloads without duplicates or tool history", () => {
+    const preview = { kind: "workflow_preview", payload_id: "p1", data: {} };
+    expect(
+      collectPayloads({ type: "workflow_preview", payload_id: "p1", data: {} }, [preview, { type: "tool_history", data: [] }]),
+    ).toEqual([preview]);
+  });
+});
+
+describe("itemsFromMessages", () => {
+  it("rebuilds bubbles, markers and statuses from stored messages", () => {
+    const items = itemsFromMessages([
+      { id: 1, role: "user", content: "search" },
+      {
+        id: 2,
+        role: "assistant",
+        content: "Let me search.I found 5.",
+        reasoning: "thinking",
+        status: "completed",
+        tool_history: [{ index: 0, tool_name: "search", input: {}, output: "x", text_offset: 14 }],
+      },
+      { id: 3, role: "user", content: "again" },
+      { id: 4, role: "assistant", content: "partial", status: "interrupted" },
+      { id: 5, role: "user", content: "boom" },
+      { id: 6, role: "assistant", content: "", status: "failed" },
+    ]);
+    expect(items.map((i) => i.kind)).toEqual(["user", "assistant", "user", "assistant", "user", "assistant"]);
+    const first = items[1] as AssistantItem;
+    expect(first.text).toBe("Let me search.\n\n[[tool:0]]\n\nI found 5.");
+    expect(first.reasoning).toBe("thinking");
+    expect((items[3] as AssistantItem).status).toBe("cancelled");
+    const failed = items[5] as AssistantItem;
+    expect(failed.status).toBe("error");
+    expect(failed.request).toEqual({ message: "boom" });
+  });
+});

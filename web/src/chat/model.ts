@@ -1,0 +1,274 @@
+/**
+ * The chat's view model: what the tray shows, as plain data, and the pure functions that build
+ * it from stream events (live answers) or stored messages (opened conversations). Kept apart
+ * from the components so the event handling of 002 "Frontend State Management" is testable
+ * without a browser.
+ */
+import type { StoredMessage } from "../lib/api";
+import { insertMarkers } from "../lib/render";
+import type {
+  ChatRequest,
+  CompletePayload,
+  CustomPayload,
+  SuggestedAction,
+  SuggestedValue,
+  ToolHistoryEntry,
+  TrayEvent,
+  Usage,
+} from "../lib/stream";
+
+export interface ToolCall {
+  index: number;
+  name: string;
+  input: unknown;
+  output?: unknown;
+  isError?: boolean;
+  durationMs?: number;
+  callId?: string;
+  done: boolean;
+}
+
+export interface ToolProgressView {
+  callId: string;
+  name: string;
+  input: unknown;
+  stage?: string | null;
+  message?: string | null;
+  progress?: number | null;
+}
+
+export type AnswerStatus = "streaming" | "complete" | "cancelled" | "error";
+
+export interface UserItem {
+  kind: "user";
+  id: string;
+  text: string;
+}
+
+export interface AssistantItem {
+  kind: "assistant";
+  id: string;
+  status: AnswerStatus;
+  /** Text with `[[tool:N]]` markers. */
+  text: string;
+  reasoning: string;
+  statusText: string | null;
+  tools: ToolCall[];
+  running: ToolProgressView[];
+  suggestedValues: SuggestedValue[];
+  suggestedActions: SuggestedAction[];
+  payloads: CustomPayload[];
+  usage: Usage | null;
+  diagnostics: Record<string, unknown> | null;
+  error: string | null;
+  runId: string | null;
+  /** The request that produced this answer, for Retry. */
+  request: ChatRequest | null;
+}
+
+export type ChatItem = UserItem | AssistantItem;
+
+let counter = 0;
+export function localId(prefix: string): string {
+  counter += 1;
+  return `${prefix}-${Date.now().toString(36)}-${counter}`;
+}
+
+export function newAnswer(request: ChatRequest | null): AssistantItem {
+  return {
+    kind: "assistant",
+    id: localId("a"),
+    status: "streaming",
+    text: "",
+    reasoning: "",
+    statusText: "Thinking...",
+    tools: [],
+    running: [],
+    suggestedValues: [],
+    suggestedActions: [],
+    payloads: [],
+    usage: null,
+    diagnostics: null,
+    error: null,
+    runId: null,
+    request,
+  };
+}
+
+/** Apply one stream event to the answer being streamed (returns a new object). */
+export function applyEvent(item: AssistantItem, event: TrayEvent): AssistantItem {
+  switch (event.type) {
+    case "status":
+      return {
+        ...item,
+        statusText: event.message,
+        runId: item.runId ?? event.run_id ?? null,
+      };
+    case "text_delta":
+      return { ...item, text: item.text + event.text, statusText: null };
+    case "thinking":
+      return { ...item, reasoning: item.reasoning + event.text };
+    case "tool_start": {
+      const running: ToolProgressView = {
+        callId: event.tool_use_id,
+        name: event.tool,
+        input: event.input,
+      };
+      return { ...item, running: [...item.running, running], statusText: `Running ${event.tool}...` };
+    }
+    case "tool_progress": {
+      // Progress names the tool but not the call: update the oldest running call of that name.
+      const at = item.running.findIndex((r) => r.name === event.tool);
+      if (at === -1) return item;
+      const running = item.running.slice();
+      const current = running[at]!;
+      running[at] = {
+        ...current,
+        stage: event.stage ?? current.stage,
+        message: event.message ?? current.message,
+        progress: typeof event.progress === "number" ? event.progress : current.progress,
+      };
+      return { ...item, running };
+    }
+    case "tool_complete": {
+      const at = item.running.findIndex((r) => r.name === event.tool);
+      const started = at === -1 ? undefined : item.running[at];
+      const running = at === -1 ? item.running : item.running.filter((_, i) => i !== at);
+      const call: ToolCall = {
+        index: event.index,
+        name: event.tool,
+        input: started?.input,
+        callId: started?.callId,
+        done: true,
+      };
+      const tools = [...item.tools.filter((t) => t.index !== event.index), call];
+      return { ...item, running, tools, statusText: running.length ? item.statusText : null };
+    }
+    case "complete":
+      return completeAnswer(item, event.payload);
+    case "error":
+      return { ...item, status: "error", error: event.message, statusText: null, running: [] };
+    case "cancelled":
+      return { ...item, status: "cancelled", statusText: null, running: [] };
+  }
+}
+
+function completeAnswer(item: AssistantItem, payload: CompletePayload): AssistantItem {
+  const history = payload.tool_history ?? historyFromCustomPayload(payload.custom_payload);
+  // The final message is authoritative; fall back to what streamed when it is empty.
+  const text = insertMarkers(payload.message || item.text, history);
+  return {
+    ...item,
+    status: "complete",
+    text,
+    statusText: null,
+    running: [],
+    tools: mergeTools(item.tools, history),
+    suggestedValues: payload.suggested_values ?? [],
+    suggestedActions: payload.suggested_actions ?? [],
+    payloads: collectPayloads(payload.custom_payload, payload.payloads),
+    usage: payload.usage ?? null,
+    diagnostics: payload.diagnostics ?? null,
+  };
+}
+
+/** 002 puts tool history in `custom_payload: {type: "tool_history", data: [...]}`. */
+function historyFromCustomPayload(custom: CustomPayload | null | undefined): ToolHistoryEntry[] | null {
+  if (custom && (custom.type ?? custom.kind) === "tool_history" && Array.isArray(custom.data)) {
+    return custom.data as ToolHistoryEntry[];
+  }
+  return null;
+}
+
+function mergeTools(live: ToolCall[], history: ToolHistoryEntry[] | null | undefined): ToolCall[] {
+  if (!history || history.length === 0) return live;
+  return history.map((entry, position) => {
+    const index = entry.index ?? position;
+    const seen = live.find((t) => t.index === index);
+    return {
+      index,
+      name: entry.tool_name ?? seen?.name ?? "tool",
+      input: entry.input ?? seen?.input,
+      output: entry.output,
+      isError: entry.is_error ?? false,
+      durationMs: entry.duration_ms,
+      callId: entry.call_id ?? seen?.callId,
+      done: true,
+    };
+  });
+}
+
+/** Payload cards to show: `custom_payload` (unless it is tool history) and `payloads`, deduplicated. */
+export function collectPayloads(
+  custom: CustomPayload | null | undefined,
+  payloads: CustomPayload[] | null | undefined,
+): CustomPayload[] {
+  const out: CustomPayload[] = [];
+  const seen = new Set<string>();
+  for (const p of [...(payloads ?? []), ...(custom ? [custom] : [])]) {
+    if (!p || typeof p !== "object") continue;
+    const kind = payloadKind(p);
+    if (kind === "tool_history") continue;
+    const key = p.payload_id ?? JSON.stringify([kind, p.data]);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(p);
+  }
+  return out;
+}
+
+export function payloadKind(p: CustomPayload): string {
+  return p.type ?? p.kind ?? "payload";
+}
+
+/** Build the tray's items from a stored conversation. */
+export function itemsFromMessages(messages: StoredMessage[]): ChatItem[] {
+  const items: ChatItem[] = [];
+  for (const m of messages) {
+    if (m.role === "user") {
+      items.push({ kind: "user", id: String(m.id ?? localId("u")), text: m.content });
+    } else if (m.role === "assistant") {
+      const history = m.tool_history ?? [];
+      const status = storedStatus(m.status);
+      items.push({
+        ...newAnswer(null),
+        id: String(m.id ?? localId("a")),
+        status,
+        text: insertMarkers(m.content ?? "", history),
+        reasoning: m.reasoning ?? "",
+        statusText: null,
+        tools: mergeTools([], history),
+        suggestedValues: m.suggested_values ?? [],
+        suggestedActions: m.suggested_actions ?? [],
+        payloads: collectPayloads(m.custom_payload, m.payloads),
+        usage: m.usage ?? null,
+        error: status === "error" ? (m.error ?? "This answer did not finish.") : null,
+      });
+    }
+  }
+  // Retry of a stored failed answer re-sends the user message before it.
+  for (let i = 1; i < items.length; i++) {
+    const item = items[i]!;
+    const prev = items[i - 1]!;
+    if (item.kind === "assistant" && prev.kind === "user") item.request = { message: prev.text };
+  }
+  return items;
+}
+
+function storedStatus(status: string | null | undefined): AnswerStatus {
+  switch (status) {
+    case "cancelled":
+    case "interrupted":
+      return "cancelled";
+    case "failed":
+    case "error":
+      return "error";
+    default:
+      return "complete";
+  }
+}
+
+export function totalTokens(usage: Usage | null): number {
+  if (!usage) return 0;
+  return (usage.input_tokens ?? 0) + (usage.output_tokens ?? 0);
+}

@@ -1,0 +1,111 @@
+/**
+ * The REST side of the server the UI reads: conversations and the model list. Framework-free,
+ * like the stream client; errors are {@link StreamHttpError}s carrying the server's reason.
+ */
+import {
+  httpError,
+  type CustomPayload,
+  type SuggestedAction,
+  type SuggestedValue,
+  type ToolHistoryEntry,
+  type Usage,
+} from "./stream";
+
+export interface ConversationSummary {
+  id: string;
+  title: string | null;
+  created_at?: string;
+  updated_at?: string;
+  model?: string | null;
+}
+
+export interface ConversationPage {
+  items: ConversationSummary[];
+  next_cursor: string | null;
+}
+
+export interface StoredMessage {
+  id?: string | number;
+  role: "user" | "assistant" | (string & {});
+  content: string;
+  reasoning?: string | null;
+  /** "complete", "interrupted" (cancelled or cut off) or "failed". */
+  status?: string | null;
+  created_at?: string;
+  tool_history?: ToolHistoryEntry[] | null;
+  suggested_values?: SuggestedValue[] | null;
+  suggested_actions?: SuggestedAction[] | null;
+  custom_payload?: CustomPayload | null;
+  payloads?: CustomPayload[] | null;
+  usage?: Usage | null;
+  error?: string | null;
+}
+
+export interface Conversation extends ConversationSummary {
+  messages: StoredMessage[];
+}
+
+export interface ModelInfo {
+  id: string;
+  name?: string;
+  provider?: string;
+  default?: boolean;
+}
+
+export interface ApiOptions {
+  baseUrl?: string;
+  fetch?: typeof fetch;
+  signal?: AbortSignal;
+}
+
+async function request<T>(path: string, init: RequestInit, options: ApiOptions): Promise<T> {
+  const doFetch = options.fetch ?? globalThis.fetch.bind(globalThis);
+  const response = await doFetch(`${options.baseUrl ?? ""}${path}`, {
+    credentials: "same-origin",
+    signal: options.signal,
+    ...init,
+    headers: { Accept: "application/json", ...(init.headers ?? {}) },
+  });
+  if (!response.ok) throw await httpError(response);
+  if (response.status === 204) return undefined as T;
+  const text = await response.text();
+  return (text ? JSON.parse(text) : undefined) as T;
+}
+
+export function listConversations(
+  params: { limit?: number; cursor?: string | null } = {},
+  options: ApiOptions = {},
+): Promise<ConversationPage> {
+  const query = new URLSearchParams({ limit: String(params.limit ?? 20) });
+  if (params.cursor) query.set("cursor", params.cursor);
+  return request<ConversationPage>(`/api/conversations?${query}`, { method: "GET" }, options);
+}
+
+export function getConversation(id: string, options: ApiOptions = {}): Promise<Conversation> {
+  return request<Conversation>(`/api/conversations/${encodeURIComponent(id)}`, { method: "GET" }, options);
+}
+
+export function renameConversation(
+  id: string,
+  title: string,
+  options: ApiOptions = {},
+): Promise<ConversationSummary> {
+  return request<ConversationSummary>(
+    `/api/conversations/${encodeURIComponent(id)}`,
+    {
+      method: "PATCH",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ title }),
+    },
+    options,
+  );
+}
+
+export function deleteConversation(id: string, options: ApiOptions = {}): Promise<void> {
+  return request<void>(`/api/conversations/${encodeURIComponent(id)}`, { method: "DELETE" }, options);
+}
+
+export async function listModels(options: ApiOptions = {}): Promise<ModelInfo[]> {
+  const body = await request<{ models?: ModelInfo[] }>("/api/chat/models", { method: "GET" }, options);
+  return Array.isArray(body?.models) ? body.models : [];
+}

@@ -1,0 +1,224 @@
+import { describe, expect, it } from "vitest";
+import {
+  SSEParser,
+  StreamHttpError,
+  StreamProtocolError,
+  isAbortError,
+  parseTrayEvent,
+  startChat,
+  streamChat,
+  type TrayEvent,
+} from "./stream";
+
+/** A fetch that answers with a text/event-stream body delivered in exactly these chunks. */
+function chunkedFetch(chunks: string[], init: { status?: number } = {}) {
+  const calls: { url: string; init: RequestInit | undefined }[] = [];
+  const fn = async (url: string | URL | Request, reqInit?: RequestInit): Promise<Response> => {
+    calls.push({ url: String(url), init: reqInit });
+    const encoder = new TextEncoder();
+    let i = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (i < chunks.length) controller.enqueue(encoder.encode(chunks[i++]));
+        else controller.close();
+      },
+    });
+    return new Response(body, {
+      status: init.status ?? 200,
+      headers: { "Content-Type": "text/event-stream" },
+    });
+  };
+  return { fetch: fn as typeof fetch, calls };
+}
+
+async function collect(iter: AsyncIterable<TrayEvent>): Promise<TrayEvent[]> {
+  const out: TrayEvent[] = [];
+  for await (const e of iter) out.push(e);
+  return out;
+}
+
+describe("SSEParser", () => {
+  it("parses data frames and skips comments and blank lines", () => {
+    const p = new SSEParser();
+    const msgs = p.push(': ping\n\ndata: {"a":1}\n\n\n: another\ndata: {"b":2}\n\n');
+    expect(msgs.map((m) => m.data)).toEqual(['{"a":1}', '{"b":2}']);
+    expect(msgs[0]?.event).toBe("message");
+  });
+
+  it("reassembles a frame split at every possible position", () => {
+    const wire = 'data: {"type":"text_delta","text":"héllo"}\r\n\r\n: ping\r\n\r\ndata: {"type":"cancelled"}\n\n';
+    for (let cut = 0; cut <= wire.length; cut++) {
+      const p = new SSEParser();
+      const msgs = [...p.push(wire.slice(0, cut)), ...p.push(wire.slice(cut)), ...p.flush()];
+      expect(msgs.map((m) => m.data), `cut at ${cut}`).toEqual([
+        '{"type":"text_delta","text":"héllo"}',
+        '{"type":"cancelled"}',
+      ]);
+    }
+  });
+
+  it("handles CRLF, lone CR, multi-line data, event and id fields", () => {
+    const p = new SSEParser();
+    const msgs = p.push("event: custom\r\nid: 7\r\ndata: line1\rdata: line2\r\n\r\ndata:x\n\n");
+    expect(msgs).toEqual([
+      { event: "custom", data: "line1\nline2", id: "7" },
+      { event: "message", data: "x", id: "7" },
+    ]);
+  });
+
+  it("waits when a chunk ends between CR and LF", () => {
+    const p = new SSEParser();
+    expect(p.push("data: a\r")).toEqual([]);
+    expect(p.push("\n")).toEqual([]);
+    expect(p.push("\r")).toEqual([]);
+    expect(p.push("\n").map((m) => m.data)).toEqual(["a"]);
+  });
+
+  it("dispatches a final frame without its blank line on flush", () => {
+    const p = new SSEParser();
+    expect(p.push("data: last")).toEqual([]);
+    expect(p.flush().map((m) => m.data)).toEqual(["last"]);
+  });
+});
+
+describe("parseTrayEvent", () => {
+  it("types known events and ignores unknown ones", () => {
+    expect(parseTrayEvent('{"type":"tool_complete","tool":"t","index":0}')).toEqual({
+      type: "tool_complete",
+      tool: "t",
+      index: 0,
+    });
+    expect(parseTrayEvent('{"type":"something_new","x":1}')).toBeNull();
+  });
+
+  it("rejects malformed frames with a clear error", () => {
+    expect(() => parseTrayEvent("not json")).toThrow(StreamProtocolError);
+    expect(() => parseTrayEvent('{"text":"no type"}')).toThrow(/without a type/);
+    expect(() => parseTrayEvent('{"type":"tool_complete","tool":"t"}')).toThrow(/index/);
+    expect(() => parseTrayEvent('{"type":"complete","payload":{}}')).toThrow(/payload.message/);
+  });
+});
+
+describe("streamChat", () => {
+  const frames = [
+    'data: {"type":"status","message":"Thinking...","run_id":"run_1"}\n\n',
+    ": ping\n\n",
+    'data: {"type":"text_del',
+    'ta","text":"Hel"}\r\n\r\ndata: {"type":"text_delta","text":"lo"}\n',
+    '\ndata: {"type":"complete","payload":{"message":"Hello","conversation_id":"c1"}}\n\n',
+  ];
+
+  it("posts the request and yields typed events across split chunks", async () => {
+    const { fetch, calls } = chunkedFetch(frames);
+    const events = await collect(streamChat({ message: "hi", conversation_id: null }, { fetch }));
+    expect(events.map((e) => e.type)).toEqual(["status", "text_delta", "text_delta", "complete"]);
+    expect(events.filter((e) => e.type === "text_delta").map((e) => (e as { text: string }).text).join("")).toBe("Hello");
+    expect(calls[0]?.url).toBe("/api/chat/stream");
+    expect(calls[0]?.init?.method).toBe("POST");
+    expect(JSON.parse(String(calls[0]?.init?.body))).toEqual({ message: "hi", conversation_id: null });
+  });
+
+  it("fails clearly when the stream ends before a terminal event", async () => {
+    const { fetch } = chunkedFetch(['data: {"type":"text_delta","text":"partial"}\n\n']);
+    await expect(collect(streamChat({ message: "hi" }, { fetch }))).rejects.toThrow(/closed before/);
+  });
+
+  it("turns an HTTP error into StreamHttpError with the server's reason", async () => {
+    const fetch = (async () =>
+      new Response(JSON.stringify({ detail: "message must not be empty" }), {
+        status: 422,
+        headers: { "Content-Type": "application/json" },
+      })) as typeof globalThis.fetch;
+    const err = await collect(streamChat({ message: "" }, { fetch })).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StreamHttpError);
+    expect((err as StreamHttpError).status).toBe(422);
+    expect((err as StreamHttpError).message).toBe("message must not be empty");
+  });
+
+  it("aborts mid-stream with an AbortError and cancels the body", async () => {
+    const controller = new AbortController();
+    const fetch = (async (_url: unknown, init?: RequestInit) => {
+      const body = new ReadableStream<Uint8Array>({
+        start(c) {
+          c.enqueue(new TextEncoder().encode('data: {"type":"status","message":"Thinking...","run_id":"r"}\n\n'));
+          // never closes: only the abort can end this stream
+          init?.signal?.addEventListener("abort", () => c.error(init.signal?.reason));
+        },
+      });
+      return new Response(body, { status: 200 });
+    }) as typeof globalThis.fetch;
+    const seen: string[] = [];
+    const err = await (async () => {
+      try {
+        for await (const e of streamChat({ message: "hi" }, { fetch, signal: controller.signal })) {
+          seen.push(e.type);
+          controller.abort();
+        }
+      } catch (e) {
+        return e;
+      }
+      return null;
+    })();
+    expect(seen).toEqual(["status"]);
+    expect(isAbortError(err)).toBe(true);
+  });
+});
+
+describe("startChat", () => {
+  it("stop() posts the cancel for the run id from the first status event", async () => {
+    const urls: string[] = [];
+    let push: ((s: string) => void) | null = null;
+    let close: (() => void) | null = null;
+    const fetch = (async (url: string, init?: RequestInit) => {
+      urls.push(String(url));
+      if (String(url).endsWith("/cancel")) {
+        push?.('data: {"type":"cancelled"}\n\n');
+        close?.();
+        return new Response(null, { status: 202 });
+      }
+      const body = new ReadableStream<Uint8Array>({
+        start(c) {
+          const enc = new TextEncoder();
+          push = (s) => c.enqueue(enc.encode(s));
+          close = () => c.close();
+          push('data: {"type":"status","message":"Thinking...","run_id":"run 9"}\n\n');
+          init?.signal?.addEventListener("abort", () => c.error(init.signal?.reason));
+        },
+      });
+      return new Response(body, { status: 200 });
+    }) as unknown as typeof globalThis.fetch;
+
+    const run = startChat({ message: "hi" }, { fetch });
+    const types: string[] = [];
+    for await (const e of run.events) {
+      types.push(e.type);
+      if (e.type === "status") await run.stop();
+    }
+    expect(run.runId).toBe("run 9");
+    expect(types).toEqual(["status", "cancelled"]);
+    expect(urls[1]).toBe("/api/chat/runs/run%209/cancel");
+  });
+
+  it("stop() aborts the request when the cancel call fails", async () => {
+    const fetch = (async (url: string, init?: RequestInit) => {
+      if (String(url).endsWith("/cancel")) return new Response("nope", { status: 500 });
+      const body = new ReadableStream<Uint8Array>({
+        start(c) {
+          c.enqueue(new TextEncoder().encode('data: {"type":"status","message":"…","run_id":"r1"}\n\n'));
+          init?.signal?.addEventListener("abort", () => c.error(init.signal?.reason));
+        },
+      });
+      return new Response(body, { status: 200 });
+    }) as unknown as typeof globalThis.fetch;
+    const run = startChat({ message: "hi" }, { fetch });
+    const err = await (async () => {
+      try {
+        for await (const e of run.events) if (e.type === "status") await run.stop();
+      } catch (e) {
+        return e;
+      }
+      return null;
+    })();
+    expect(isAbortError(err)).toBe(true);
+  });
+});

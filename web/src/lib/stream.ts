@@ -1,0 +1,546 @@
+/**
+ * A small, framework-free client for agentstream's `tray` dialect (specs 002/003):
+ * `POST /api/chat/stream` answers with `text/event-stream` frames of `data: {json}`.
+ *
+ * Three layers, each usable on its own:
+ * - {@link SSEParser}: bytes-as-text in, complete SSE messages out. Frames may be split across
+ *   network chunks anywhere (even inside a CRLF); comments (`: ping`) and blank lines are skipped.
+ * - {@link parseTrayEvent}: one frame's data into a typed {@link TrayEvent} (a discriminated union
+ *   on `type`), or `null` for event types this client does not know (forward compatible).
+ * - {@link streamChat} / {@link startChat}: the HTTP request as an async iterable of events, with
+ *   abort, and a `stop()` that asks the server to cancel the run and falls back to aborting.
+ *
+ * Nothing here touches the DOM, so it runs in browsers, Node 18+ and workers alike.
+ */
+
+// --- request and event types --------------------------------------------------------------
+
+export type InteractionType = "text_input" | "value_selected" | "action_executed" | (string & {});
+
+export interface ChatAction {
+  action: string;
+  data?: unknown;
+}
+
+export interface ChatRequest {
+  message: string;
+  context?: Record<string, unknown>;
+  interaction_type?: InteractionType;
+  conversation_id?: string | null;
+  model?: string | null;
+  action?: ChatAction | null;
+  /** Ask for the model's reasoning as `thinking` frames (opt-in extension of the dialect). */
+  include_reasoning?: boolean;
+}
+
+export interface SuggestedValue {
+  label: string;
+  value: string;
+}
+
+export interface SuggestedAction {
+  label: string;
+  action: string;
+  handler?: "client" | "server";
+  data?: unknown;
+  style?: "primary" | "secondary" | "warning" | null;
+}
+
+/** A structured payload for the client. 003 names the discriminator `type`; agentstream's
+ * canonical events call it `kind`. Either may be present. */
+export interface CustomPayload {
+  type?: string;
+  kind?: string;
+  payload_id?: string | null;
+  data?: unknown;
+  summary?: string | null;
+}
+
+export interface ToolHistoryEntry {
+  index?: number;
+  call_id?: string;
+  tool_name: string;
+  input?: unknown;
+  output?: unknown;
+  is_error?: boolean;
+  duration_ms?: number;
+  /** Where the `[[tool:N]]` marker belongs in the message, in Unicode code points. */
+  text_offset?: number;
+}
+
+export interface Usage {
+  input_tokens?: number;
+  output_tokens?: number;
+  reasoning_tokens?: number;
+  cache_read_tokens?: number;
+  cache_write_tokens?: number;
+}
+
+export interface CompletePayload {
+  message: string;
+  suggested_values?: SuggestedValue[] | null;
+  suggested_actions?: SuggestedAction[] | null;
+  custom_payload?: CustomPayload | null;
+  tool_history?: ToolHistoryEntry[] | null;
+  conversation_id?: string | number | null;
+  payloads?: CustomPayload[] | null;
+  diagnostics?: Record<string, unknown> | null;
+  usage?: Usage | null;
+}
+
+export interface StatusEvent {
+  type: "status";
+  message: string;
+  run_id?: string;
+  conversation_id?: string | number;
+}
+export interface TextDeltaEvent {
+  type: "text_delta";
+  text: string;
+}
+/** Reasoning trace text (an additive extension of the tray dialect; 001 `thinking`). */
+export interface ThinkingEvent {
+  type: "thinking";
+  text: string;
+}
+export interface ToolStartEvent {
+  type: "tool_start";
+  tool: string;
+  input: unknown;
+  tool_use_id: string;
+}
+export interface ToolProgressEvent {
+  type: "tool_progress";
+  tool: string;
+  stage?: string | null;
+  message?: string | null;
+  progress?: number | null;
+  data?: unknown;
+}
+export interface ToolCompleteEvent {
+  type: "tool_complete";
+  tool: string;
+  index: number;
+}
+export interface CompleteEvent {
+  type: "complete";
+  payload: CompletePayload;
+}
+export interface ErrorEvent {
+  type: "error";
+  message: string;
+}
+export interface CancelledEvent {
+  type: "cancelled";
+}
+
+export type TrayEvent =
+  | StatusEvent
+  | TextDeltaEvent
+  | ThinkingEvent
+  | ToolStartEvent
+  | ToolProgressEvent
+  | ToolCompleteEvent
+  | CompleteEvent
+  | ErrorEvent
+  | CancelledEvent;
+
+export type TrayEventType = TrayEvent["type"];
+
+/** Events after which the server sends nothing more for this run. */
+export const TERMINAL_EVENT_TYPES: ReadonlySet<TrayEventType> = new Set([
+  "complete",
+  "error",
+  "cancelled",
+]);
+
+// --- errors -------------------------------------------------------------------------------
+
+/** The server answered the request with a non-2xx status. `message` is the server's reason. */
+export class StreamHttpError extends Error {
+  readonly status: number;
+  readonly body: unknown;
+  constructor(status: number, message: string, body: unknown) {
+    super(message);
+    this.name = "StreamHttpError";
+    this.status = status;
+    this.body = body;
+  }
+}
+
+/** The server sent something that is not the tray dialect, or closed the stream early. */
+export class StreamProtocolError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "StreamProtocolError";
+  }
+}
+
+export function isAbortError(error: unknown): boolean {
+  return (
+    typeof error === "object" &&
+    error !== null &&
+    "name" in error &&
+    (error as { name: unknown }).name === "AbortError"
+  );
+}
+
+// --- SSE framing --------------------------------------------------------------------------
+
+export interface SSEMessage {
+  /** The `event:` field, "message" when absent. */
+  event: string;
+  /** The `data:` lines joined with "\n". */
+  data: string;
+  id?: string;
+}
+
+/**
+ * Incremental parser for the `text/event-stream` format (WHATWG HTML §9.2.6), minus `retry`.
+ * Feed it text as it arrives; it returns the messages completed by that text.
+ */
+export class SSEParser {
+  private buffer = "";
+  private dataLines: string[] = [];
+  private eventName = "";
+  private lastId: string | undefined;
+  private sawData = false;
+
+  push(chunk: string): SSEMessage[] {
+    this.buffer += chunk;
+    const out: SSEMessage[] = [];
+    let start = 0;
+    for (;;) {
+      const cr = this.buffer.indexOf("\r", start);
+      const lf = this.buffer.indexOf("\n", start);
+      if (cr === -1 && lf === -1) break;
+      let end: number;
+      let next: number;
+      if (cr !== -1 && (lf === -1 || cr < lf)) {
+        // A CR at the very end may be the first half of a CRLF split across chunks: wait.
+        if (cr === this.buffer.length - 1) break;
+        end = cr;
+        next = this.buffer[cr + 1] === "\n" ? cr + 2 : cr + 1;
+      } else {
+        end = lf;
+        next = lf + 1;
+      }
+      const message = this.line(this.buffer.slice(start, end));
+      if (message) out.push(message);
+      start = next;
+    }
+    this.buffer = this.buffer.slice(start);
+    return out;
+  }
+
+  /** Call at end of stream: a final message without its blank line still counts. */
+  flush(): SSEMessage[] {
+    const out: SSEMessage[] = [];
+    if (this.buffer.length > 0) {
+      const rest = this.buffer.endsWith("\r") ? this.buffer.slice(0, -1) : this.buffer;
+      this.buffer = "";
+      const message = this.line(rest);
+      if (message) out.push(message);
+    }
+    const message = this.line("");
+    if (message) out.push(message);
+    return out;
+  }
+
+  private line(line: string): SSEMessage | null {
+    if (line === "") return this.dispatch();
+    if (line.startsWith(":")) return null; // comment, e.g. heartbeat `: ping`
+    const colon = line.indexOf(":");
+    const field = colon === -1 ? line : line.slice(0, colon);
+    let value = colon === -1 ? "" : line.slice(colon + 1);
+    if (value.startsWith(" ")) value = value.slice(1);
+    switch (field) {
+      case "data":
+        this.dataLines.push(value);
+        this.sawData = true;
+        break;
+      case "event":
+        this.eventName = value;
+        break;
+      case "id":
+        if (!value.includes("\0")) this.lastId = value;
+        break;
+      default:
+        break; // `retry` and unknown fields are ignored
+    }
+    return null;
+  }
+
+  private dispatch(): SSEMessage | null {
+    const sawData = this.sawData;
+    const message: SSEMessage = {
+      event: this.eventName || "message",
+      data: this.dataLines.join("\n"),
+    };
+    if (this.lastId !== undefined) message.id = this.lastId;
+    this.dataLines = [];
+    this.eventName = "";
+    this.sawData = false;
+    return sawData ? message : null;
+  }
+}
+
+// --- typed events -------------------------------------------------------------------------
+
+const KNOWN_TYPES: ReadonlySet<string> = new Set<TrayEventType>([
+  "status",
+  "text_delta",
+  "thinking",
+  "tool_start",
+  "tool_progress",
+  "tool_complete",
+  "complete",
+  "error",
+  "cancelled",
+]);
+
+/**
+ * Turn one frame's `data` into a typed event. Returns `null` for a well-formed event of a type
+ * this client does not know; throws {@link StreamProtocolError} for anything malformed.
+ */
+export function parseTrayEvent(data: string): TrayEvent | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(data);
+  } catch {
+    throw new StreamProtocolError(`The server sent a frame that is not JSON: ${preview(data)}`);
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new StreamProtocolError(`The server sent a frame that is not an object: ${preview(data)}`);
+  }
+  const record = value as Record<string, unknown>;
+  const type = record.type;
+  if (typeof type !== "string") {
+    throw new StreamProtocolError(`The server sent a frame without a type: ${preview(data)}`);
+  }
+  if (!KNOWN_TYPES.has(type)) return null;
+  const problem = check(type as TrayEventType, record);
+  if (problem) {
+    throw new StreamProtocolError(`Malformed ${type} event (${problem}): ${preview(data)}`);
+  }
+  return record as unknown as TrayEvent;
+}
+
+function check(type: TrayEventType, r: Record<string, unknown>): string | null {
+  switch (type) {
+    case "status":
+      return typeof r.message === "string" ? null : "message must be a string";
+    case "text_delta":
+    case "thinking":
+      return typeof r.text === "string" ? null : "text must be a string";
+    case "tool_start":
+    case "tool_progress":
+      return typeof r.tool === "string" ? null : "tool must be a string";
+    case "tool_complete":
+      if (typeof r.tool !== "string") return "tool must be a string";
+      return Number.isInteger(r.index) ? null : "index must be an integer";
+    case "complete": {
+      const p = r.payload;
+      if (typeof p !== "object" || p === null) return "payload must be an object";
+      return typeof (p as Record<string, unknown>).message === "string"
+        ? null
+        : "payload.message must be a string";
+    }
+    case "error":
+      return typeof r.message === "string" ? null : "message must be a string";
+    case "cancelled":
+      return null;
+  }
+}
+
+function preview(text: string): string {
+  return text.length > 120 ? `${text.slice(0, 117)}...` : text;
+}
+
+// --- HTTP ---------------------------------------------------------------------------------
+
+export interface StreamOptions {
+  /** Prefix for the API paths, e.g. "https://host" (default: same origin). */
+  baseUrl?: string;
+  signal?: AbortSignal;
+  headers?: Record<string, string>;
+  /** Inject a fetch (tests, instrumentation). Defaults to the global fetch. */
+  fetch?: typeof fetch;
+}
+
+/**
+ * POST a chat request and yield its events until the terminal one (`complete`, `error` or
+ * `cancelled`). Throws {@link StreamHttpError} for a non-2xx answer, {@link StreamProtocolError}
+ * for a malformed frame or a stream that ends without a terminal event, and an `AbortError`
+ * when `signal` aborts (test with {@link isAbortError}).
+ */
+export async function* streamChat(
+  request: ChatRequest,
+  options: StreamOptions = {},
+): AsyncGenerator<TrayEvent, void, undefined> {
+  const doFetch = options.fetch ?? globalThis.fetch.bind(globalThis);
+  const response = await doFetch(`${options.baseUrl ?? ""}/api/chat/stream`, {
+    method: "POST",
+    headers: {
+      "Content-Type": "application/json",
+      Accept: "text/event-stream",
+      ...options.headers,
+    },
+    body: JSON.stringify(request),
+    credentials: "same-origin",
+    signal: options.signal,
+  });
+  if (!response.ok) throw await httpError(response);
+  if (!response.body) throw new StreamProtocolError("The server answered without a body.");
+
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  const parser = new SSEParser();
+  let finished = false;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      const messages = done
+        ? [...parser.push(decoder.decode()), ...parser.flush()]
+        : parser.push(decoder.decode(value, { stream: true }));
+      for (const message of messages) {
+        if (message.event !== "message" || message.data === "") continue;
+        const event = parseTrayEvent(message.data);
+        if (event === null) continue;
+        yield event;
+        if (TERMINAL_EVENT_TYPES.has(event.type)) {
+          finished = true;
+          return;
+        }
+      }
+      if (done) break;
+    }
+    if (options.signal?.aborted) throw abortReason(options.signal);
+    throw new StreamProtocolError("The connection closed before the answer was finished.");
+  } finally {
+    if (!finished || options.signal?.aborted) {
+      reader.cancel().catch(() => undefined);
+    } else {
+      reader.releaseLock();
+    }
+  }
+}
+
+function abortReason(signal: AbortSignal): unknown {
+  return signal.reason ?? new DOMException("The operation was aborted.", "AbortError");
+}
+
+/** Ask the server to cancel a run. The stream then ends with `{"type": "cancelled"}`. */
+export async function cancelRun(runId: string, options: StreamOptions = {}): Promise<void> {
+  const doFetch = options.fetch ?? globalThis.fetch.bind(globalThis);
+  const response = await doFetch(
+    `${options.baseUrl ?? ""}/api/chat/runs/${encodeURIComponent(runId)}/cancel`,
+    {
+      method: "POST",
+      headers: { ...options.headers },
+      credentials: "same-origin",
+    },
+  );
+  if (!response.ok) throw await httpError(response);
+}
+
+/** Build a StreamHttpError from a failed response, using the server's reason when it sent one. */
+export async function httpError(response: Response): Promise<StreamHttpError> {
+  let body: unknown = null;
+  let text = "";
+  try {
+    text = await response.text();
+    body = text ? JSON.parse(text) : null;
+  } catch {
+    body = text;
+  }
+  return new StreamHttpError(response.status, reasonFrom(body, response), body);
+}
+
+function reasonFrom(body: unknown, response: Response): string {
+  if (typeof body === "object" && body !== null) {
+    const b = body as Record<string, unknown>;
+    const candidates = [b.message, b.detail, (b.error as Record<string, unknown> | undefined)?.message, b.error];
+    for (const c of candidates) {
+      if (typeof c === "string" && c) return c;
+      if (Array.isArray(c) && c.length > 0) {
+        // FastAPI validation errors: [{loc, msg, type}, ...]
+        return c
+          .map((item) =>
+            typeof item === "object" && item && "msg" in item ? String(item.msg) : String(item),
+          )
+          .join("; ");
+      }
+    }
+  }
+  if (typeof body === "string" && body.trim()) return body.trim().slice(0, 300);
+  return `The server answered ${response.status} ${response.statusText}`.trim();
+}
+
+// --- a run with stop() --------------------------------------------------------------------
+
+export interface ChatRun {
+  /** The run's events, as {@link streamChat} yields them. Iterate once. */
+  events: AsyncGenerator<TrayEvent, void, undefined>;
+  /** The run id, once the first `status` event has carried it. */
+  readonly runId: string | null;
+  /**
+   * Stop the run: ask the server to cancel (the stream then ends with `cancelled`). If the
+   * cancel call fails, or no run id is known yet, abort the request instead.
+   */
+  stop(): Promise<void>;
+  /** Abort the request without asking the server to cancel (e.g. leaving the page). */
+  abort(): void;
+}
+
+/** How long stop() waits for the server's `cancelled` event before aborting the request. */
+export const STOP_GRACE_MS = 5000;
+
+export function startChat(request: ChatRequest, options: StreamOptions = {}): ChatRun {
+  const controller = new AbortController();
+  const outer = options.signal;
+  if (outer) {
+    if (outer.aborted) controller.abort(outer.reason);
+    else outer.addEventListener("abort", () => controller.abort(outer.reason), { once: true });
+  }
+  let runId: string | null = null;
+  const inner = streamChat(request, { ...options, signal: controller.signal });
+  let graceTimer: ReturnType<typeof setTimeout> | undefined;
+  let ended = false;
+  async function* events(): AsyncGenerator<TrayEvent, void, undefined> {
+    try {
+      for await (const event of inner) {
+        if (event.type === "status" && event.run_id && runId === null) runId = event.run_id;
+        yield event;
+      }
+    } finally {
+      ended = true;
+      clearTimeout(graceTimer);
+    }
+  }
+  return {
+    events: events(),
+    get runId() {
+      return runId;
+    },
+    async stop() {
+      if (runId === null) {
+        controller.abort();
+        return;
+      }
+      try {
+        await cancelRun(runId, options);
+      } catch {
+        controller.abort();
+        return;
+      }
+      // The server confirms with a `cancelled` event; if it never comes, stop waiting.
+      if (graceTimer === undefined && !ended) {
+        graceTimer = setTimeout(() => controller.abort(), STOP_GRACE_MS);
+      }
+    },
+    abort() {
+      controller.abort();
+    },
+  };
+}
