@@ -5,6 +5,7 @@ from agentstream.runs.hooks import NoHooks, Preparation, RunHooks
 from agentstream.runs.request import ActionRequest, RunRequest
 from agentstream.runs.runner import Runner, RunSession
 from agentstream.runs.store import ConversationNotFound, ConversationStore, StartedRun
+from agentstream.runs.titles import TitleWriter, model_titles
 
 __all__ = [
     "ActionRequest",
@@ -21,4 +22,6 @@ __all__ = [
     "RunSession",
     "Runner",
     "StartedRun",
+    "TitleWriter",
+    "model_titles",
 ]

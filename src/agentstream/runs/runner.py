@@ -30,6 +30,7 @@ from agentstream.runs.broker import RunBroker
 from agentstream.runs.hooks import NoHooks, RunHooks
 from agentstream.runs.request import RunRequest
 from agentstream.runs.store import ConversationStore, RunStatus
+from agentstream.runs.titles import TitleWriter
 
 __all__ = ["RunSession", "Runner"]
 
@@ -47,21 +48,31 @@ class Runner:
         store: ConversationStore | None = None,
         hooks: RunHooks | None = None,
         broker: RunBroker | None = None,
+        titles: TitleWriter | None = None,
     ) -> None:
         self.agent = agent
         self.store = store
         self.hooks: RunHooks = hooks or NoHooks()
         self.broker = broker
+        self.titles = titles
         self._active: dict[str, RunSession] = {}
+        self._background: set[asyncio.Task[None]] = set()
 
     async def start(self) -> None:
         """Listen for cancel requests from other workers (when a broker is configured)."""
         if self.broker is not None:
             await self.broker.start(self.cancel)
 
+    async def settle(self) -> None:
+        """Wait for the background work started so far (model-written titles)."""
+        await asyncio.gather(*self._background, return_exceptions=True)
+
     async def aclose(self) -> None:
         for session in list(self._active.values()):
             session.cancel("server shutting down")
+        for task in list(self._background):
+            task.cancel()
+        await asyncio.gather(*self._background, return_exceptions=True)
         if self.broker is not None:
             await self.broker.aclose()
 
@@ -69,7 +80,7 @@ class Runner:
         """Commit the user message and prepare the run. Raises
         :class:`~agentstream.runs.store.ConversationNotFound` before anything is streamed."""
         run_id = request.run_id or uuid.uuid4().hex
-        conversation_id, title = request.conversation_id, None
+        conversation_id, title, first_run = request.conversation_id, None, False
         history = list(request.history or ())
         payloads: list[Any] = []
         self.hooks.check(request)  # refuse a bad request before anything is stored
@@ -84,6 +95,7 @@ class Runner:
                 create_if_missing=request.create_conversation,
             )
             conversation_id, title = started.conversation_id, started.title
+            first_run = started.first_run
             if request.history is None:
                 history = list(started.history)
             payloads = list(started.payloads)
@@ -108,7 +120,7 @@ class Runner:
         )
         if self.broker is not None:
             await self.broker.open_run(run_id, request.principal)
-        session = RunSession(self, request, run_input)
+        session = RunSession(self, request, run_input, first_run=first_run)
         self._active[run_id] = session
         return session
 
@@ -133,16 +145,38 @@ class Runner:
     def _forget(self, run_id: str) -> None:
         self._active.pop(run_id, None)
 
+    def _retitle(self, principal: Principal, conversation_id: str, first_message: str) -> None:
+        """Ask for a model-written title in a task the runner owns (cancelled on close)."""
+        if self.titles is None or self.store is None:
+            return
+        task = asyncio.create_task(self._write_title(principal, conversation_id, first_message))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _write_title(
+        self, principal: Principal, conversation_id: str, first_message: str
+    ) -> None:
+        assert self.titles is not None and self.store is not None
+        try:
+            title = await self.titles(first_message)
+            if title:
+                await self.store.set_generated_title(principal, conversation_id, title)
+        except Exception:
+            log.exception("could not write a title for conversation %s", conversation_id)
+
 
 def _same_owner(a: Principal, b: Principal) -> bool:
     return a.user_id == b.user_id and a.tenant_id == b.tenant_id
 
 
 class RunSession:
-    def __init__(self, runner: Runner, request: RunRequest, run_input: RunInput) -> None:
+    def __init__(
+        self, runner: Runner, request: RunRequest, run_input: RunInput, *, first_run: bool = False
+    ) -> None:
         self.runner = runner
         self.request = request
         self.input = run_input
+        self.first_run = first_run
         self.run: AgentRun = runner.agent.run(run_input)
         self._saved = 0
         self._finished = False
@@ -187,6 +221,8 @@ class RunSession:
     async def _complete(self, event: RunCompleted) -> RunCompleted:
         event = self.runner.hooks.finish(self.runner.agent, self.request, self.input, event)
         conversation = await self._finish("completed", completed=event)
+        if self.first_run and self.conversation_id is not None:
+            self.runner._retitle(self.request.principal, self.conversation_id, self.request.message)
         return replace(event, conversation=conversation) if conversation is not None else event
 
     async def _save_progress(self) -> None:

@@ -35,6 +35,8 @@ class StartedRun:
     metadata: dict[str, Any] = field(default_factory=dict)
     payloads: Sequence[Payload] = ()
     """Payloads produced earlier in the conversation, for the prompt's payload manifest."""
+    first_run: bool = False
+    """This run opens the conversation (its title came from this message)."""
 
 
 class ConversationStore(Protocol):
@@ -80,4 +82,11 @@ class ConversationStore(Protocol):
         mark the run's status (``cancelled``/``failed`` = interrupted), and return the
         conversation as 004's ``conversation`` object: ``{id, title, updated_at,
         conversation: [{role, content, created_at}, ...]}``."""
+        ...
+
+    async def set_generated_title(
+        self, principal: Principal, conversation_id: str, title: str
+    ) -> str | None:
+        """Store a title written by the model unless the user renamed the conversation;
+        returns the title stored, or None."""
         ...

@@ -20,7 +20,14 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentstream.agent import Agent
 from agentstream.providers.registry import ModelRegistry
-from agentstream.runs import LocalBroker, RedisBroker, RunBroker, RunHooks, Runner
+from agentstream.runs import (
+    LocalBroker,
+    RedisBroker,
+    RunBroker,
+    RunHooks,
+    Runner,
+    model_titles,
+)
 from agentstream.runs.store import ConversationStore
 from agentstream.server import runs, web
 from agentstream.server.auth import Authenticator, authenticator_from_settings
@@ -55,7 +62,8 @@ def create_app(
     settings.check()
     if broker is None:
         broker = RedisBroker(settings.redis_url) if settings.redis_url else LocalBroker()
-    runner = Runner(agent, store=store, hooks=hooks, broker=broker)
+    titles = model_titles(agent) if settings.model_titles and store is not None else None
+    runner = Runner(agent, store=store, hooks=hooks, broker=broker, titles=titles)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:

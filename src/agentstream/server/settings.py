@@ -57,6 +57,9 @@ class Settings:
     max_body_bytes: int = 1024 * 1024
     heartbeat_seconds: float = 15.0
     diagnostics: bool = False
+    model_titles: bool = False
+    """After a conversation's first answer, ask the model for a better title (one more,
+    small model call per conversation)."""
     redis_url: str | None = field(default=None, repr=False)
     """Share runs between workers through Redis (replay, cancel from any worker); without
     it runs live in this process only. Not in ``repr``: the URL may hold a password."""
@@ -112,6 +115,7 @@ class Settings:
                 "heartbeat_seconds": float(get("HEARTBEAT_SECONDS") or cls.heartbeat_seconds),
                 "diagnostics": (get("DIAGNOSTICS") or "").lower() in _TRUE,
                 "redis_url": get("REDIS_URL"),
+                "model_titles": (get("MODEL_TITLES") or "").lower() in _TRUE,
             }
         except ValueError as exc:
             raise SettingsError(f"invalid server setting: {exc}") from None

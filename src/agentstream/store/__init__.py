@@ -21,7 +21,7 @@ from agentstream.store.errors import (
 from agentstream.store.migrate import current_revision, head_revision, upgrade
 from agentstream.store.repository import SqlConversationStore
 from agentstream.store.statements import normalize_conversation_id
-from agentstream.store.titles import TitleGenerator, retitle, title_from_message
+from agentstream.store.titles import title_from_message
 from agentstream.store.views import (
     ConversationDetail,
     ConversationPage,
@@ -41,14 +41,12 @@ __all__ = [
     "InvalidCursor",
     "SqlConversationStore",
     "StoreNotMigrated",
-    "TitleGenerator",
     "UnknownRun",
     "create_engine",
     "current_revision",
     "head_revision",
     "normalize_conversation_id",
     "resolve_database_url",
-    "retitle",
     "title_from_message",
     "upgrade",
 ]

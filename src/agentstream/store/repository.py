@@ -65,6 +65,7 @@ from agentstream.store.statements import (
     owned_row,
     run_outcome,
 )
+from agentstream.store.titles import title_from_message
 from agentstream.store.views import (
     ConversationDetail,
     ConversationPage,
@@ -214,6 +215,7 @@ class SqlConversationStore:
             history, payloads = await before(session, cid, ordinal)
         return StartedRun(
             conversation_id=cid,
+            first_run=ordinal == 0,
             title=bumped.title,
             history=history,
             metadata=bumped.metadata,
@@ -346,7 +348,9 @@ class SqlConversationStore:
     async def set_generated_title(
         self, principal: Principal, conversation_id: str, title: str
     ) -> str | None:
-        """Store a model-generated title unless the user renamed the conversation."""
+        """Store a model-generated title (made one line, at most 60 characters) unless the
+        user renamed the conversation. Returns the stored title, or None."""
+        title = title_from_message(title)
         try:
             summary = await self._set_title(
                 principal, conversation_id, title, "model", only_from="message"
