@@ -11,7 +11,7 @@ run:
 
 test:
 	scripts/setup.sh --test
-	$(MAKE) --no-print-directory lint typecheck pytest webtest
+	$(MAKE) --no-print-directory lint typecheck webtest pytest
 
 lint:
 	$(VENV)/ruff check src tests bench
