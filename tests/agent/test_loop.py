@@ -206,6 +206,26 @@ async def test_a_tool_that_raises_does_not_end_the_run() -> None:
     assert isinstance(done, RunCompleted) and done.message == "The service is down."
 
 
+async def test_a_tool_error_that_quotes_the_callers_token_does_not_leak_it() -> None:
+    secret = "eyJhbGciOiJIUzI1NiJ9.caller-token.signature"
+
+    @tool
+    def call_api(ctx: ToolContext) -> str:
+        """Calls a downstream API with the caller's token."""
+        raise RuntimeError(f"GET https://api.example/items?access_token={ctx.token} gave 500")
+
+    provider = scripted({"tool_calls": [{"name": "call_api"}]}, {"text": "The API failed."})
+    agent = Agent(model=provider, tools=[call_api])
+    principal = Principal(user_id="u", token=secret)
+    run = agent.run(RunInput(message="go", principal=principal))
+    events = [event async for event in run]
+    (finished,) = of_type(events, ToolCallFinished)
+    assert finished.error is not None and "gave 500" in finished.error.message
+    assert secret not in repr(events)
+    assert secret not in repr(run.new_messages)
+    assert secret not in repr(provider.requests[1].messages)
+
+
 async def test_tool_timeout() -> None:
     import asyncio
 

@@ -6,7 +6,14 @@ from agentstream import Agent
 from agentstream.chat import ChatConfig
 from agentstream.chat.redaction import REDACTED
 from agentstream.events import RunCompleted, event_to_json
-from agentstream.messages import AssistantMessage, UserMessage
+from agentstream.messages import (
+    AssistantMessage,
+    Reasoning,
+    ToolCall,
+    ToolResultPart,
+    ToolResultsMessage,
+    UserMessage,
+)
 from agentstream.principal import Principal
 
 from .helpers import completed, run_chat, scripted
@@ -60,8 +67,12 @@ async def test_diagnostics_show_what_the_model_got_and_said() -> None:
     assert diagnostics["temperature"] == 0.0
     assert diagnostics["tools"] == ["search_articles"]
     assert diagnostics["system_prompt"].startswith("You are careful.\n\n## Context")
-    assert [m["role"] for m in diagnostics["messages"]] == ["user", "assistant", "user"]
-    assert diagnostics["messages"][-1]["content"] == "hello"
+    # 003: each message is {"role", "content"}, not our internal history shape.
+    assert diagnostics["messages"] == [
+        {"role": "user", "content": "earlier"},
+        {"role": "assistant", "content": "reply"},
+        {"role": "user", "content": "hello"},
+    ]
     assert diagnostics["context"]["current_page"] == "reports"
     assert diagnostics["raw_llm_response"] == "Looking.\n\n" + RAW
     assert done.raw_response == "Looking.\n\n" + RAW
@@ -95,4 +106,52 @@ async def test_parse_problems_are_reported_in_diagnostics() -> None:
     assert done.diagnostics is not None
     assert done.diagnostics["parse_warnings"] == [
         "SUGGESTED_VALUES: ignored: invalid JSON (Expecting value); the text was left as written"
+    ]
+
+
+async def test_diagnostics_list_tool_round_trips_as_003_messages() -> None:
+    """A stored tool round trip reads as 003 shows it: the assistant's text as ``content``
+    (its calls beside it), the results as a user message of ``tool_result`` blocks; no
+    reasoning signatures or vendor data."""
+    history = [
+        UserMessage(content="find CRISPR"),
+        AssistantMessage(
+            text="Searching.",
+            reasoning=(Reasoning(text="think", signature="sig-opaque"),),
+            tool_calls=(ToolCall(id="t1", name="search_articles", arguments={"query": "CRISPR"}),),
+        ),
+        ToolResultsMessage(
+            results=(
+                ToolResultPart(tool_call_id="t1", name="search_articles", content="5 found"),
+                ToolResultPart(
+                    tool_call_id="t2", name="broken", content='{"error":"x"}', is_error=True
+                ),
+            )
+        ),
+        AssistantMessage(text="Found 5."),
+    ]
+    agent = Agent(model=scripted({"text": "Sure."}))
+    done = completed(await run_chat(agent, ChatConfig(), history=history, diagnostics=True))
+    assert done.diagnostics is not None
+    assert done.diagnostics["messages"] == [
+        {"role": "user", "content": "find CRISPR"},
+        {
+            "role": "assistant",
+            "content": "Searching.",
+            "tool_calls": [{"id": "t1", "name": "search_articles", "input": {"query": "CRISPR"}}],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": "5 found"},
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "t2",
+                    "content": '{"error":"x"}',
+                    "is_error": True,
+                },
+            ],
+        },
+        {"role": "assistant", "content": "Found 5."},
+        {"role": "user", "content": "hello"},
     ]

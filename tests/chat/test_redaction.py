@@ -62,3 +62,8 @@ def test_scrubber_replaces_known_secrets_inside_strings_and_secret_shapes() -> N
         "note": [REDACTED],
         "token": REDACTED,
     }
+
+
+def test_scrubber_replaces_a_google_api_key() -> None:
+    key = "AIza" + "Sy" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q"
+    assert Scrubber().text(f"call with key={key} now") == f"call with key={REDACTED} now"

@@ -193,8 +193,8 @@ def test_tray_markers_tool_history_and_broken_suggestions(serve: Serve) -> None:
             "is_error": False,
         }
     ]
-    assert payload["custom_payload"]["type"] == "tool_history"
-    assert payload["custom_payload"]["data"] == history
+    # Exactly 002's shape, the same as without chat hooks: no null payload_id or summary.
+    assert payload["custom_payload"] == {"type": "tool_history", "data": history}
     assert payload["tool_history"] == history
     broken_payload = _complete(broken)
     assert broken_payload["message"] == 'Sure.\nSUGGESTED_VALUES: [{"label": "A", '
@@ -395,3 +395,44 @@ def test_agent_dialect_tool_fallback_warning_and_string_context(serve: Serve) ->
     system = provider_of(agent).requests[0].system
     assert system.startswith("You are the ops agent.\n\n## Context\n")
     assert "The user is an on-call admin." in system
+
+
+# --- what the model is asked for, per dialect ---------------------------------------------------
+
+
+def test_only_the_tray_asks_the_model_for_suggestions_and_payload_markers(serve: Serve) -> None:
+    """000, 001 and 004 clients show every streamed character and have nowhere to put
+    suggestions or written payloads: telling their model to write ``SUGGESTED_VALUES:`` or
+    ``QUERY_SUGGESTION:`` lines would put those lines in ``content_chunk``/``message``/
+    ``token`` text. The tray (002/003) gets the instructions."""
+    agent = Agent(
+        model=_rules({"turns": [{"text": "Fine."}]}), tools=[search_articles], instructions="Hi."
+    )
+    config = ChatConfig(
+        client_actions=[ClientAction(name="close_chat")],
+        payload_types=[PayloadType.llm("query_suggestion", instructions="Suggest a query.")],
+    )
+    server = serve(agent, hooks=ChatHooks(config))
+    requests = [
+        (TRAY, {"message": "hi"}),
+        (ICHOR, {"message": "hi", "context_type": "workflow"}),
+        (AGENT, {"message": "hi"}),
+        (
+            "/api/chat/agent-chat/stream?brandRef=b1",
+            {"brandRef": "b1", "model": "scripted:script", "content": "hi"},
+        ),
+    ]
+    with server.client() as client:
+        for path, body in requests:
+            response, _ = stream_text(client, path, json=body)
+            assert response.status_code == 200, response.text
+    systems = [request.system for request in provider_of(agent).requests]
+    tray, *others = systems
+    assert "SUGGESTED_VALUES:" in tray
+    assert "SUGGESTED_ACTIONS:" in tray
+    assert "QUERY_SUGGESTION:" in tray
+    for system in others:
+        assert system == (
+            "Hi.\n\n## Capabilities\nTools you can call:\n"
+            "- `search_articles`: Search the article index."
+        )

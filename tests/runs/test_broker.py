@@ -136,3 +136,25 @@ async def test_a_runner_without_a_broker_cancels_only_its_own_runs() -> None:
             assert await runner.request_cancel(session.run_id, ALICE)
     assert isinstance(events[-1], RunCancelled)
     assert not await runner.request_cancel("elsewhere", ALICE)
+
+
+async def test_a_long_run_does_not_stop_finished_runs_from_expiring() -> None:
+    """LocalBroker keeps the newest ``keep`` runs: a run still going at the front of the queue
+    must not make it keep every run that finished after it."""
+    broker = LocalBroker(keep=2)
+    long_runner = Runner(slow_agent(delay=0.05), broker=broker)
+    runner = Runner(slow_agent(), broker=broker)
+    await long_runner.start()
+    await runner.start()
+    long_run = await long_runner.begin(RunRequest(message="count", principal=ALICE))
+    long_events = long_run.events()
+    first = await anext(long_events)  # the long run has started and is not finished
+    finished = [[e.run_id for e in await run_to_end(runner)][0] for _ in range(5)]
+    for run_id in finished[:-1]:
+        with pytest.raises(RunNotFound):
+            await anext(broker.replay(run_id, ALICE))
+    assert (await anext(broker.replay(finished[-1], ALICE))).run_id == finished[-1]
+    assert await anext(broker.replay(long_run.run_id, ALICE)) == first
+    long_run.cancel()
+    assert isinstance([event async for event in long_events][-1], RunCancelled)
+    await broker.aclose()

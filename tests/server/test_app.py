@@ -159,3 +159,158 @@ def test_serve_command_rejects_a_chat_option_that_is_not_a_config(tmp_path: Path
     )  # fmt: skip
     assert result.returncode == 2
     assert "not a ChatConfig or RunHooks" in result.stderr
+
+
+def test_a_conversation_id_of_another_user_or_tenant_is_404_everywhere(
+    serve: Serve, tmp_path: Path
+) -> None:
+    """000 and 001 let the client choose the conversation id (created on first use). Naming
+    someone else's, in any dialect or the conversations API, must neither read nor add to
+    it, nor create a second conversation under the same id: it is the same 404 as an
+    unknown id. The same user in another tenant is someone else."""
+    from agentstream.store import SqlConversationStore, create_engine, upgrade
+    from tests.server.agents import ichor_agent
+    from tests.server.helpers import bearer, token
+
+    store = SqlConversationStore(create_engine(f"sqlite+aiosqlite:///{tmp_path / 'iso.db'}"))
+    server = serve(ichor_agent(), store=store, auth=True, tenant_claim="tenant")
+    server.call(upgrade(store.engine), timeout=60)
+    cid = "support-42"
+    alice = bearer(token("alice", tenant="acme"))
+    bob = bearer(token("bob", tenant="acme"))
+    alice_elsewhere = bearer(token("alice", tenant="globex"))
+    ask = {"message": "What does it do?", "context_type": "workflow", "conversation_id": cid}
+    playground = {
+        "brandRef": "acme",
+        "model": "scripted:script",
+        "content": "What does it do?",
+        "stream": False,
+        "metadata": {"conversationId": cid},
+    }
+    with server.client() as client:
+        created, _ = stream_text(client, "/v1/agent/chat", json=ask, headers=alice)
+        assert created.status_code == 200
+        before = client.get(f"/api/conversations/{cid}", headers=alice).json()
+        attempts = {
+            "ichor": client.post("/v1/agent/chat", json=ask, headers=bob),
+            "ichor-other-tenant": client.post("/v1/agent/chat", json=ask, headers=alice_elsewhere),
+            "tray": client.post(TRAY, json={"message": "hi", "conversation_id": cid}, headers=bob),
+            "playground": client.post(
+                "/api/chat/agent-chat/stream?brandRef=acme", json=playground, headers=bob
+            ),
+            "get": client.get(f"/api/conversations/{cid}", headers=bob),
+            "rename": client.patch(f"/api/conversations/{cid}", json={"title": "x"}, headers=bob),
+            "delete": client.delete(f"/api/conversations/{cid}", headers=bob),
+            "get-other-tenant": client.get(f"/api/conversations/{cid}", headers=alice_elsewhere),
+        }
+        bad_ids = [
+            client.post("/v1/agent/chat", json={**ask, "conversation_id": "../x"}, headers=bob),
+            client.post(
+                "/api/chat/agent-chat/stream?brandRef=acme",
+                json={**playground, "metadata": {"conversationId": "x" * 65}},
+                headers=bob,
+            ),
+        ]
+        after = client.get(f"/api/conversations/{cid}", headers=alice).json()
+        bobs = client.get("/api/conversations", headers=bob).json()
+        elsewhere = client.get("/api/conversations", headers=alice_elsewhere).json()
+    assert {name: r.status_code for name, r in attempts.items()} == dict.fromkeys(attempts, 404)
+    assert all("What does" not in r.text for r in attempts.values())
+    assert [(r.status_code, r.json()["field"]) for r in bad_ids] == [
+        (400, "conversation_id"),
+        (400, "metadata.conversationId"),
+    ]
+    assert after == before
+    assert [m["role"] for m in after["messages"]] == ["user", "assistant"]
+    assert bobs["items"] == [] and elsewhere["items"] == []
+    server.call(store.close())
+
+
+def test_cors_wildcard_never_lets_another_site_use_the_session_cookie(serve: Serve) -> None:
+    """``AGENTSTREAM_CORS_ORIGINS=*`` opens the API to bearer-token callers anywhere, but a
+    page on any site must not be able to read a signed-in visitor's conversations with the
+    session cookie: no origin is echoed with ``Access-Control-Allow-Credentials``."""
+    from tests.server.helpers import bearer, token
+
+    server = serve(tray_agent(), auth=True, cors_origins=("*",))
+    evil = {"Origin": "https://evil.example"}
+    cookie = {"Cookie": f"agentstream_session={token('alice')}"}
+    with server.client() as client:
+        preflight = client.options(
+            "/api/chat/models",
+            headers={**evil, "Access-Control-Request-Method": "GET"},
+        )
+        read = client.get("/api/chat/models", headers={**evil, **cookie})
+        with_bearer = client.get("/api/chat/models", headers={**evil, **bearer(token("bob"))})
+    for response in (preflight, read):
+        assert response.headers.get("access-control-allow-origin") in (None, "*")
+        assert "access-control-allow-credentials" not in response.headers
+    # Bearer callers from other origins still work (000's cross-origin clients).
+    assert with_bearer.status_code == 200
+    assert with_bearer.headers["access-control-allow-origin"] == "*"
+
+
+def test_absurdly_nested_json_is_400_not_a_recursion_error(serve: Serve) -> None:
+    """A few kilobytes can nest hundreds of levels deep: that is a 400 naming the body, not
+    a RecursionError while the context is redacted and rendered into the prompt."""
+    from agentstream.chat import ChatHooks
+    from tests.server.agents import ichor_agent
+
+    server = serve(ichor_agent(), hooks=ChatHooks())
+    deep: dict[str, object] = {"leaf": 1}
+    for _ in range(500):
+        deep = {"a": deep}
+    fine: dict[str, object] = {"leaf": 1}
+    for _ in range(20):
+        fine = {"a": fine}
+    ask = {"message": "What does it do?", "context_type": "workflow"}
+    with server.client() as client:
+        too_deep = {
+            "ichor": client.post("/v1/agent/chat", json={**ask, "context": deep}),
+            "tray": client.post(TRAY, json={"message": "hi", "context": deep}),
+            "tray-action": client.post(
+                TRAY, json={"message": "hi", "action": {"action": "x", "data": [deep]}}
+            ),
+        }
+        unparsable = client.post(
+            "/v1/agent/chat",
+            content=b'{"message": "hi", "context_type": "workflow", "context": '
+            + b"[" * 100_000
+            + b"]" * 100_000
+            + b"}",
+            headers={"Content-Type": "application/json"},
+        )
+        ok, text = stream_text(client, "/v1/agent/chat", json={**ask, "context": fine})
+    for response in too_deep.values():
+        assert response.status_code == 400, response.text
+        assert response.json()["field"] == "body"
+        assert "levels deep" in response.json()["detail"]
+    assert unparsable.status_code == 400
+    assert ok.status_code == 200 and "message_complete" in text
+
+
+def test_a_body_that_does_not_say_it_is_json_is_refused(serve: Serve) -> None:
+    """Cross-site request forgery: a page on any site can POST a body with no Content-Type
+    (a Blob without a type), text/plain or a form, without a CORS preflight, with the
+    visitor's cookie or to a local anonymous server. None of them may start a run (FastAPI
+    parses only JSON media types as JSON; older versions also parsed an untyped body)."""
+    from tests.server.helpers import token
+
+    server = serve(tray_agent(), auth=True)
+    cookie = {"Cookie": f"agentstream_session={token('alice')}"}
+    payload = b'{"message": "Find CRISPR articles"}'
+    with server.client() as client:
+        untyped = client.post(TRAY, content=payload, headers=cookie)
+        plain = client.post(TRAY, content=payload, headers={**cookie, "Content-Type": "text/plain"})
+        form = client.post(TRAY, data={"message": "hi"}, headers=cookie)
+        typed, text = stream_text(
+            client,
+            TRAY,
+            content=payload,
+            headers={**cookie, "Content-Type": "application/json; charset=utf-8"},
+        )
+    for response in (untyped, plain, form):
+        assert response.status_code == 400
+        assert response.json() == {"detail": "body: expected a JSON object", "field": "body"}
+    assert typed.status_code == 200
+    assert datas(parse_sse(text))[-1]["type"] == "complete"

@@ -42,8 +42,9 @@ def unsigned(claims: dict[str, Any]) -> str:
         (bearer("garbage"), "not valid"),
         ({"Authorization": "Basic YTpi"}, "Malformed"),
         (bearer(jwt.encode({"exp": int(time.time()) + 60}, SECRET)), "'sub'"),
+        (bearer(jwt.encode({"sub": "a"}, SECRET)), "'exp'"),
     ],
-    ids=["missing", "bad-signature", "expired", "alg-none", "garbage", "basic", "no-sub"],
+    ids=["missing", "bad-signature", "expired", "alg-none", "garbage", "basic", "no-sub", "no-exp"],
 )
 def test_bad_credentials_are_401(serve: Serve, headers: dict[str, str], reason: str) -> None:
     server = serve(ichor_agent(), auth=True)
@@ -136,6 +137,12 @@ def test_anonymous_mode_only_on_loopback() -> None:
     create_app(ichor_agent(), settings=Settings(host="::1"))
 
 
+def test_a_short_hs256_secret_is_refused_at_start() -> None:
+    with pytest.raises(SettingsError, match="at least 32 bytes"):
+        create_app(ichor_agent(), settings=Settings(jwt_secret="hunter2"))
+    create_app(ichor_agent(), settings=Settings(jwt_secret="x" * 32))
+
+
 def test_settings_from_env() -> None:
     settings = Settings.from_env(
         {
@@ -169,3 +176,89 @@ async def test_anonymous_mode_refuses_a_non_loopback_connection() -> None:
     assert await auth.authenticate(request("127.0.0.1"), allow_cookie=True) is ANONYMOUS
     with pytest.raises(AuthError):
         await auth.authenticate(request("10.0.0.5"), allow_cookie=True)
+
+
+def test_audience_and_issuer_are_required_when_configured(serve: Serve) -> None:
+    server = serve(ichor_agent(), auth=True, jwt_audience="agentstream", jwt_issuer="https://idp")
+    right = {"aud": "agentstream", "iss": "https://idp"}
+    with server.client() as client:
+        ok, _ = stream_text(client, ICHOR, json=BODY, headers=bearer(token("ivy", **right)))
+        answers = {
+            name: client.post(ICHOR, json=BODY, headers=bearer(token("ivy", **claims)))
+            for name, claims in {
+                "no-aud": {"iss": "https://idp"},
+                "other-aud": {**right, "aud": "another-app"},
+                "no-iss": {"aud": "agentstream"},
+                "other-iss": {**right, "iss": "https://evil"},
+            }.items()
+        }
+    assert ok.status_code == 200
+    assert {name: r.status_code for name, r in answers.items()} == dict.fromkeys(answers, 401)
+    assert "'aud'" in answers["no-aud"].json()["detail"]
+    assert "'iss'" in answers["no-iss"].json()["detail"]
+
+
+def test_anonymous_mode_refuses_a_request_for_another_host_name(serve: Serve) -> None:
+    """DNS rebinding: a page on evil.example whose name now resolves to 127.0.0.1 reaches the
+    local server from the user's browser, but its requests still name evil.example."""
+    server = serve(tray_agent())
+    with server.client() as client:
+        rebound = client.get("/api/chat/models", headers={"Host": f"evil.example:{server.port}"})
+        streamed = client.post(TRAY, json={"message": "hi"}, headers={"Host": "evil.example"})
+        by_name = client.get("/api/chat/models", headers={"Host": f"localhost:{server.port}"})
+        by_v6 = client.get("/api/chat/models", headers={"Host": f"[::1]:{server.port}"})
+        by_address = client.get("/api/chat/models")
+    assert rebound.status_code == 401 and "localhost" in rebound.json()["detail"]
+    assert streamed.status_code == 401
+    assert [by_name.status_code, by_v6.status_code, by_address.status_code] == [200, 200, 200]
+
+
+def test_jwks_token_naming_a_key_that_is_not_rsa_is_401(serve: Serve) -> None:
+    """IdPs often publish EC or symmetric keys beside the RSA ones. A token that names one is
+    refused like any bad token (PyJWT itself would raise TypeError: a 500)."""
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    rsa_jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key()))
+    ec_jwk = json.loads(
+        jwt.algorithms.ECAlgorithm.to_jwk(ec.generate_private_key(ec.SECP256R1()).public_key())
+    )
+    oct_jwk = {"kty": "oct", "k": _b64({"not": "a key"})}
+    keys = FastAPI()
+
+    @keys.get("/jwks.json")
+    async def jwks() -> dict[str, Any]:
+        return {
+            "keys": [
+                {**rsa_jwk, "kid": "rsa", "use": "sig", "alg": "RS256"},
+                {**ec_jwk, "kid": "ec", "use": "sig"},
+                {**oct_jwk, "kid": "oct"},
+            ]
+        }
+
+    issuer = LiveServer(keys).start()
+    try:
+        server = serve(ichor_agent(), jwks_url=f"{issuer.url}/jwks.json")
+        claims = {"sub": "gina", "exp": int(time.time()) + 60}
+        with server.client() as client:
+            answers = [
+                client.post(
+                    ICHOR,
+                    json=BODY,
+                    headers=bearer(
+                        jwt.encode(claims, key, algorithm="RS256", headers={"kid": kid})
+                    ),
+                )
+                for kid in ("ec", "oct")
+            ]
+            ok, _ = stream_text(
+                client,
+                ICHOR,
+                json=BODY,
+                headers=bearer(jwt.encode(claims, key, algorithm="RS256", headers={"kid": "rsa"})),
+            )
+        assert [a.status_code for a in answers] == [401, 401]
+        assert all("not an RS256 key" in a.json()["detail"] for a in answers)
+        assert ok.status_code == 200
+    finally:
+        issuer.stop()

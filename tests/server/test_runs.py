@@ -130,3 +130,21 @@ def test_follow_a_live_run_from_another_worker(serve: Serve, redis_prefix: str) 
     texts = "".join(data["text"] for kind, _, data in followed if kind == "text_delta")
     assert texts == "".join(f["text"] for f in streamed if f["type"] == "text_delta")
     assert followed[-1][0] == "run_completed"
+
+
+def test_a_position_past_any_event_is_400_not_a_redis_error(
+    serve: Serve, redis_prefix: str
+) -> None:
+    server = serve(tray_agent(), broker=RedisBroker(REDIS_URL, prefix=redis_prefix))
+    with server.client() as client:
+        run_id = tray_run(client)[0]["run_id"]
+        path = f"/api/runs/{run_id}/events"
+        huge_query = client.get(path, params={"after": 10**30})
+        huge_header = client.get(path, headers={"Last-Event-ID": "9" * 30})
+        garbage_header = client.get(path, headers={"Last-Event-ID": "abc"})
+        resumed = client.get(path, headers={"Last-Event-ID": "3"})
+    assert (huge_query.status_code, huge_query.json()["field"]) == (400, "after")
+    for response in (huge_header, garbage_header):
+        assert (response.status_code, response.json()["field"]) == (400, "Last-Event-ID")
+    assert resumed.status_code == 200
+    assert canonical(resumed.text)[0][1] == "4"

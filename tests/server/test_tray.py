@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
 from agentstream import Agent
+from agentstream.events import RunFailed, ToolCallArgs, ToolCallFinished, ToolProgress
 from agentstream.providers.scripted import ScriptedProvider
+from agentstream.server.dialects.tray import TrayEncoder
+from agentstream.tools import Progress, ToolResult, tool
 from tests.server.agents import slow_agent, tray_agent
 from tests.server.conftest import Serve
 from tests.server.helpers import RUN_ID, bearer, datas, parse_sse, stream_text, token
@@ -76,6 +81,116 @@ def test_tool_flow_with_marker_and_complete_payload(serve: Serve) -> None:
                 },
             },
         },
+    ]
+
+
+def test_answer_without_tools_has_no_null_custom_payload(serve: Serve) -> None:
+    """002: ``custom_payload?: CustomPayload`` is optional; a typed client rejects ``null``."""
+    provider = ScriptedProvider({"turns": [{"text": ["Hello", " there."]}]})
+    server = serve(Agent(model=provider))
+    with server.client() as client:
+        _, text = stream_text(client, PATH, json={"message": "hi"})
+    assert datas(parse_sse(text)) == [
+        {"type": "status", "message": "Thinking...", "run_id": RUN_ID, "conversation_id": None},
+        {"type": "text_delta", "text": "Hello"},
+        {"type": "text_delta", "text": " there."},
+        {
+            "type": "complete",
+            "payload": {
+                "message": "Hello there.",
+                "suggested_values": [],
+                "suggested_actions": [],
+                "tool_history": [],
+                "conversation_id": None,
+                "payloads": [],
+                "usage": {
+                    "input_tokens": 0,
+                    "output_tokens": 0,
+                    "reasoning_tokens": 0,
+                    "cache_read_tokens": 0,
+                },
+            },
+        },
+    ]
+
+
+def test_concurrent_tools_are_shown_one_after_another(serve: Serve) -> None:
+    """002 "Process Tools": for each tool, tool_start, its progress, tool_complete and its
+    marker. The second call finishes first (the first waits for it), yet its frames follow
+    the first call's."""
+    events: list[asyncio.Event] = []
+
+    def gate() -> asyncio.Event:
+        if not events:
+            events.append(asyncio.Event())
+        return events[0]
+
+    @tool
+    async def slow_lookup(query: str) -> str:
+        """Look up slowly."""
+        await gate().wait()
+        return "slow done"
+
+    @tool
+    async def fast_lookup(query: str) -> AsyncIterator[Progress | ToolResult]:
+        """Look up quickly."""
+        yield Progress(stage="fetching", message="half way", fraction=0.5)
+        gate().set()
+        yield ToolResult(text="fast done", output="fast done")
+
+    calls = [
+        {"id": "t1", "name": "slow_lookup", "arguments": {"query": "a"}},
+        {"id": "t2", "name": "fast_lookup", "arguments": {"query": "b"}},
+    ]
+    provider = ScriptedProvider({"turns": [{"tool_calls": calls}, {"text": ["Both done."]}]})
+    server = serve(Agent(model=provider, tools=[slow_lookup, fast_lookup]))
+    with server.client() as client:
+        _, text = stream_text(client, PATH, json={"message": "look both up"})
+    frames = datas(parse_sse(text))
+    assert frames[1:-1] == [
+        {"type": "tool_start", "tool": "slow_lookup", "input": {"query": "a"}, "tool_use_id": "t1"},
+        {"type": "tool_complete", "tool": "slow_lookup", "index": 0},
+        {"type": "text_delta", "text": "[[tool:0]]"},
+        {"type": "tool_start", "tool": "fast_lookup", "input": {"query": "b"}, "tool_use_id": "t2"},
+        {
+            "type": "tool_progress",
+            "tool": "fast_lookup",
+            "stage": "fetching",
+            "message": "half way",
+            "progress": 0.5,
+            "data": None,
+        },
+        {"type": "tool_complete", "tool": "fast_lookup", "index": 1},
+        {"type": "text_delta", "text": "[[tool:1]]"},
+        {"type": "text_delta", "text": "Both done."},
+    ]
+    assert frames[-1]["payload"]["message"] == "[[tool:0]]\n\n[[tool:1]]\n\nBoth done."
+
+
+def test_held_tool_frames_are_sent_before_the_run_ends() -> None:
+    """A later call that finished while an earlier one was still open is not lost when the
+    run ends (here it fails) before the earlier one completes."""
+    encoder = TrayEncoder()
+
+    def args(seq: int, call_id: str, index: int) -> ToolCallArgs:
+        return ToolCallArgs(
+            run_id="r", seq=seq, call_id=call_id, name=call_id, index=index, arguments={}
+        )
+
+    assert len(encoder.encode(args(1, "a", 0))) == 1
+    assert encoder.encode(args(2, "b", 1)) == ()
+    assert encoder.encode(ToolProgress(run_id="r", seq=3, call_id="b", name="b")) == ()
+    done_b = ToolCallFinished(
+        run_id="r", seq=4, call_id="b", name="b", index=1, is_error=False, result="ok"
+    )
+    assert encoder.encode(done_b) == ()
+    frames = encoder.encode(RunFailed(run_id="r", seq=5, kind="internal", message="boom"))
+    assert [json.loads(data)["type"] for _, data in frames] == [
+        "tool_start",
+        "tool_progress",
+        "tool_complete",
+        "text_delta",
+        "error",
     ]
 
 

@@ -41,6 +41,22 @@ def test_safe_url_masks_the_password() -> None:
     assert safe_url("postgresql+asyncpg://u:hunter2@h/db") == "postgresql+asyncpg://u:***@h/db"
 
 
+async def test_a_failed_statement_does_not_quote_its_parameters(tmp_path: Path) -> None:
+    from sqlalchemy.exc import DBAPIError
+
+    from agentstream.store import create_engine
+
+    engine = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'params.db'}")
+    try:
+        async with engine.connect() as conn:
+            with pytest.raises(DBAPIError) as failed:
+                await conn.execute(text("INSERT INTO missing VALUES (:v)"), {"v": "sk-user-secret"})
+        assert "sk-user-secret" not in str(failed.value)
+        assert "hidden" in str(failed.value)
+    finally:
+        await engine.dispose()
+
+
 async def test_sqlite_runs_in_wal_mode(tmp_path: Path) -> None:
     store = await SqlConversationStore.open(f"sqlite+aiosqlite:///{tmp_path / 'wal.db'}")
     try:

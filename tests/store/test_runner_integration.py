@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator
 from typing import Any
 
+import pytest
+
 from agentstream import Agent
 from agentstream.events import RunCancelled, RunCompleted, RunFailed, TextDelta
 from agentstream.messages import UserMessage
@@ -111,3 +113,27 @@ async def test_cancelled_run_keeps_the_partial_answer(
     assert (user.content, answer.status) == ("Count", "interrupted")
     assert answer.content.startswith("tick tick tick ")
     assert len(answer.content) < len("tick ") * 200
+
+
+async def test_a_run_that_cannot_start_is_failed_and_leaves_nothing_open(
+    store: SqlConversationStore, alice: Principal
+) -> None:
+    """The user message is already stored when the model turns out to be unusable: the run
+    is recorded as failed (not "running" forever) and the broker holds nothing for it."""
+    from agentstream.runs import LocalBroker, RunNotFound
+
+    broker = LocalBroker(keep=1)
+    runner = Runner(Agent(model="nosuch:model"), store=store, broker=broker)
+    await runner.start()
+    with pytest.raises(ValueError, match="unknown model id"):
+        await runner.begin(RunRequest(message="Hello?", principal=alice, run_id="doomed"))
+    page = await store.list_conversations(alice)
+    detail = await store.get_conversation(alice, page.items[0].id)
+    assert [(m.role, m.content, m.status) for m in detail.messages] == [
+        ("user", "Hello?", "complete"),
+        ("assistant", "", "failed"),
+    ]
+    assert not runner.cancel("doomed", alice)
+    with pytest.raises(RunNotFound):  # the broker keeps nothing for a run that never started
+        await anext(broker.replay("doomed", alice))
+    await runner.aclose()

@@ -10,11 +10,11 @@ are redacted at any depth, and strings shaped like API keys or bearer headers ar
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, assert_never
 
 from agentstream.agent import Agent, RunInput
 from agentstream.chat.redaction import Scrubber, secret_values
-from agentstream.messages import MESSAGES_ADAPTER, Message, UserMessage
+from agentstream.messages import AssistantMessage, Message, ToolResultsMessage, UserMessage
 from agentstream.runs.request import RunRequest
 
 __all__ = ["build_diagnostics"]
@@ -39,7 +39,7 @@ def build_diagnostics(
         "temperature": temperature,
         "tools": list(tool_names),
         "system_prompt": run_input.system if run_input.system is not None else agent.instructions,
-        "messages": MESSAGES_ADAPTER.dump_python(messages, mode="json"),
+        "messages": [_as_003(message) for message in messages],
         "context": request.context,
         "raw_llm_response": raw_response,
     }
@@ -48,3 +48,34 @@ def build_diagnostics(
     scrub = Scrubber([request.principal.token, *secret_values(request.context)])
     cleaned: dict[str, Any] = scrub(diagnostics)
     return cleaned
+
+
+def _as_003(message: Message) -> dict[str, Any]:
+    """A message as 003 lists it: ``{"role", "content"}``. Tool results are a user message
+    of ``tool_result`` blocks (003 "Tool Execution Flow"); an assistant message that called
+    tools also lists them under ``tool_calls`` (id, name, input). Reasoning and vendor data
+    are left out: they are not the conversation a developer reads."""
+    match message:
+        case UserMessage(content=content):
+            return {"role": "user", "content": content}
+        case AssistantMessage(text=text, tool_calls=calls):
+            shown: dict[str, Any] = {"role": "assistant", "content": text}
+            if calls:
+                shown["tool_calls"] = [
+                    {"id": call.id, "name": call.name, "input": call.arguments} for call in calls
+                ]
+            return shown
+        case ToolResultsMessage(results=results):
+            blocks: list[dict[str, Any]] = []
+            for part in results:
+                block: dict[str, Any] = {
+                    "type": "tool_result",
+                    "tool_use_id": part.tool_call_id,
+                    "content": part.content,
+                }
+                if part.is_error:
+                    block["is_error"] = True
+                blocks.append(block)
+            return {"role": "user", "content": blocks}
+        case _:
+            assert_never(message)

@@ -113,7 +113,7 @@ class ChatHooks:
                 page_text=await _page_text(location, request),
             ),
             "payload_manifest": payload_manifest(payloads),
-            "capabilities": self._capabilities(agent, scopes, location),
+            "capabilities": self._capabilities(agent, request, scopes, location),
             "custom_instructions": "\n\n".join(
                 self._instructions(request, location, kind.instructions if kind else None)
             ),
@@ -130,13 +130,20 @@ class ChatHooks:
             page.install(toolset)
         self._installed.add(toolset)
 
-    def _capabilities(self, agent: Agent, scopes: Sequence[str], location: Location) -> str | None:
+    def _capabilities(
+        self, agent: Agent, request: RunRequest, scopes: Sequence[str], location: Location
+    ) -> str | None:
         config = self.config
+        tools = agent.toolset.resolve(scopes) if config.list_tools else ()
+        if not request.suggestions:
+            # The client cannot show suggestions, actions or written payloads (000, 001,
+            # 004): asking for them would put their marker lines in the streamed text.
+            return render_capabilities(tools=tools)
         actions = [*config.client_actions, *location.client_actions()]
         server = list(config.server_actions)
         available = config.registry.available(location.payload_types())
         return render_capabilities(
-            tools=agent.toolset.resolve(scopes) if config.list_tools else (),
+            tools=tools,
             payload_types=describe_payload_types(available),
             client_actions=actions,
             server_actions=server,

@@ -28,6 +28,7 @@ _SECRET_SHAPES = re.compile(
     r"(?i:bearer)\s+[A-Za-z0-9._~+/=-]{8,}"  # an Authorization header value
     r"|\bsk-[A-Za-z0-9_-]{12,}"  # OpenAI/Anthropic-style keys
     r"|\bAKIA[0-9A-Z]{16}\b"  # AWS access key ids
+    r"|\bAIza[0-9A-Za-z_-]{30,}"  # Google API keys (Gemini)
     r"|\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"  # JWTs
 )
 _MIN_SECRET_LENGTH = 4

@@ -105,11 +105,13 @@ class LocalBroker:
 
     async def open_run(self, run_id: str, owner: Principal) -> None:
         self._runs[run_id] = _LocalRun(owner=_owner(owner))
-        while len(self._runs) > self._keep:
-            oldest = next(iter(self._runs))
-            if not self._runs[oldest].done:
-                break
-            del self._runs[oldest]
+        excess = len(self._runs) - self._keep
+        if excess > 0:
+            # The oldest finished runs go; runs still going are kept (they are in memory
+            # anyway), and one that runs for hours does not stop the others from expiring.
+            finished = [key for key, run in self._runs.items() if run.done]
+            for key in finished[:excess]:
+                del self._runs[key]
 
     def publish(self, event: RunEvent) -> None:
         run = self._runs.get(event.run_id)

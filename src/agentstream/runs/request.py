@@ -44,6 +44,10 @@ class RunRequest:
     interaction_type: str | None = None
     action: ActionRequest | None = None
     tool_markers: bool = False
+    suggestions: bool = True
+    """The client shows suggested values and actions and custom payloads (002/003), so the
+    model may be asked for them. Dialects without them (000, 001, 004) say ``False``: their
+    clients would show the marker lines as text."""
     diagnostics: bool = False
     metadata: Mapping[str, Any] = field(default_factory=dict)
     run_id: str | None = None

@@ -11,6 +11,7 @@ cancelled by a token, or abandoned by a consumer whose task was cancelled.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import uuid
 from collections.abc import AsyncIterator
@@ -25,6 +26,7 @@ from agentstream.events import (
     RunFailed,
     TurnStarted,
 )
+from agentstream.messages import Message
 from agentstream.principal import Principal
 from agentstream.runs.broker import RunBroker
 from agentstream.runs.hooks import NoHooks, RunHooks
@@ -99,6 +101,43 @@ class Runner:
             if request.history is None:
                 history = list(started.history)
             payloads = list(started.payloads)
+        try:
+            session = await self._prepare(
+                request, run_id, conversation_id, title, history, payloads, first_run
+            )
+            if self.broker is not None:
+                # Opened last: once open, ``RunSession.events`` is what closes it, so the
+                # broker never holds a run that cannot end.
+                await self.broker.open_run(run_id, request.principal)
+        except BaseException:
+            # The user message is stored: record the run as failed rather than leave it
+            # "running" forever (a bad model id, a failing server action, a cancelled request).
+            if self.store is not None and conversation_id is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.shield(
+                        self.store.finish_run(
+                            request.principal,
+                            run_id=run_id,
+                            conversation_id=conversation_id,
+                            messages=(),
+                            status="failed",
+                            error="the run could not start",
+                        )
+                    )
+            raise
+        self._active[run_id] = session
+        return session
+
+    async def _prepare(
+        self,
+        request: RunRequest,
+        run_id: str,
+        conversation_id: str | None,
+        title: str | None,
+        history: list[Message],
+        payloads: list[Any],
+        first_run: bool,
+    ) -> RunSession:
         prep = await self.hooks.prepare(self.agent, request, history, payloads)
         run_input = RunInput(
             message=prep.message if prep.message is not None else request.message,
@@ -118,11 +157,7 @@ class Runner:
             tool_options=request.tool_options,
             cancel=CancelToken(),
         )
-        if self.broker is not None:
-            await self.broker.open_run(run_id, request.principal)
-        session = RunSession(self, request, run_input, first_run=first_run)
-        self._active[run_id] = session
-        return session
+        return RunSession(self, request, run_input, first_run=first_run)
 
     def cancel(self, run_id: str, principal: Principal, reason: str = "cancelled") -> bool:
         """Cancel a run in progress in this process if ``principal`` owns it."""

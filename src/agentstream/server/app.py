@@ -104,7 +104,11 @@ def create_app(
             allow_origins=list(settings.cors_origins),
             allow_methods=["GET", "POST", "PATCH", "DELETE", "OPTIONS"],
             allow_headers=["Authorization", "Content-Type", "Accept"],
-            allow_credentials=True,
+            # Credentials (the session cookie) only for origins named one by one: with "*"
+            # Starlette would echo *any* origin with credentials allowed, letting every web
+            # page read the conversations of a visitor who is signed in. Bearer tokens, which
+            # 000's cross-origin callers send, need no credentials mode.
+            allow_credentials="*" not in settings.cors_origins,
             expose_headers=["X-Run-Id"],
             max_age=600,
         )

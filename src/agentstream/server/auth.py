@@ -6,7 +6,8 @@ An :class:`Authenticator` turns a request into a principal or raises :class:`Aut
 * :class:`JwtAuthenticator`: a JWT from ``Authorization: Bearer`` or, for the session-cookie
   dialects (001, 004, and the web UI's 002), from the session cookie. HS256 with a shared
   secret, or RS256 with a public key or a JWKS URL. The algorithm list is fixed by the key
-  type, so ``alg: none`` and HS/RS confusion are rejected by construction.
+  type, so ``alg: none`` and HS/RS confusion are rejected by construction. Tokens must
+  carry ``exp``; ``aud`` and ``iss`` are required and checked when configured.
 * :class:`AnonymousAuthenticator`: anonymous local mode, everyone is ``local``. Only when no
   authentication is configured, and only for connections to a loopback address.
 
@@ -57,11 +58,33 @@ class Authenticator(Protocol):
 
 
 class AnonymousAuthenticator:
+    """Everyone is ``local``, for connections to a loopback address that name a loopback host.
+
+    The ``Host`` check stops DNS rebinding: a web page from ``evil.example`` whose name is
+    made to resolve to 127.0.0.1 reaches this server from the user's browser with its own
+    origin's rules, and could otherwise read and drive every local conversation. Such a
+    request still says ``Host: evil.example``.
+    """
+
     async def authenticate(self, request: HTTPConnection, *, allow_cookie: bool) -> Principal:
         server = request.scope.get("server")
         if server and server[0] and not is_loopback(str(server[0])):
             raise AuthError("Authentication is required.")
+        host = request.headers.get("host")
+        if host is not None and not is_loopback(_host_name(host)):
+            raise AuthError(
+                "Anonymous local mode only answers requests addressed to localhost or a "
+                "loopback address."
+            )
         return ANONYMOUS
+
+
+def _host_name(host: str) -> str:
+    """The name in a ``Host`` header, without the port (``[::1]:8000`` -> ``::1``)."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[1 : host.find("]")] if "]" in host else host
+    return host.partition(":")[0].rstrip(".")
 
 
 class JwtAuthenticator:
@@ -107,6 +130,10 @@ class JwtAuthenticator:
                 signing_key = await anyio.to_thread.run_sync(
                     self._jwks.get_signing_key_from_jwt, token
                 )
+                if signing_key.key_type != "RSA":
+                    # An IdP may also publish EC or symmetric keys; a token that names one
+                    # cannot be RS256 (and PyJWT would raise TypeError, not a token error).
+                    raise AuthError("The token's signing key is not an RS256 key.")
                 key = signing_key.key
             claims: dict[str, Any] = jwt.decode(
                 token,
@@ -115,9 +142,14 @@ class JwtAuthenticator:
                 audience=self._settings.jwt_audience,
                 issuer=self._settings.jwt_issuer,
                 leeway=self._settings.jwt_leeway_seconds,
+                # A token without an expiry would be good forever once leaked, and 000
+                # forwards it to every tool's downstream API.
+                options={"require": ["exp"]},
             )
         except jwt.ExpiredSignatureError:
             raise AuthError("The token has expired.") from None
+        except jwt.MissingRequiredClaimError as exc:
+            raise AuthError(f"The token has no '{exc.claim}' claim.") from None
         except jwt.PyJWKClientError:
             raise AuthError("The token's signing key could not be found.") from None
         except jwt.InvalidTokenError:

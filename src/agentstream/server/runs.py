@@ -20,11 +20,14 @@ from agentstream.events import RunEvent, event_to_json
 from agentstream.principal import Principal
 from agentstream.runs import RunNotFound
 from agentstream.server.context import ServerContext
-from agentstream.server.errors import ApiError
+from agentstream.server.errors import ApiError, bad_request
 
 __all__ = ["EVENTS_PATH", "router"]
 
 EVENTS_PATH = "/api/runs/{run_id}/events"
+MAX_SEQ = 2**53 - 1
+"""The largest event position a client may name (a run never gets near it); larger numbers
+are a 400 rather than an id Redis refuses."""
 
 
 def _frame(event: RunEvent) -> bytes:
@@ -52,15 +55,19 @@ def router(server: ServerContext) -> APIRouter:
         run_id: str,
         principal: CurrentPrincipal,
         after: Annotated[
-            int | None, Query(ge=-1, description="Only events with a larger seq")
+            int | None, Query(ge=-1, le=MAX_SEQ, description="Only events with a larger seq")
         ] = None,
         last_event_id: Annotated[str | None, Header()] = None,
     ) -> StreamingResponse:
         broker = server.runner.broker
         if broker is None:
             raise ApiError(404, "Run not found")
+        if after is None and last_event_id:
+            if not (last_event_id.isdigit() and int(last_event_id) <= MAX_SEQ):
+                raise bad_request("Last-Event-ID", "expected the id of an event of this run")
+            after = int(last_event_id)
         if after is None:
-            after = int(last_event_id) if last_event_id and last_event_id.isdigit() else -1
+            after = -1
         events = broker.replay(run_id, principal, after)
         try:
             first = await anext(events)  # ownership is checked before the response starts

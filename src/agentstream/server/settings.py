@@ -37,6 +37,8 @@ class SettingsError(ValueError):
 
 
 _TRUE = {"1", "true", "yes", "on"}
+MIN_SECRET_BYTES = 32
+"""HS256 needs a key as long as its hash (RFC 7518 §3.2)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -80,6 +82,12 @@ class Settings:
                 f"no authentication is configured and the server would listen on {self.host!r}; "
                 "set AGENTSTREAM_JWT_SECRET, AGENTSTREAM_JWT_PUBLIC_KEY or AGENTSTREAM_JWKS_URL, "
                 "or bind to 127.0.0.1"
+            )
+        if self.jwt_secret and len(self.jwt_secret.encode()) < MIN_SECRET_BYTES:
+            # A short HS256 secret can be brute-forced offline from one captured token, and
+            # then any user can be impersonated (RFC 7518 §3.2 asks for at least 256 bits).
+            raise SettingsError(
+                f"AGENTSTREAM_JWT_SECRET must be at least {MIN_SECRET_BYTES} bytes long"
             )
         if self.max_body_bytes <= 0:
             raise SettingsError("AGENTSTREAM_MAX_BODY_BYTES must be positive")

@@ -76,8 +76,12 @@ def is_sqlite(url: str | URL) -> bool:
 
 def create_engine(url: str | None = None, **kwargs: Any) -> AsyncEngine:
     """An async engine for ``url`` (resolved with :func:`resolve_database_url`), with SQLite
-    tuned for concurrency and its data directory created."""
+    tuned for concurrency and its data directory created. Statement parameters are kept
+    out of error messages and logs."""
     resolved = make_url(resolve_database_url(url))
+    # A failed statement's message (logged, and raised to whoever handles it) would otherwise
+    # quote its parameters: users' messages, tool results and whatever secrets they hold.
+    kwargs.setdefault("hide_parameters", True)
     if resolved.get_backend_name() != "sqlite":
         kwargs.setdefault("pool_pre_ping", True)
         return create_async_engine(resolved, **kwargs)

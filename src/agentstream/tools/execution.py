@@ -114,7 +114,12 @@ async def run_call(
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # a tool's failure is reported to the model, never raised
-        outcome = error_outcome("exception", str(exc) or type(exc).__name__, type(exc).__name__)
+        message = str(exc) or type(exc).__name__
+        if ctx.token:
+            # A downstream API's error may quote the caller's token (a URL, a header); the
+            # message goes to the model, the client, the store and logs.
+            message = message.replace(ctx.token, "[redacted]")
+        outcome = error_outcome("exception", message, type(exc).__name__)
     duration = (time.perf_counter() - started) * 1000
     return CallOutcome(
         result=outcome.result,

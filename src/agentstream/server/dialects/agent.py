@@ -70,6 +70,7 @@ def to_run_request(body: AgentStreamRequest, principal: Principal) -> RunRequest
         context=body.context,
         conversation_id=None if body.conversation_id is None else str(body.conversation_id),
         max_turns=DEFAULTS.max_turns,
+        suggestions=DEFAULTS.suggestions,
     )
 
 

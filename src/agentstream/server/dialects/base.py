@@ -17,12 +17,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Annotated, Any, cast
 
-from pydantic import BaseModel, ConfigDict, StringConstraints
+from pydantic import BaseModel, ConfigDict, StringConstraints, model_validator
 
 from agentstream.events import RunEvent
 from agentstream.runs import ConversationNotFound, RunRequest, RunSession
 from agentstream.server.context import ServerContext
 from agentstream.server.errors import ApiError, bad_request
+from agentstream.server.limits import check_depth
 from agentstream.server.models import ModelUnavailable
 from agentstream.server.sse import Encoder, EventStream, Frame, WireFormat
 
@@ -53,13 +54,21 @@ class RequestModel(BaseModel):
 
     model_config = ConfigDict(extra="ignore", frozen=True)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _not_too_deep(cls, data: Any) -> Any:
+        check_depth(data)  # a 400 for absurd nesting, not a RecursionError later
+        return data
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DialectDefaults:
-    """Per-dialect run options, as data (000: 20 turns; 002: 5 turns with tool markers)."""
+    """Per-dialect run options, as data (000: 20 turns; 002: 5 turns with tool markers and
+    suggestions)."""
 
     max_turns: int | None = None
     tool_markers: bool = False
+    suggestions: bool = False
 
 
 dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode

@@ -75,6 +75,7 @@ def to_run_request(body: ChatRequest, principal: Principal) -> RunRequest:
         create_conversation=body.conversation_id is not None,
         max_turns=DEFAULTS.max_turns,
         tool_markers=DEFAULTS.tool_markers,
+        suggestions=DEFAULTS.suggestions,
     )
 
 

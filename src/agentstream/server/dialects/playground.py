@@ -154,6 +154,7 @@ def to_run_request(
         model=model,
         temperature=body.temperature,
         max_turns=DEFAULTS.max_turns,
+        suggestions=DEFAULTS.suggestions,
         model_options={} if reasoning is None else {"reasoning": reasoning},
         tool_options={"rag_enabled": body.ragEnabled},
         metadata=metadata,

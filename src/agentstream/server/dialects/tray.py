@@ -12,7 +12,8 @@ The ``complete`` payload merges 002 and 003: ``message`` (with tool markers),
 ``suggested_values``, ``suggested_actions``, ``custom_payload``, ``tool_history`` (top level,
 as 003 has it), ``conversation_id``, ``payloads``, ``usage`` and ``diagnostics`` when the run
 has them. When no custom payload was produced and tools ran, ``custom_payload`` is 002's
-``{"type": "tool_history", "data": [...]}`` so clients written against either document work.
+``{"type": "tool_history", "data": [...]}`` so clients written against either document work;
+with neither it is left out (002 declares it optional, not nullable).
 """
 
 # No ``from __future__ import annotations``: FastAPI reads the route annotations at runtime.
@@ -73,7 +74,7 @@ __all__ = [
 
 PATH = "/api/chat/stream"
 CANCEL_PATH = "/api/chat/runs/{run_id}/cancel"
-DEFAULTS = DialectDefaults(max_turns=5, tool_markers=True)
+DEFAULTS = DialectDefaults(max_turns=5, tool_markers=True, suggestions=True)
 
 
 class ChatAction(RequestModel):
@@ -106,6 +107,7 @@ def to_run_request(
         model=model,
         max_turns=DEFAULTS.max_turns,
         tool_markers=DEFAULTS.tool_markers,
+        suggestions=DEFAULTS.suggestions,
         interaction_type=body.interaction_type,
         action=None if action is None else ActionRequest(action=action.action, data=action.data),
         diagnostics=diagnostics,
@@ -113,12 +115,14 @@ def to_run_request(
 
 
 def _payload(payload: Payload) -> dict[str, Any]:
-    return {
-        "payload_id": payload.payload_id,
-        "type": payload.kind,
-        "data": payload.data,
-        "summary": payload.summary,
-    }
+    """003's ``{payload_id, type, data, summary}``; an unset id or summary is left out (002's
+    tool history payload is just ``{type, data}``)."""
+    shown: dict[str, Any] = {"payload_id": payload.payload_id} if payload.payload_id else {}
+    shown["type"] = payload.kind
+    shown["data"] = payload.data
+    if payload.summary is not None:
+        shown["summary"] = payload.summary
+    return shown
 
 
 def _history(entry: ToolHistoryEntry) -> dict[str, Any]:
@@ -132,14 +136,70 @@ def _history(entry: ToolHistoryEntry) -> dict[str, Any]:
 
 
 class TrayEncoder:
+    """Frames in 002's order: for each tool, ``tool_start``, its ``tool_progress``, then
+    ``tool_complete`` and its marker, one tool after another ("Process Tools: for each
+    tool"). The loop runs a turn's tools concurrently, so the frames of a call that is not
+    the oldest one still open are held back until the calls before it have completed; the
+    tools themselves are never delayed."""
+
     def __init__(self, *, include_reasoning: bool = False) -> None:
         self.include_reasoning = include_reasoning
         self.conversation_id: str | None = None
+        self._open: list[str] = []  # calls started and not yet shown complete, in call order
+        self._held: dict[str, list[Frame]] = {}  # frames of calls behind the oldest open one
+        self._finished: set[str] = set()  # held calls whose complete frames are held too
 
     def encode(self, event: RunEvent) -> Sequence[Frame]:
         match event:
+            case TextDelta(text=text):  # first: the per-delta path
+                return (_text_delta(text),)
+            case ToolCallArgs(call_id=call_id):
+                self._open.append(call_id)
+                return self._in_order(call_id, self._encode(event))
+            case ToolProgress(call_id=call_id):
+                return self._in_order(call_id, self._encode(event))
+            case ToolCallFinished(call_id=call_id):
+                return self._in_order(call_id, self._encode(event), finished=True)
+            case RunCompleted() | RunFailed() | RunCancelled() if self._held:
+                return (*self._release_all(), *self._encode(event))
+            case _:
+                return self._encode(event)
+
+    def _in_order(
+        self, call_id: str, frames: Sequence[Frame], *, finished: bool = False
+    ) -> Sequence[Frame]:
+        """``frames`` now if ``call_id`` is the oldest open call, else held; when the oldest
+        call completes, the held frames of the calls after it follow, in call order."""
+        open_calls = self._open
+        if call_id in open_calls[1:]:
+            self._held.setdefault(call_id, []).extend(frames)
+            if finished:
+                self._finished.add(call_id)
+            return ()
+        if not (finished and open_calls and open_calls[0] == call_id):
+            return frames
+        open_calls.pop(0)
+        out = list(frames)
+        while open_calls:
+            head = open_calls[0]
+            out.extend(self._held.pop(head, ()))
+            if head not in self._finished:
+                break
+            self._finished.discard(head)
+            open_calls.pop(0)
+        return out
+
+    def _release_all(self) -> list[Frame]:
+        """Everything held, in call order (the run ended while an earlier call was open)."""
+        out = [frame for call_id in self._open for frame in self._held.pop(call_id, ())]
+        self._open.clear()
+        self._finished.clear()
+        return out
+
+    def _encode(self, event: RunEvent) -> Sequence[Frame]:
+        match event:
             case TextDelta(text=text):
-                return (("text_delta", '{"type":"text_delta","text":' + quote(text) + "}"),)
+                return (_text_delta(text),)
             case RunStarted(run_id=run_id, conversation_id=conversation_id):
                 self.conversation_id = conversation_id
                 status = {
@@ -209,7 +269,10 @@ class TrayEncoder:
             "message": message,
             "suggested_values": [_plain(v) for v in done.suggested_values],
             "suggested_actions": [_plain(a) for a in done.suggested_actions],
-            "custom_payload": custom,
+        }
+        if custom is not None:  # 002: ``custom_payload?: CustomPayload``, never null
+            payload["custom_payload"] = custom
+        payload |= {
             "tool_history": history,
             "conversation_id": self.conversation_id,
             "payloads": [_payload(p) for p in done.payloads],
@@ -223,6 +286,10 @@ class TrayEncoder:
         if done.diagnostics is not None:
             payload["diagnostics"] = done.diagnostics
         return payload
+
+
+def _text_delta(text: str) -> Frame:
+    return ("text_delta", '{"type":"text_delta","text":' + quote(text) + "}")
 
 
 def _plain(value: Any) -> dict[str, Any]:
