@@ -12,7 +12,6 @@ import pytest
 
 from agentstream import Agent, Principal, Toolset, tool
 from agentstream.chat import (
-    CONTEXT_LAST_LAYOUT,
     ChatConfig,
     ChatHooks,
     ClientAction,
@@ -182,8 +181,7 @@ def _ichor_agent() -> Agent:
     return Agent(model=scripted({"text": "Sure."}), tools=toolset)
 
 
-ICHOR = ChatConfig(
-    layout=CONTEXT_LAST_LAYOUT,
+ICHOR = ChatConfig(  # 000's context-last layout is the default for context_type requests
     identity=ROLE,
     tool_guidance=TOOL_GUIDANCE,
     guidelines=RESPONSE_GUIDANCE,

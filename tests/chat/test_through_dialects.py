@@ -22,6 +22,7 @@ from agentstream.chat import (
     inject_from_context,
     preview_interceptor,
 )
+from agentstream.messages import UserMessage
 from agentstream.providers.scripted import ScriptedProvider
 from agentstream.tools import Toolset, tool
 from tests.server.conftest import Serve
@@ -427,12 +428,44 @@ def test_only_the_tray_asks_the_model_for_suggestions_and_payload_markers(serve:
             response, _ = stream_text(client, path, json=body)
             assert response.status_code == 200, response.text
     systems = [request.system for request in provider_of(agent).requests]
-    tray, *others = systems
+    tray, ichor, *others = systems
     assert "SUGGESTED_VALUES:" in tray
     assert "SUGGESTED_ACTIONS:" in tray
     assert "QUERY_SUGGESTION:" in tray
+    assert ichor == "Hi."  # 000's layout: role, tool guidance, response guidance, context
     for system in others:
         assert system == (
             "Hi.\n\n## Capabilities\nTools you can call:\n"
             "- `search_articles`: Search the article index."
         )
+
+
+def test_ichor_retries_a_chinese_answer_in_english_by_default(serve: Serve) -> None:
+    """000 §3: a Chinese answer is retried with "Please respond in English, not Chinese." and
+    the client sees ``[Retrying in English...]`` as a content chunk. No agent setting needed."""
+    agent = Agent(
+        model=_rules(
+            {"match": "not Chinese", "turns": [{"text": ["This workflow has ", "three steps."]}]},
+            {"turns": [{"text": ["这个工作流程", "有三个步骤。"]}]},
+        ),
+        instructions="Hi.",
+    )
+    server = serve(agent, hooks=ChatHooks())
+    with server.client() as client:
+        response, text = stream_text(
+            client, ICHOR, json={"message": "What does it do?", "context_type": "workflow"}
+        )
+        tray_response, tray_text = stream_text(client, TRAY, json={"message": "What does it do?"})
+    assert response.status_code == 200
+    chunks = [data["chunk"] for name, data in named(parse_sse(text)) if name == "content_chunk"]
+    assert chunks == [
+        "这个工作流程",
+        "有三个步骤。",
+        "[Retrying in English...]",
+        "This workflow has ",
+        "three steps.",
+    ]
+    retry = provider_of(agent).requests[1].messages[-1]
+    assert retry == UserMessage(content="Please respond in English, not Chinese.")
+    # The tray's spec asks for no language: its answer stands as written.
+    assert "[Retrying" not in tray_text

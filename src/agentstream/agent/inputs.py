@@ -67,6 +67,8 @@ class RunInput:
     model_options: Mapping[str, Any] = field(default_factory=dict)
     tool_options: Mapping[str, Any] = field(default_factory=dict)
     """Passed to tools as ``ToolContext.options``."""
+    answer_checks: Sequence[AnswerCheck] = ()
+    """Checks on the final answer for this run, after the agent's own."""
     cancel: CancelToken | None = None
 
 

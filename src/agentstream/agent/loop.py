@@ -422,7 +422,7 @@ class Loop:
     # --- endings ----------------------------------------------------------------------------
 
     def _check_answer(self, text: str) -> Retry | None:
-        checks: Sequence[AnswerCheck] = self.agent.answer_checks
+        checks: Sequence[AnswerCheck] = (*self.agent.answer_checks, *self.input.answer_checks)
         for position, check in enumerate(checks):
             if position in self._used_checks:
                 continue

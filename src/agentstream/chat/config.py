@@ -23,7 +23,7 @@ from agentstream.chat.actions import ClientAction, ServerActions
 from agentstream.chat.context import DEFAULT_PREAMBLE, IdKeys
 from agentstream.chat.pages import Location, LocationKeys, Page, Tab, locate
 from agentstream.chat.payloads import PayloadType, PayloadTypes
-from agentstream.chat.prompt import DEFAULT_LAYOUT, check_layout
+from agentstream.chat.prompt import CONTEXT_LAST_LAYOUT, DEFAULT_LAYOUT, check_layout
 from agentstream.runs.request import RunRequest
 
 __all__ = ["ChatConfig", "ContextType", "Instructions"]
@@ -59,6 +59,9 @@ class ChatConfig:
     """Response guidance: formatting rules."""
     instructions: Instructions = None
     layout: Sequence[str] = DEFAULT_LAYOUT
+    context_type_layout: Sequence[str] = CONTEXT_LAST_LAYOUT
+    """The layout for requests with a 000 ``context_type``: role block, tool guidance,
+    response guidance, then the context."""
     context_preamble: str = DEFAULT_PREAMBLE
     context_ids: IdKeys = None
     """Context keys shown on their own line (``None``: every top-level ``*_id``)."""
@@ -78,6 +81,7 @@ class ChatConfig:
 
     def __post_init__(self) -> None:
         check_layout(self.layout)
+        check_layout(self.context_type_layout)
         names = [p.name for p in self.pages]
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:

@@ -23,11 +23,12 @@ import weakref
 from collections.abc import Sequence
 from dataclasses import replace
 
-from agentstream.agent import Agent, RunInput
+from agentstream.agent import Agent, AnswerCheck, RunInput
 from agentstream.chat.actions import ActionCall, MissingAction
 from agentstream.chat.config import ChatConfig
 from agentstream.chat.context import render_context
 from agentstream.chat.diagnostics import build_diagnostics
+from agentstream.chat.language import LanguageGuard
 from agentstream.chat.markers import insert_tool_markers, tool_history_payload
 from agentstream.chat.pages import Location
 from agentstream.chat.payloads import describe_payload_types, payload_manifest
@@ -76,7 +77,20 @@ class ChatHooks:
         message = await self.run_action(request)
         prompt = await self.system_prompt(agent, request, payloads)
         scopes = self.config.scopes(request.context_type, self.config.locate(request.context))
-        return Preparation(system=prompt.text, scopes=scopes, message=message)
+        return Preparation(
+            system=prompt.text,
+            scopes=scopes,
+            message=message,
+            answer_checks=self.answer_checks(agent, request),
+        )
+
+    def answer_checks(self, agent: Agent, request: RunRequest) -> tuple[AnswerCheck, ...]:
+        """A :class:`LanguageGuard` when the request requires a language (000: English) and
+        the agent does not guard the language itself."""
+        language = request.response_language
+        if language is None or any(isinstance(c, LanguageGuard) for c in agent.answer_checks):
+            return ()
+        return (LanguageGuard(language=language),)
 
     async def run_action(self, request: RunRequest) -> str | None:
         """Run the server action the request sends back; its outcome is the user turn the
@@ -119,7 +133,8 @@ class ChatHooks:
             ),
             "guidelines": _choose(kind.guidelines if kind else None, config.guidelines),
         }
-        return build_system_prompt(parts, config.layout)
+        layout = config.layout if request.context_type is None else config.context_type_layout
+        return build_system_prompt(parts, layout)
 
     def _install(self, agent: Agent) -> None:
         """Register the pages' tools on the agent's toolset (once per toolset)."""

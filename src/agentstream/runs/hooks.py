@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from agentstream.agent import Agent, RunInput
+from agentstream.agent import Agent, AnswerCheck, RunInput
 from agentstream.events import Payload, RunCompleted
 from agentstream.messages import Message
 from agentstream.runs.request import RunRequest
@@ -28,6 +28,8 @@ class Preparation:
     message: str | None = None
     """The user message as the model should see it (e.g. a server action's outcome);
     ``None`` keeps the request's message."""
+    answer_checks: Sequence[AnswerCheck] = ()
+    """Checks on the final answer for this request, besides the agent's own."""
 
 
 class RunHooks(Protocol):

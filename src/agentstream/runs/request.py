@@ -43,6 +43,9 @@ class RunRequest:
     tool_options: Mapping[str, Any] = field(default_factory=dict)
     interaction_type: str | None = None
     action: ActionRequest | None = None
+    response_language: str | None = None
+    """The language answers must be in (000: English); the chat hooks retry an answer
+    written in another script once."""
     tool_markers: bool = False
     suggestions: bool = True
     """The client shows suggested values and actions and custom payloads (002/003), so the

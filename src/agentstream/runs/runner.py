@@ -155,6 +155,7 @@ class Runner:
             max_tokens=request.max_tokens,
             model_options=request.model_options,
             tool_options=request.tool_options,
+            answer_checks=prep.answer_checks,
             cancel=CancelToken(),
         )
         return RunSession(self, request, run_input, first_run=first_run)

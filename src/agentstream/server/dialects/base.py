@@ -63,12 +63,13 @@ class RequestModel(BaseModel):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DialectDefaults:
-    """Per-dialect run options, as data (000: 20 turns; 002: 5 turns with tool markers and
-    suggestions)."""
+    """Per-dialect run options, as data (000: 20 turns and answers in English; 002: 5 turns
+    with tool markers and suggestions)."""
 
     max_turns: int | None = None
     tool_markers: bool = False
     suggestions: bool = False
+    response_language: str | None = None
 
 
 dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode

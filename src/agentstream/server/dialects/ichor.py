@@ -50,7 +50,7 @@ from agentstream.server.sse import SSE_NAMED
 __all__ = ["DEFAULTS", "PATH", "ChatRequest", "IchorEncoder", "router", "to_run_request"]
 
 PATH = "/v1/agent/chat"
-DEFAULTS = DialectDefaults(max_turns=20)
+DEFAULTS = DialectDefaults(max_turns=20, response_language="English")
 PREVIEW_KINDS = frozenset({"workflow_preview"})
 
 
@@ -76,6 +76,7 @@ def to_run_request(body: ChatRequest, principal: Principal) -> RunRequest:
         max_turns=DEFAULTS.max_turns,
         tool_markers=DEFAULTS.tool_markers,
         suggestions=DEFAULTS.suggestions,
+        response_language=DEFAULTS.response_language,
     )
 
 
