@@ -11,11 +11,12 @@ import asyncio
 from collections.abc import AsyncIterator
 
 from agentstream.agent import Agent
+from agentstream.chat import ActionCall, ChatConfig, ServerActions
 from agentstream.events import Payload
 from agentstream.providers.demo import NOTICE, demo_provider
 from agentstream.tools import Progress, ToolContext, ToolResult, tool
 
-__all__ = ["NOTICE", "demo_agent", "demo_provider"]
+__all__ = ["NOTICE", "demo_agent", "demo_chat", "demo_provider"]
 
 
 @tool(display=lambda args: f"Searching the docs for “{args.get('query', '')}”…")
@@ -62,3 +63,22 @@ def demo_agent() -> Agent:
         name="demo",
         instructions="You are the agentstream offline demo.",
     )
+
+
+demo_actions = ServerActions()
+
+
+@demo_actions.register("approve_preview", description="Approve a workflow preview")
+async def approve_preview(call: ActionCall) -> str:
+    return "The preview was approved. (The demo saves nothing.)"
+
+
+@demo_actions.register("reject_preview", description="Discard a workflow preview")
+async def reject_preview(call: ActionCall) -> str:
+    return "The preview was rejected and discarded."
+
+
+def demo_chat() -> ChatConfig:
+    """The demo's chat configuration: its preview card's Approve and Reject are server
+    actions."""
+    return ChatConfig(server_actions=demo_actions)

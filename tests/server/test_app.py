@@ -314,3 +314,23 @@ def test_a_body_that_does_not_say_it_is_json_is_refused(serve: Serve) -> None:
         assert response.json() == {"detail": "body: expected a JSON object", "field": "body"}
     assert typed.status_code == 200
     assert datas(parse_sse(text))[-1]["type"] == "complete"
+
+
+def test_the_demos_preview_buttons_are_server_actions(serve: Serve) -> None:
+    from agentstream.cli.serve import load_hooks
+    from agentstream.demo import demo_agent
+
+    server = serve(demo_agent(), hooks=load_hooks(None, demo=True))
+    approve = {
+        "message": "Approve",
+        "interaction_type": "action_executed",
+        "action": {"action": "approve_preview", "data": {"payload_id": "abc12345"}},
+    }
+    with server.client() as client:
+        _, text = stream_text(client, TRAY, json=approve)
+    complete = datas(parse_sse(text))[-1]
+    assert complete["type"] == "complete"
+    assert (
+        complete["payload"]["message"]
+        == "Done. The preview was approved. (The demo saves nothing.)"
+    )

@@ -49,7 +49,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     try:
         agent = load_agent(args.agent)
-        hooks = load_hooks(args.chat)
+        hooks = load_hooks(args.chat, demo=args.agent is None)
     except AgentLoadError as exc:
         log.error("%s", exc)
         return 2
@@ -67,10 +67,14 @@ def run(args: argparse.Namespace) -> int:
     return asyncio.run(_serve(agent, hooks, settings, use_store=not args.no_store))
 
 
-def load_hooks(spec: str | None) -> RunHooks:
+def load_hooks(spec: str | None, *, demo: bool = False) -> RunHooks:
     """``ChatHooks`` for the ``ChatConfig`` at ``spec``, the ``RunHooks`` there, or the
-    default ``ChatHooks()``."""
+    default ``ChatHooks()`` (the demo's configuration when serving the demo)."""
     if spec is None:
+        if demo:
+            from agentstream.demo import demo_chat
+
+            return ChatHooks(demo_chat())
         return ChatHooks()
     found = load_object(spec)
     if isinstance(found, ChatConfig):

@@ -28,6 +28,9 @@ NOTICE = (
 
 def _demo_turn(request: ChatRequest) -> ScriptedTurn:
     asked, position = scripted_position(request)
+    if "\nOutcome: " in asked:  # a server action the client sent back (agentstream.chat)
+        outcome = asked.split("\nOutcome: ", 1)[1].strip()
+        return ScriptedTurn(text=f"Done. {outcome}", delay=0.015)
     offered = {spec.name for spec in request.tools}
     if not offered >= DEMO_TOOLS:
         # Your own agent with no model configured: say so, and do not call tools it lacks.
