@@ -161,13 +161,13 @@ def test_serve_command_rejects_a_chat_option_that_is_not_a_config(tmp_path: Path
     assert "not a ChatConfig or RunHooks" in result.stderr
 
 
-def test_a_conversation_id_of_another_user_or_tenant_is_404_everywhere(
+def test_client_chosen_conversation_ids_are_scoped_to_the_caller(
     serve: Serve, tmp_path: Path
 ) -> None:
-    """000 and 001 let the client choose the conversation id (created on first use). Naming
-    someone else's, in any dialect or the conversations API, must neither read nor add to
-    it, nor create a second conversation under the same id: it is the same 404 as an
-    unknown id. The same user in another tenant is someone else."""
+    """000 and 001 let the client name its conversation. The same name from another user or
+    another tenant is another conversation: it neither reads nor adds to the first, nobody can
+    claim it first, and its existence is not revealed. The stored conversation cannot be
+    reached by anyone else through any dialect or the conversations API (404)."""
     from agentstream.store import SqlConversationStore, create_engine, upgrade
     from tests.server.agents import ichor_agent
     from tests.server.helpers import bearer, token
@@ -175,33 +175,48 @@ def test_a_conversation_id_of_another_user_or_tenant_is_404_everywhere(
     store = SqlConversationStore(create_engine(f"sqlite+aiosqlite:///{tmp_path / 'iso.db'}"))
     server = serve(ichor_agent(), store=store, auth=True, tenant_claim="tenant")
     server.call(upgrade(store.engine), timeout=60)
-    cid = "support-42"
     alice = bearer(token("alice", tenant="acme"))
     bob = bearer(token("bob", tenant="acme"))
     alice_elsewhere = bearer(token("alice", tenant="globex"))
-    ask = {"message": "What does it do?", "context_type": "workflow", "conversation_id": cid}
+    ask = {
+        "message": "What does it do?",
+        "context_type": "workflow",
+        "conversation_id": "support-42",
+    }
     playground = {
         "brandRef": "acme",
         "model": "scripted:script",
-        "content": "What does it do?",
+        "content": "Show 10 customers",
         "stream": False,
-        "metadata": {"conversationId": cid},
+        "metadata": {"conversationId": "support-42"},
     }
     with server.client() as client:
         created, _ = stream_text(client, "/v1/agent/chat", json=ask, headers=alice)
         assert created.status_code == 200
-        before = client.get(f"/api/conversations/{cid}", headers=alice).json()
-        attempts = {
-            "ichor": client.post("/v1/agent/chat", json=ask, headers=bob),
-            "ichor-other-tenant": client.post("/v1/agent/chat", json=ask, headers=alice_elsewhere),
-            "tray": client.post(TRAY, json={"message": "hi", "conversation_id": cid}, headers=bob),
+        (mine,) = client.get("/api/conversations", headers=alice).json()["items"]
+        before = client.get(f"/api/conversations/{mine['id']}", headers=alice).json()
+        assert before["metadata"]["client_conversation_id"] == "support-42"
+        same_name = {
+            "ichor": stream_text(client, "/v1/agent/chat", json=ask, headers=bob)[0],
+            "ichor-other-tenant": stream_text(
+                client, "/v1/agent/chat", json=ask, headers=alice_elsewhere
+            )[0],
             "playground": client.post(
                 "/api/chat/agent-chat/stream?brandRef=acme", json=playground, headers=bob
             ),
-            "get": client.get(f"/api/conversations/{cid}", headers=bob),
-            "rename": client.patch(f"/api/conversations/{cid}", json={"title": "x"}, headers=bob),
-            "delete": client.delete(f"/api/conversations/{cid}", headers=bob),
-            "get-other-tenant": client.get(f"/api/conversations/{cid}", headers=alice_elsewhere),
+        }
+        reach = {
+            "tray": client.post(
+                TRAY, json={"message": "hi", "conversation_id": mine["id"]}, headers=bob
+            ),
+            "get": client.get(f"/api/conversations/{mine['id']}", headers=bob),
+            "rename": client.patch(
+                f"/api/conversations/{mine['id']}", json={"title": "x"}, headers=bob
+            ),
+            "delete": client.delete(f"/api/conversations/{mine['id']}", headers=bob),
+            "get-other-tenant": client.get(
+                f"/api/conversations/{mine['id']}", headers=alice_elsewhere
+            ),
         }
         bad_ids = [
             client.post("/v1/agent/chat", json={**ask, "conversation_id": "../x"}, headers=bob),
@@ -211,18 +226,26 @@ def test_a_conversation_id_of_another_user_or_tenant_is_404_everywhere(
                 headers=bob,
             ),
         ]
-        after = client.get(f"/api/conversations/{cid}", headers=alice).json()
-        bobs = client.get("/api/conversations", headers=bob).json()
-        elsewhere = client.get("/api/conversations", headers=alice_elsewhere).json()
-    assert {name: r.status_code for name, r in attempts.items()} == dict.fromkeys(attempts, 404)
-    assert all("What does" not in r.text for r in attempts.values())
+        again, _ = stream_text(client, "/v1/agent/chat", json=ask, headers=alice)
+        after = client.get(f"/api/conversations/{mine['id']}", headers=alice).json()
+        bobs = client.get("/api/conversations", headers=bob).json()["items"]
+        elsewhere = client.get("/api/conversations", headers=alice_elsewhere).json()["items"]
+    assert {name: r.status_code for name, r in same_name.items()} == dict.fromkeys(same_name, 200)
+    assert {name: r.status_code for name, r in reach.items()} == dict.fromkeys(reach, 404)
+    assert all("What does" not in r.text for r in reach.values())
     assert [(r.status_code, r.json()["field"]) for r in bad_ids] == [
         (400, "conversation_id"),
         (400, "metadata.conversationId"),
     ]
-    assert after == before
-    assert [m["role"] for m in after["messages"]] == ["user", "assistant"]
-    assert bobs["items"] == [] and elsewhere["items"] == []
+    # Alice continues her own conversation by its name; nothing of the others' is in it.
+    assert again.status_code == 200
+    assert [m["content"] for m in after["messages"] if m["role"] == "user"] == [
+        "What does it do?"
+    ] * 2
+    assert after["title"] == before["title"]
+    # Bob and Alice-in-another-tenant each got their own conversation under the same name.
+    assert len(bobs) == 1 and len(elsewhere) == 1
+    assert len({mine["id"], bobs[0]["id"], elsewhere[0]["id"]}) == 3
     server.call(store.close())
 
 

@@ -10,7 +10,9 @@ is answered, and the little formatting helpers (compact JSON, ISO timestamps, te
 from __future__ import annotations
 
 import json
+import re
 import sys
+import uuid
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from dataclasses import dataclass
@@ -20,6 +22,7 @@ from typing import Annotated, Any, cast
 from pydantic import BaseModel, ConfigDict, StringConstraints, model_validator
 
 from agentstream.events import RunEvent
+from agentstream.principal import Principal
 from agentstream.runs import ConversationNotFound, RunRequest, RunSession
 from agentstream.server.context import ServerContext
 from agentstream.server.errors import ApiError, bad_request
@@ -28,6 +31,7 @@ from agentstream.server.models import ModelUnavailable
 from agentstream.server.sse import Encoder, EventStream, Frame, WireFormat
 
 __all__ = [
+    "client_conversation_id",
     "DialectDefaults",
     "Encoder",
     "Frame",
@@ -70,6 +74,26 @@ class DialectDefaults:
     tool_markers: bool = False
     suggestions: bool = False
     response_language: str | None = None
+
+
+_CLIENT_IDS = uuid.UUID("1b7f0c56-5a8e-4a0e-9a57-6d7a1e0c2f41")
+_CLIENT_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
+
+
+def client_conversation_id(principal: Principal, client_id: str, field: str) -> str:
+    """The stored id of a conversation the client names itself (000 ``conversation_id``,
+    001 ``metadata.conversationId``).
+
+    It is derived from the tenant, the user and the client's id (a UUIDv5), so ids chosen by
+    different callers never meet: two tenants whose apps both number conversations 1, 2, 3
+    keep separate conversations, and nobody can claim another caller's id first or learn
+    that it exists. The client keeps using its own id; it is also kept in the conversation's
+    metadata.
+    """
+    if not _CLIENT_ID.fullmatch(client_id):
+        raise bad_request(field, "expected 1 to 64 letters, digits or ._:-")
+    name = "\x1f".join((principal.tenant_id or "", principal.user_id, client_id))
+    return str(uuid.uuid5(_CLIENT_IDS, name))
 
 
 dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode

@@ -41,6 +41,7 @@ from agentstream.server.dialects.base import (
     Frame,
     NonEmptyText,
     RequestModel,
+    client_conversation_id,
     dumps,
     quote,
     stream_run,
@@ -64,15 +65,21 @@ class ChatRequest(RequestModel):
 
 
 def to_run_request(body: ChatRequest, principal: Principal) -> RunRequest:
-    # conversation_id is the client's tracking id (000 §1): recorded, and used as the stored
-    # conversation's id, created on first use.
+    # conversation_id is the client's tracking id (000 §1): its conversation is created on
+    # first use and continued after, under an id scoped to the caller.
+    client_id = body.conversation_id
     return RunRequest(
         message=body.message,
         principal=principal,
         context=body.context,
         context_type=body.context_type,
-        conversation_id=body.conversation_id,
-        create_conversation=body.conversation_id is not None,
+        conversation_id=(
+            None
+            if client_id is None
+            else client_conversation_id(principal, client_id, "conversation_id")
+        ),
+        create_conversation=client_id is not None,
+        metadata={} if client_id is None else {"client_conversation_id": client_id},
         max_turns=DEFAULTS.max_turns,
         tool_markers=DEFAULTS.tool_markers,
         suggestions=DEFAULTS.suggestions,

@@ -65,6 +65,7 @@ from agentstream.server.dialects.base import (
     as_text,
     begin_run,
     choose_model,
+    client_conversation_id,
     collect_frames,
     dumps,
     event_stream,
@@ -138,6 +139,8 @@ def to_run_request(
         raise bad_request("reasoningMode", f"expected one of {', '.join(REASONING_MODES)}")
     reasoning = REASONING_MODES[mode]
     metadata = {"brandRef": body.brandRef}
+    if conversation_id:
+        metadata["conversationId"] = conversation_id
     chosen_structure = body.structure or structure
     if chosen_structure:
         metadata["structure"] = chosen_structure
@@ -148,7 +151,11 @@ def to_run_request(
     return RunRequest(
         message=body.content,
         principal=principal,
-        conversation_id=conversation_id or None,
+        conversation_id=(
+            client_conversation_id(principal, conversation_id, "metadata.conversationId")
+            if conversation_id
+            else None
+        ),
         create_conversation=bool(conversation_id),
         history=history,
         model=model,
