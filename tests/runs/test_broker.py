@@ -158,3 +158,41 @@ async def test_a_long_run_does_not_stop_finished_runs_from_expiring() -> None:
     long_run.cancel()
     assert isinstance([event async for event in long_events][-1], RunCancelled)
     await broker.aclose()
+
+
+async def test_the_local_broker_keeps_only_the_latest_events_of_a_long_run() -> None:
+    broker = LocalBroker(max_events=100)
+    provider = ScriptedProvider({"turns": [{"text": [f"w{i} " for i in range(500)]}]})
+    runner = Runner(Agent(model=provider), broker=broker)
+    await runner.start()
+    events = await run_to_end(runner)
+    kept = [e async for e in broker.replay(events[0].run_id, ALICE)]
+    assert 50 <= len(kept) <= 100
+    assert kept == events[-len(kept) :]  # the latest, in order, ending with the terminal event
+    assert [
+        e async for e in broker.replay(events[0].run_id, ALICE, after=events[-3].seq)
+    ] == events[-2:]
+
+
+async def test_a_follower_keeps_its_place_while_old_events_are_dropped() -> None:
+    broker = LocalBroker(max_events=20)
+    provider = ScriptedProvider(
+        {"turns": [{"text": [f"w{i} " for i in range(200)], "delay": 0.001}]}
+    )
+    runner = Runner(Agent(model=provider), broker=broker)
+    await runner.start()
+    session = await runner.begin(RunRequest(message="count", principal=ALICE))
+
+    async def consume() -> list[RunEvent]:
+        return [event async for event in session.events()]
+
+    streaming = asyncio.create_task(consume())
+    followed: list[RunEvent] = []
+    async for event in broker.replay(session.run_id, ALICE):
+        followed.append(event)
+        await asyncio.sleep(0.005)  # slower than the run: old events are dropped under it
+    streamed = await streaming
+    seqs = [e.seq for e in followed]
+    assert seqs == sorted(set(seqs))  # never repeats or goes back
+    assert len(followed) < len(streamed)  # it skipped what was dropped
+    assert followed[-1] == streamed[-1]

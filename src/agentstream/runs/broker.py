@@ -78,6 +78,8 @@ class RunBroker(Protocol):
 class _LocalRun:
     owner: str
     events: list[RunEvent] = field(default_factory=list)
+    dropped: int = 0
+    """How many of the run's oldest events were let go (``LocalBroker.max_events``)."""
     changed: asyncio.Event | None = None
     """Set when events arrive; created only while a reader waits, to keep publish cheap."""
     done: bool = False
@@ -89,11 +91,14 @@ class _LocalRun:
 
 
 class LocalBroker:
-    """In-memory runs for a single process; keeps the most recent ``keep`` runs."""
+    """In-memory runs for a single process: the most recent ``keep`` finished runs, and of
+    each run at most its latest ``max_events`` events (a reader that asks for older ones
+    resumes from the oldest kept), so memory stays bounded however long the runs."""
 
-    def __init__(self, keep: int = 256) -> None:
+    def __init__(self, keep: int = 64, max_events: int = 10_000) -> None:
         self._runs: dict[str, _LocalRun] = {}
         self._keep = keep
+        self._max_events = max_events
         self._handlers: list[CancelHandler] = []
 
     async def start(self, on_cancel: CancelHandler) -> None:
@@ -117,7 +122,12 @@ class LocalBroker:
         run = self._runs.get(event.run_id)
         if run is None:
             return
-        run.events.append(event)
+        events = run.events
+        events.append(event)
+        if len(events) > self._max_events:
+            cut = self._max_events // 2  # in halves, so trimming costs O(1) per event
+            del events[:cut]
+            run.dropped += cut
         if isinstance(event, TERMINAL_EVENTS):
             run.done = True
         run.wake()
@@ -134,18 +144,21 @@ class LocalBroker:
         run = self._runs.get(run_id)
         if run is None or run.owner != _owner(requester):
             raise RunNotFound(run_id)
-        position = 0
+        position = 0  # the run's next event to read, counting dropped ones
         while True:
-            for event in run.events[position:]:
-                position += 1
-                if event.seq > after:
-                    yield event
+            position = max(position, run.dropped)
+            pending = run.events[position - run.dropped :]
+            if pending:
+                for event in pending:
+                    position += 1
+                    if event.seq > after:
+                        yield event
+                continue  # more may have arrived while the reader was busy
             if run.done:
                 return
-            if position == len(run.events):
-                if run.changed is None:
-                    run.changed = asyncio.Event()
-                await run.changed.wait()
+            if run.changed is None:
+                run.changed = asyncio.Event()
+            await run.changed.wait()
 
     async def request_cancel(self, run_id: str, requester: Principal, reason: str) -> bool:
         return any(handler(run_id, requester, reason) for handler in self._handlers)
