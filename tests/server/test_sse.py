@@ -40,6 +40,35 @@ def test_client_disconnect_closes_the_provider_stream(serve: Serve) -> None:
     assert len(provider.requests) == 1
 
 
+def test_a_client_that_stops_reading_is_let_go(serve: Serve) -> None:
+    """A client that keeps the connection open but reads nothing blocks the server's writes
+    once the socket buffers fill; after the write timeout its run is stopped like a
+    disconnect, instead of waiting forever."""
+    import socket
+
+    line = "x" * 4000 + " "
+    # 20,000 chunks of 4 KB a millisecond apart: the socket buffers fill within a second or
+    # two, long before the model would finish (20 s and 80 MB if nobody stopped it).
+    provider = ScriptedProvider({"turns": [{"text": [line] * 20_000, "delay": 0.001}]})
+    server = serve(Agent(model=provider), write_timeout_seconds=0.5)
+    body = json.dumps({"message": "flood me"}).encode()
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.connect(("127.0.0.1", server.port))
+    try:
+        sock.sendall(
+            b"POST " + TRAY.encode() + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            b"Content-Type: application/json\r\nContent-Length: "
+            + str(len(body)).encode()
+            + b"\r\n\r\n"
+            + body
+        )  # and then never read
+        assert wait_until(lambda: provider.closed_early == 1, timeout=20)
+        assert wait_until(lambda: server.call(other_tasks()) == [], timeout=5)
+    finally:
+        sock.close()
+
+
 def test_client_disconnect_cancels_a_running_tool(serve: Serve) -> None:
     started, cancelled = threading.Event(), threading.Event()
 

@@ -58,6 +58,8 @@ class Settings:
     cors_origins: tuple[str, ...] = ()
     max_body_bytes: int = 1024 * 1024
     heartbeat_seconds: float = 15.0
+    write_timeout_seconds: float = 60.0
+    """A stream whose client reads nothing for this long is stopped (0: never)."""
     diagnostics: bool = False
     model_titles: bool = False
     """After a conversation's first answer, ask the model for a better title (one more,
@@ -121,6 +123,9 @@ class Settings:
                 ),
                 "max_body_bytes": int(get("MAX_BODY_BYTES") or cls.max_body_bytes),
                 "heartbeat_seconds": float(get("HEARTBEAT_SECONDS") or cls.heartbeat_seconds),
+                "write_timeout_seconds": float(
+                    get("WRITE_TIMEOUT_SECONDS") or cls.write_timeout_seconds
+                ),
                 "diagnostics": (get("DIAGNOSTICS") or "").lower() in _TRUE,
                 "redis_url": get("REDIS_URL"),
                 "model_titles": (get("MODEL_TITLES") or "").lower() in _TRUE,

@@ -124,6 +124,7 @@ class EventStream(Response):
         *,
         cancel: Callable[[str], None],
         heartbeat: float = 15.0,
+        write_timeout: float = 60.0,
         headers: dict[str, str] | None = None,
     ) -> None:
         self.status_code = 200
@@ -134,6 +135,8 @@ class EventStream(Response):
         self._wire = wire
         self._cancel = cancel
         self._heartbeat = heartbeat
+        self._write_timeout = write_timeout
+        self._sending_since: float | None = None
         self._pending: list[bytes] = []
         self._wake = asyncio.Event()
         self._flushed = asyncio.Event()
@@ -159,11 +162,13 @@ class EventStream(Response):
         helpers = [writer, asyncio.create_task(self._watch_disconnect(receive, stream_task))]
         if self._heartbeat > 0:
             helpers.append(asyncio.create_task(self._beat(send)))
+        if self._write_timeout > 0:
+            helpers.append(asyncio.create_task(self._watch_stall(writer)))
         try:
             await self._pump()
             self._closing = True
             self._wake.set()
-            await writer
+            await asyncio.wait((writer,))  # a stalled writer is cancelled, not failed
         except asyncio.CancelledError:
             if not self._abandoned:
                 raise
@@ -183,7 +188,7 @@ class EventStream(Response):
             async with aclosing(self._events) as events:
                 async for event in events:
                     frames = encode(event)
-                    if frames:
+                    if frames and not self._disconnected:
                         pending.append(render(frames))
                         wake.set()
                         if len(pending) >= MAX_PENDING_FRAMES:
@@ -207,14 +212,34 @@ class EventStream(Response):
             if (body or last) and not self._disconnected:
                 self._last_output = loop.time()
                 self._complete = last  # before the await: no heartbeat after the last write
+                self._sending_since = self._last_output
                 try:
                     await send({"type": "http.response.body", "body": body, "more_body": not last})
+                    self._sending_since = None
                 except OSError:
                     # The connection broke under us: the same as a client that left.
                     self._disconnected = True
                     self._cancel("client_disconnected")
             flushed.set()
             if last:
+                return
+
+    async def _watch_stall(self, writer: asyncio.Task[None]) -> None:
+        """A client that stays connected but stops reading blocks every write; after
+        ``write_timeout`` seconds of one blocked write it is treated as gone, so its run
+        stops instead of waiting forever. (000 asks for no timeout on a stream's length;
+        this bounds a write that cannot make progress.) Checked from here rather than with
+        a timeout around each write, which would cost the per-event path."""
+        loop, limit = asyncio.get_running_loop(), self._write_timeout
+        while True:
+            await asyncio.sleep(limit / 4)
+            since = self._sending_since
+            if since is not None and loop.time() - since > limit:
+                log.warning("a client read nothing for %gs; stopping its run", limit)
+                self._disconnected = True
+                writer.cancel()
+                self._flushed.set()  # release the run if it waits on backpressure
+                self._cancel("client_stalled")
                 return
 
     async def _watch_disconnect(self, receive: Receive, stream_task: asyncio.Task[object]) -> None:

@@ -175,6 +175,7 @@ def event_stream(
         wire,
         cancel=session.cancel,
         heartbeat=server.settings.heartbeat_seconds,
+        write_timeout=server.settings.write_timeout_seconds,
         headers={"X-Run-Id": session.run_id},
     )
 
