@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, StringConstraints
 
 from agentstream.principal import Principal
 from agentstream.runs.store import ConversationNotFound
+from agentstream.server.errors import bad_request, validation_error_body
 from agentstream.store import InvalidCursor, SqlConversationStore
 from agentstream.store.models import TITLE_LENGTH
 from agentstream.store.repository import MAX_PAGE
@@ -106,13 +107,4 @@ class _Route(APIRoute):
 
 
 def _bad_request(errors: Sequence[Any]) -> JSONResponse:
-    first = errors[0] if errors else {}
-    location = [str(part) for part in first.get("loc", ()) if isinstance(part, str)]
-    if first.get("type") == "json_invalid" or len(location) < 2:
-        field = "body" if not location or location[0] == "body" else location[-1]
-    else:
-        field = location[-1] if location[0] != "body" else ".".join(location[1:])
-    message = str(first.get("msg", "invalid input"))
-    if first.get("type") == "extra_forbidden":
-        message = "unknown field"
-    return JSONResponse({"detail": f"{field}: {message}", "field": field}, status_code=400)
+    return bad_request(*validation_error_body(errors)).response()
