@@ -117,7 +117,7 @@ async def one_stream(
     reader, writer = await asyncio.open_connection("127.0.0.1", port, limit=1 << 20)
     body = json.dumps({"message": f"pace={pace} n={count}"}).encode()
     head = (
-        f"POST /api/chat/stream HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n"
+        f"POST /api/chat/stream HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
         f"Accept: text/event-stream\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n"
     ).encode()
     result = StreamResult()
