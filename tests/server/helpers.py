@@ -157,7 +157,7 @@ UUID = Like(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 def token(sub: str = "alice", *, secret: str = SECRET, **claims: Any) -> str:
-    payload = {"sub": sub, "exp": int(time.time()) + 300, **claims}
+    payload = {"sub": sub, "exp": int(time.time()) + 3600, **claims}
     return jwt.encode(payload, secret, algorithm="HS256")
 
 
