@@ -196,3 +196,22 @@ async def test_a_follower_keeps_its_place_while_old_events_are_dropped() -> None
     assert seqs == sorted(set(seqs))  # never repeats or goes back
     assert len(followed) < len(streamed)  # it skipped what was dropped
     assert followed[-1] == streamed[-1]
+
+
+async def test_redis_keeps_a_long_run_reachable() -> None:
+    """Each flush renews the run's expiry, its owner included: a run longer than the TTL can
+    still be replayed and stopped from another worker."""
+    import redis.asyncio as aioredis
+
+    prefix = f"agentstream-test:{uuid.uuid4().hex}:"
+    broker = RedisBroker(REDIS_URL, prefix=prefix, ttl=30)
+    runner = Runner(slow_agent(), broker=broker)
+    await runner.start()
+    session = await runner.begin(RunRequest(message="count", principal=ALICE))
+    client = aioredis.Redis.from_url(REDIS_URL)
+    await client.expire(f"{prefix}run:{session.run_id}:owner", 1)  # about to lapse
+    [event async for event in session.events()]
+    assert await client.ttl(f"{prefix}run:{session.run_id}:owner") > 1
+    assert [e async for e in broker.replay(session.run_id, ALICE)][-1].type == "run_completed"
+    await client.aclose()
+    await broker.aclose()

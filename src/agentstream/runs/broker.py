@@ -245,6 +245,7 @@ class RedisBroker:
                     approximate=True,
                 )
                 pipe.expire(key, self._ttl)
+                pipe.expire(key + ":owner", self._ttl)  # a long run stays reachable
             try:
                 await pipe.execute()
             except aioredis.RedisError:
