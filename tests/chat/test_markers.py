@@ -52,3 +52,33 @@ def test_tool_history_payload_is_002s_shape_in_index_order() -> None:
             {"tool_name": "lookup", "input": {}, "output": '{"n":1}', "index": 2, "is_error": True},
         ],
     )
+
+
+def _filtered(*chunks: str | None) -> str:
+    """What a client sees of ``chunks`` (``None`` starts a new turn)."""
+    from agentstream.chat.markers import MarkerLineFilter
+
+    stream = MarkerLineFilter()
+    shown = []
+    for chunk in chunks:
+        if chunk is None:
+            stream.new_turn()
+        else:
+            shown.append(stream.feed(chunk))
+    return "".join(shown) + stream.flush()
+
+
+def test_marker_blocks_are_withheld_from_the_stream_even_split_over_deltas() -> None:
+    assert (
+        _filtered("Pick one.", "\n", "SUGGESTED_", "VALUES: [", '{"label": "a", "value": "b"}]')
+        == "Pick one.\n"
+    )
+    assert _filtered('Line one\nSCHEMA_PROPOSAL: {"t": 1}\nmore') == "Line one\n"
+    assert _filtered("Done.", None, "SUGGESTED_ACTIONS: [", "]") == "Done."  # a turn opens a line
+
+
+def test_text_that_only_looks_like_a_marker_is_shown() -> None:
+    assert _filtered("NOTE that ", "OK: fine\nDONE") == "NOTE that OK: fine\nDONE"
+    assert _filtered("ABC") == "ABC"  # held while it could become a marker, then released
+    assert _filtered("", "Hello") == "Hello"
+    assert _filtered("See SUGGESTED_VALUES: [1] inline") == "See SUGGESTED_VALUES: [1] inline"

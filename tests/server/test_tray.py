@@ -308,3 +308,26 @@ def test_with_chat_hooks_suggestions_and_server_actions(serve: Serve) -> None:
     assert unknown.json()["field"] == "action"
     assert datas(parse_sse(ran))[-1]["type"] == "complete"
     assert "Schema 123 applied." in provider.requests[-1].messages[-1].content  # type: ignore[union-attr]
+
+
+def test_suggestion_markers_never_reach_the_streamed_text(serve: Serve) -> None:
+    from agentstream.chat import ChatHooks
+
+    chunks = [
+        "Pick ",
+        "one.",
+        "\n",
+        "SUGGESTED_",
+        "VALUES: [",
+        '{"label": "Yes", "value": "yes"}',
+        "]",
+    ]
+    agent = Agent(model=ScriptedProvider({"turns": [{"text": chunks}]}))
+    server = serve(agent, hooks=ChatHooks())
+    with server.client() as client:
+        _, text = stream_text(client, PATH, json={"message": "Choose"})
+    frames = datas(parse_sse(text))
+    assert "".join(f["text"] for f in frames if f["type"] == "text_delta") == "Pick one.\n"
+    complete = frames[-1]["payload"]
+    assert complete["message"] == "Pick one."
+    assert complete["suggested_values"] == [{"label": "Yes", "value": "yes"}]

@@ -15,6 +15,7 @@ from agentstream.events import Payload, ToolHistoryEntry
 
 __all__ = [
     "TOOL_MARKER",
+    "MarkerLineFilter",
     "insert_tool_markers",
     "strip_tool_markers",
     "tool_history_payload",
@@ -71,3 +72,67 @@ def _as_text(value: object) -> str:
     if isinstance(value, str):
         return value
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+_MARKER_LINE = re.compile(r"[A-Z][A-Z0-9_]{2,}:[ \t]*[\[{]")
+"""A line that opens a ``MARKER: [json`` or ``MARKER: {json`` block (``SUGGESTED_VALUES:``,
+``SCHEMA_PROPOSAL:``, ...)."""
+_MARKER_PREFIX = re.compile(r"[A-Z][A-Z0-9_]*(:[ \t]*)?")
+"""The start of a line that may still become one."""
+
+
+class MarkerLineFilter:
+    """Withholds marker blocks from streamed text.
+
+    The model is asked to end its answer with ``SUGGESTED_VALUES: [...]`` lines and payload
+    markers; the final message has them parsed out (003), but a client that shows the stream
+    would flash their JSON first. Text that starts a line and could still become a marker is
+    held back for a moment; once a marker line opens, the rest of the turn is withheld (the
+    markers come last, and the final message carries what follows them cleaned). Mid-line
+    text passes straight through, so the per-delta cost is one membership test.
+    """
+
+    __slots__ = ("_held", "_hiding", "_line_start")
+
+    def __init__(self) -> None:
+        self._line_start = True
+        self._held = ""
+        self._hiding = False
+
+    def new_turn(self) -> None:
+        """A new model turn is a new paragraph of the answer."""
+        self._line_start, self._hiding = True, False
+
+    def feed(self, text: str) -> str:
+        """The part of ``text`` to show now."""
+        if self._hiding:
+            return ""
+        if not self._line_start and not self._held and "\n" not in text:
+            return text
+        buffer, self._held = self._held + text, ""
+        shown: list[str] = []
+        position = 0
+        while position < len(buffer):
+            end = buffer.find("\n", position)
+            line = buffer[position:] if end < 0 else buffer[position:end]
+            if self._line_start:
+                if _MARKER_LINE.match(line):
+                    self._hiding = True
+                    break
+                if end < 0:
+                    if not line or _MARKER_PREFIX.fullmatch(line):
+                        self._held = line  # may still become a marker
+                        break
+                    self._line_start = False
+            if end < 0:
+                shown.append(line)
+                break
+            shown.append(line + "\n")
+            position = end + 1
+            self._line_start = True
+        return "".join(shown)
+
+    def flush(self) -> str:
+        """Text held back when the answer ended: it was not a marker after all."""
+        held, self._held = self._held, ""
+        return "" if self._hiding else held
