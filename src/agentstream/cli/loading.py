@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 import sys
 
@@ -31,14 +32,9 @@ def load_object(spec: str) -> object:
         found: object = getattr(module, attribute)
     except AttributeError:
         raise AgentLoadError(f"{module_name!r} has no attribute {attribute!r}") from None
-    if callable(found) and not isinstance(found, type) and not _is_instance_to_keep(found):
+    if inspect.isfunction(found):
         found = found()
     return found
-
-
-def _is_instance_to_keep(value: object) -> bool:
-    """Agents and configuration objects are used as they are, even if callable."""
-    return isinstance(value, Agent) or hasattr(value, "prepare")
 
 
 def load_agent(spec: str | None) -> Agent:
