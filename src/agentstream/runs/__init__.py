@@ -1,6 +1,12 @@
 """The run pipeline between a dialect and the agent loop: store, response hooks, cancel."""
 
-from agentstream.runs.broker import LocalBroker, RedisBroker, RunBroker, RunNotFound
+from agentstream.runs.broker import (
+    BrokerUnavailable,
+    LocalBroker,
+    RedisBroker,
+    RunBroker,
+    RunNotFound,
+)
 from agentstream.runs.hooks import NoHooks, Preparation, RunHooks
 from agentstream.runs.request import ActionRequest, RunRequest
 from agentstream.runs.runner import Runner, RunSession
@@ -9,6 +15,7 @@ from agentstream.runs.titles import TitleWriter, model_titles
 
 __all__ = [
     "ActionRequest",
+    "BrokerUnavailable",
     "ConversationNotFound",
     "ConversationStore",
     "LocalBroker",

@@ -22,10 +22,23 @@ from typing import Any, Protocol
 
 import redis.asyncio as aioredis
 
-from agentstream.events import TERMINAL_EVENTS, RunEvent, event_from_json, event_to_json
+from agentstream.events import (
+    TERMINAL_EVENTS,
+    RunEvent,
+    RunFailed,
+    event_from_json,
+    event_to_json,
+)
 from agentstream.principal import Principal
 
-__all__ = ["CancelHandler", "LocalBroker", "RedisBroker", "RunBroker", "RunNotFound"]
+__all__ = [
+    "BrokerUnavailable",
+    "CancelHandler",
+    "LocalBroker",
+    "RedisBroker",
+    "RunBroker",
+    "RunNotFound",
+]
 
 log = logging.getLogger("agentstream.broker")
 
@@ -163,13 +176,34 @@ class LocalBroker:
     async def request_cancel(self, run_id: str, requester: Principal, reason: str) -> bool:
         return any(handler(run_id, requester, reason) for handler in self._handlers)
 
+    def has(self, run_id: str) -> bool:
+        """Whether this process holds the run (it may have finished)."""
+        return run_id in self._runs
+
 
 # --- many workers --------------------------------------------------------------------------
 
 
+class BrokerUnavailable(RuntimeError):
+    """The shared run log cannot be reached (Redis is down): a run of another worker can be
+    neither followed nor stopped until it returns. Runs of this worker are unaffected."""
+
+
+INTERRUPTED_MESSAGE = "The server running this answer stopped before it finished."
+
+
 class RedisBroker:
     """Runs in Redis streams (``{prefix}run:{id}``, expiring ``ttl`` seconds after the last
-    event) and cancel requests on the ``{prefix}cancel`` channel."""
+    event) and cancel requests on the ``{prefix}cancel`` channel.
+
+    Every run of this worker is also kept by an in-process :class:`LocalBroker`, so it is
+    replayed from memory here and keeps streaming while Redis is down: an outage is logged
+    once, publishing and listening resume with backoff when Redis is back, and only what
+    needs another worker (following or stopping its runs) fails, as
+    :class:`BrokerUnavailable`. A worker renews a short lease (``{id}:alive``) on each of its
+    runs; a reader that finds the lease gone before the run's last event knows the worker
+    died and ends the run for its client with ``run_failed`` rather than waiting forever.
+    """
 
     def __init__(
         self,
@@ -177,17 +211,27 @@ class RedisBroker:
         *,
         prefix: str = "agentstream:",
         ttl: int = 3600,
+        lease: float = 15.0,
         max_events: int = 100_000,
         block_ms: int = 5_000,
     ) -> None:
-        self._redis: aioredis.Redis = aioredis.Redis.from_url(url)
+        # A blocking XREAD holds the socket silent for ``block_ms``: the socket timeout must
+        # be longer, or a quiet run (a slow tool, a thinking model) breaks its followers.
+        self._redis: aioredis.Redis = aioredis.Redis.from_url(
+            url, socket_timeout=block_ms / 1000 + 10, socket_connect_timeout=5
+        )
         self._prefix = prefix
         self._ttl = ttl
+        self._lease = lease
         self._max_events = max_events
         self._block_ms = block_ms
+        self._local = LocalBroker()
+        self._mine: set[str] = set()
+        """Runs of this worker that have not ended: their leases are renewed."""
         self._outbox: list[RunEvent] = []
         self._flushing: asyncio.Task[None] | None = None
-        self._listener: asyncio.Task[None] | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+        self._down = False
 
     def _key(self, run_id: str) -> str:
         return f"{self._prefix}run:{run_id}"
@@ -196,36 +240,81 @@ class RedisBroker:
     def _channel(self) -> str:
         return f"{self._prefix}cancel"
 
-    async def start(self, on_cancel: CancelHandler) -> None:
-        pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
-        await pubsub.subscribe(self._channel)
-        self._listener = asyncio.create_task(self._listen(pubsub, on_cancel))
+    def _unavailable(self, exc: BaseException) -> None:
+        if not self._down:
+            self._down = True
+            log.warning("Redis is unavailable (%s): runs stream from this worker only", exc)
 
-    async def _listen(self, pubsub: aioredis.client.PubSub, on_cancel: CancelHandler) -> None:
-        try:
-            async for message in pubsub.listen():
-                try:
-                    body = json.loads(message["data"])
-                    requester = Principal(user_id=body["user_id"], tenant_id=body["tenant_id"])
-                    on_cancel(body["run_id"], requester, body["reason"])
-                except (ValueError, KeyError, TypeError):
-                    log.warning("ignored a malformed cancel request")
-        finally:
-            await pubsub.aclose()  # type: ignore[no-untyped-call]
+    def _available(self) -> None:
+        if self._down:
+            self._down = False
+            log.warning("Redis is back: runs are shared between workers again")
+
+    async def start(self, on_cancel: CancelHandler) -> None:
+        await self._local.start(on_cancel)
+        self._tasks = [
+            asyncio.create_task(self._listen(on_cancel)),
+            asyncio.create_task(self._renew_leases()),
+        ]
+
+    async def _listen(self, on_cancel: CancelHandler) -> None:
+        """Stop requests from other workers, resubscribing with backoff after an outage."""
+        delay = 0.5
+        while True:
+            pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
+            try:
+                await pubsub.subscribe(self._channel)
+                self._available()
+                delay = 0.5
+                while True:
+                    message = await pubsub.get_message(timeout=None)
+                    if message is not None:
+                        _dispatch(message, on_cancel)
+            except (aioredis.RedisError, OSError) as exc:
+                self._unavailable(exc)
+            finally:
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()  # type: ignore[no-untyped-call]
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 10.0)
+
+    async def _renew_leases(self) -> None:
+        while True:
+            await asyncio.sleep(self._lease / 3)
+            if not self._mine:
+                continue
+            pipe = self._redis.pipeline(transaction=False)
+            for run_id in self._mine:
+                pipe.set(self._key(run_id) + ":alive", 1, ex=_seconds(self._lease))
+            try:
+                await pipe.execute()
+                self._available()
+            except (aioredis.RedisError, OSError) as exc:
+                self._unavailable(exc)
 
     async def aclose(self) -> None:
-        if self._listener is not None:
-            self._listener.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._listener
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
         await self._flush()
+        await self._local.aclose()
         await self._redis.aclose()
 
     async def open_run(self, run_id: str, owner: Principal) -> None:
-        meta = self._key(run_id) + ":owner"
-        await self._redis.set(meta, _owner(owner), ex=self._ttl)
+        await self._local.open_run(run_id, owner)
+        self._mine.add(run_id)
+        key = self._key(run_id)
+        pipe = self._redis.pipeline(transaction=False)
+        pipe.set(key + ":owner", _owner(owner), ex=self._ttl)
+        pipe.set(key + ":alive", 1, ex=_seconds(self._lease))
+        try:
+            await pipe.execute()
+            self._available()
+        except (aioredis.RedisError, OSError) as exc:
+            self._unavailable(exc)
 
     def publish(self, event: RunEvent) -> None:
+        self._local.publish(event)
         self._outbox.append(event)
         if self._flushing is None or self._flushing.done():
             self._flushing = asyncio.create_task(self._flush())
@@ -248,45 +337,96 @@ class RedisBroker:
                 pipe.expire(key + ":owner", self._ttl)  # a long run stays reachable
             try:
                 await pipe.execute()
-            except aioredis.RedisError:
-                log.exception("could not publish %d run events to Redis", len(batch))
+                self._available()
+            except (aioredis.RedisError, OSError) as exc:
+                # The events are still served from this worker; other workers miss them.
+                self._unavailable(exc)
 
     async def close_run(self, run_id: str) -> None:
+        await self._local.close_run(run_id)
+        self._mine.discard(run_id)
         if self._flushing is not None:
             await asyncio.shield(self._flushing)
         await self._flush()
+        with contextlib.suppress(aioredis.RedisError, OSError):
+            await self._redis.delete(self._key(run_id) + ":alive")
 
     async def replay(
         self, run_id: str, requester: Principal, after: int = -1
     ) -> AsyncGenerator[RunEvent, None]:
+        if self._local.has(run_id):
+            async for event in self._local.replay(run_id, requester, after):
+                yield event
+            return
+        try:
+            async for event in self._replay_shared(run_id, requester, after):
+                yield event
+        except (aioredis.RedisError, OSError) as exc:
+            self._unavailable(exc)
+            raise BrokerUnavailable("runs of other workers cannot be reached") from exc
+
+    async def _replay_shared(
+        self, run_id: str, requester: Principal, after: int
+    ) -> AsyncGenerator[RunEvent, None]:
         key = self._key(run_id)
         if _text(await self._redis.get(key + ":owner")) != _owner(requester):
             raise RunNotFound(run_id)
-        last = f"{after + 1}-0" if after >= 0 else "0-0"
+        last, seq = (f"{after + 1}-0" if after >= 0 else "0-0"), after
         while True:
             found = await self._redis.xread({key: last}, block=self._block_ms, count=500)
             if not found:
                 if not await self._redis.exists(key + ":owner"):
                     return  # expired while waiting
+                if not await self._redis.exists(key + ":alive"):
+                    # One more read: the last events may have landed just before the lease
+                    # was dropped.
+                    if await self._redis.xread({key: last}, count=1):
+                        continue
+                    yield RunFailed(
+                        run_id=run_id, seq=seq + 1, kind="interrupted", message=INTERRUPTED_MESSAGE
+                    )
+                    return
                 continue
             for entry_id, body in _entries(found):
                 last = entry_id
                 event = event_from_json(body)
+                seq = event.seq
                 yield event
                 if isinstance(event, TERMINAL_EVENTS):
                     return
 
     async def request_cancel(self, run_id: str, requester: Principal, reason: str) -> bool:
-        if _text(await self._redis.get(self._key(run_id) + ":owner")) != _owner(requester):
-            return False
-        body = {
-            "run_id": run_id,
-            "user_id": requester.user_id,
-            "tenant_id": requester.tenant_id,
-            "reason": reason,
-        }
-        await self._redis.publish(self._channel, json.dumps(body))
+        if self._local.has(run_id):
+            return await self._local.request_cancel(run_id, requester, reason)
+        key = self._key(run_id)
+        try:
+            owner, alive = await self._redis.mget(key + ":owner", key + ":alive")
+            if _text(owner) != _owner(requester) or alive is None:
+                return False  # someone else's, or no worker is running it any more
+            body = {
+                "run_id": run_id,
+                "user_id": requester.user_id,
+                "tenant_id": requester.tenant_id,
+                "reason": reason,
+            }
+            await self._redis.publish(self._channel, json.dumps(body))
+        except (aioredis.RedisError, OSError) as exc:
+            self._unavailable(exc)
+            raise BrokerUnavailable("runs of other workers cannot be reached") from exc
         return True
+
+
+def _dispatch(message: Any, on_cancel: CancelHandler) -> None:
+    try:
+        body = json.loads(message["data"])
+        requester = Principal(user_id=body["user_id"], tenant_id=body["tenant_id"])
+        on_cancel(body["run_id"], requester, body["reason"])
+    except (ValueError, KeyError, TypeError):
+        log.warning("ignored a malformed cancel request")
+
+
+def _seconds(value: float) -> int:
+    return max(1, round(value))
 
 
 def _text(value: Any) -> str | None:

@@ -14,9 +14,9 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from agentstream.agent import Agent, AgentRun, CancelToken, RunInput
 from agentstream.events import (
@@ -26,7 +26,7 @@ from agentstream.events import (
     RunFailed,
     TurnStarted,
 )
-from agentstream.messages import Message
+from agentstream.messages import AssistantMessage, Message
 from agentstream.principal import Principal
 from agentstream.runs.broker import RunBroker
 from agentstream.runs.hooks import NoHooks, RunHooks
@@ -37,6 +37,8 @@ from agentstream.runs.titles import TitleWriter
 __all__ = ["RunSession", "Runner"]
 
 log = logging.getLogger("agentstream.runs")
+
+T = TypeVar("T")
 
 
 class Runner:
@@ -59,6 +61,7 @@ class Runner:
         self.titles = titles
         self._active: dict[str, RunSession] = {}
         self._background: set[asyncio.Task[None]] = set()
+        self._writes: set[asyncio.Task[Any]] = set()
 
     async def start(self) -> None:
         """Listen for cancel requests from other workers (when a broker is configured)."""
@@ -66,15 +69,16 @@ class Runner:
             await self.broker.start(self.cancel)
 
     async def settle(self) -> None:
-        """Wait for the background work started so far (model-written titles)."""
-        await asyncio.gather(*self._background, return_exceptions=True)
+        """Wait for the background work started so far (store writes, model-written titles)."""
+        await asyncio.gather(*self._writes, *self._background, return_exceptions=True)
 
     async def aclose(self) -> None:
         for session in list(self._active.values()):
             session.cancel("server shutting down")
         for task in list(self._background):
             task.cancel()
-        await asyncio.gather(*self._background, return_exceptions=True)
+        # Store writes are finished, not cancelled: they are what a run leaves behind.
+        await asyncio.gather(*self._writes, *self._background, return_exceptions=True)
         if self.broker is not None:
             await self.broker.aclose()
 
@@ -178,6 +182,13 @@ class Runner:
             return False
         return await self.broker.request_cancel(run_id, principal, reason)
 
+    def _own(self, step: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
+        task = asyncio.create_task(step)
+        self._writes.add(task)
+        task.add_done_callback(_settled)
+        task.add_done_callback(self._writes.discard)
+        return task
+
     def _forget(self, run_id: str) -> None:
         self._active.pop(run_id, None)
 
@@ -201,6 +212,24 @@ class Runner:
             log.exception("could not write a title for conversation %s", conversation_id)
 
 
+def _settled(task: asyncio.Task[Any]) -> None:
+    """Mark an owned write's outcome as seen: its awaiter, if still there, has it too."""
+    if not task.cancelled():
+        task.exception()
+
+
+def complete_prefix(messages: list[Message]) -> int:
+    """The length of the longest prefix of ``messages`` that a vendor accepts as history:
+    it does not end in an assistant turn whose tool calls are still waiting for results."""
+    upto = len(messages)
+    while upto:
+        last = messages[upto - 1]
+        if not (isinstance(last, AssistantMessage) and last.tool_calls):
+            break
+        upto -= 1
+    return upto
+
+
 def _same_owner(a: Principal, b: Principal) -> bool:
     return a.user_id == b.user_id and a.tenant_id == b.tenant_id
 
@@ -216,6 +245,7 @@ class RunSession:
         self.run: AgentRun = runner.agent.run(run_input)
         self._saved = 0
         self._finished = False
+        self._last_write: asyncio.Task[Any] | None = None
 
     @property
     def run_id(self) -> str:
@@ -248,8 +278,8 @@ class RunSession:
         finally:
             if not self._finished:
                 # The consumer went away (its task was cancelled) or the loop crashed: keep
-                # what the run produced. Shielded so the commit survives the cancellation.
-                await asyncio.shield(self._finish("cancelled", error="interrupted"))
+                # what the run produced (the write itself survives a further cancellation).
+                await self._finish("cancelled", error="interrupted")
             if broker is not None:
                 await asyncio.shield(broker.close_run(self.run_id))
             self.runner._forget(self.run_id)
@@ -263,16 +293,19 @@ class RunSession:
 
     async def _save_progress(self) -> None:
         store, conversation_id = self.runner.store, self.conversation_id
-        messages = self.run.new_messages
-        if store is None or conversation_id is None or len(messages) <= self._saved:
+        # The loop runs in its own task and keeps appending while we await the store: take
+        # the boundary now, and only up to a complete round-trip, so the store never holds
+        # an assistant tool call without its results (or misses what came meanwhile).
+        upto = complete_prefix(self.run.new_messages)
+        if store is None or conversation_id is None or upto <= self._saved:
             return
-        await store.append_messages(
-            self.request.principal,
-            run_id=self.run_id,
-            conversation_id=conversation_id,
-            messages=messages[self._saved :],
+        messages, self._saved = self.run.new_messages[self._saved : upto], upto
+        principal, run_id = self.request.principal, self.run_id
+        await self._persist(
+            lambda: store.append_messages(
+                principal, run_id=run_id, conversation_id=conversation_id, messages=messages
+            )
         )
-        self._saved = len(messages)
 
     async def _finish(
         self,
@@ -287,16 +320,39 @@ class RunSession:
         store, conversation_id = self.runner.store, self.conversation_id
         if store is None or conversation_id is None:
             return None
-        try:
-            return await store.finish_run(
-                self.request.principal,
-                run_id=self.run_id,
-                conversation_id=conversation_id,
-                messages=self.run.new_messages[self._saved :],
-                status=status,
-                completed=completed,
-                error=error,
-            )
-        except Exception:
-            log.exception("could not save the end of run %s", self.run_id)
-            return None
+        principal, run_id = self.request.principal, self.run_id
+        messages = self.run.new_messages[self._saved :]
+
+        async def write() -> dict[str, Any] | None:
+            try:
+                return await store.finish_run(
+                    principal,
+                    run_id=run_id,
+                    conversation_id=conversation_id,
+                    messages=messages,
+                    status=status,
+                    completed=completed,
+                    error=error,
+                )
+            except Exception:
+                log.exception("could not save the end of run %s", run_id)
+                return None
+
+        return await self._persist(write)
+
+    async def _persist(self, write: Callable[[], Awaitable[T]]) -> T:
+        """Run a store write in a task the runner owns, after this run's earlier writes.
+
+        A client that hangs up cancels the task streaming its answer, possibly in the middle
+        of a write; the write goes on regardless (the runner waits for it on shutdown), so
+        every run ends in the store however it is interrupted."""
+        previous = self._last_write
+
+        async def step() -> T:
+            if previous is not None:
+                await asyncio.wait([previous])
+            return await write()
+
+        task = self.runner._own(step())
+        self._last_write = task
+        return await asyncio.shield(task)

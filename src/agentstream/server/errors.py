@@ -3,7 +3,8 @@
 ``{"detail": "<field>: <what is wrong>", "field": "<field>"}`` with 400 for malformed JSON or a
 missing or invalid field (FastAPI would answer 422; the specs say 400, and naming the field
 lets a client highlight it), 401 for credentials, 403 for a tenant the token does not grant,
-404 for an unknown conversation or run, 413 for an oversized body. Once a stream has started,
+404 for an unknown conversation or run, 413 for an oversized body, 503 when a run of
+another worker cannot be reached (Redis is down). Once a stream has started,
 errors are the dialect's own ``error`` event instead (see :mod:`agentstream.server.sse`).
 """
 
@@ -17,6 +18,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from agentstream.runs.broker import BrokerUnavailable
 from agentstream.runs.store import ConversationNotFound
 from agentstream.server.auth import AuthError, Forbidden
 
@@ -99,6 +101,9 @@ def install_error_handlers(app: FastAPI) -> None:
     async def on_not_found(request: Request, exc: Exception) -> JSONResponse:
         return ApiError(404, "Conversation not found").response()
 
+    async def on_unavailable(request: Request, exc: Exception) -> JSONResponse:
+        return ApiError(503, "Runs of other workers cannot be reached right now").response()
+
     async def on_http(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, StarletteHTTPException)
         return JSONResponse(
@@ -110,6 +115,7 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(AuthError, on_auth)
     app.add_exception_handler(Forbidden, on_forbidden)
     app.add_exception_handler(ConversationNotFound, on_not_found)
+    app.add_exception_handler(BrokerUnavailable, on_unavailable)
     app.add_exception_handler(StarletteHTTPException, on_http)
 
 

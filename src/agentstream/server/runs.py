@@ -14,11 +14,11 @@ from contextlib import aclosing
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, Query
-from starlette.responses import StreamingResponse
+from starlette.responses import Response, StreamingResponse
 
 from agentstream.events import RunEvent, event_to_json
 from agentstream.principal import Principal
-from agentstream.runs import RunNotFound
+from agentstream.runs import BrokerUnavailable, RunNotFound
 from agentstream.server.context import ServerContext
 from agentstream.server.errors import ApiError, bad_request
 
@@ -48,6 +48,7 @@ def router(server: ServerContext) -> APIRouter:
         response_class=StreamingResponse,
         responses={
             200: {"content": {"text/event-stream": {}}},
+            204: {"description": "The run is over and the caller has all of its events"},
             404: {"description": "No such run for this caller (unknown, expired, not yours)"},
         },
     )
@@ -58,7 +59,7 @@ def router(server: ServerContext) -> APIRouter:
             int | None, Query(ge=-1, le=MAX_SEQ, description="Only events with a larger seq")
         ] = None,
         last_event_id: Annotated[str | None, Header()] = None,
-    ) -> StreamingResponse:
+    ) -> Response:
         broker = server.runner.broker
         if broker is None:
             raise ApiError(404, "Run not found")
@@ -76,13 +77,19 @@ def router(server: ServerContext) -> APIRouter:
         except StopAsyncIteration:
             first = None
 
+        if first is None:
+            # Nothing after ``after`` and the run is over: 204 tells a browser EventSource
+            # to stop reconnecting.
+            return Response(status_code=204)
+
         async def frames() -> AsyncIterator[bytes]:
             async with aclosing(events):
-                if first is None:
-                    return
                 yield _frame(first)
-                async for event in events:
-                    yield _frame(event)
+                try:
+                    async for event in events:
+                        yield _frame(event)
+                except BrokerUnavailable:
+                    return  # the client reconnects with Last-Event-ID once Redis is back
 
         headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
         return StreamingResponse(frames(), media_type="text/event-stream", headers=headers)

@@ -9,7 +9,8 @@ run leaves behind and a vendor would reject (:func:`provider_history`):
   gets a synthetic error result per missing call, so every call has its answer and the model
   learns the call did not complete;
 * an assistant message with no text, reasoning or tool calls (cancelled before the first
-  token) is dropped.
+  token) is dropped;
+* tool results that answer no tool call of the assistant turn before them are dropped.
 """
 
 from __future__ import annotations
@@ -56,6 +57,8 @@ def provider_history(messages: Sequence[Message]) -> list[Message]:
     while position < len(messages):
         message = messages[position]
         position += 1
+        if isinstance(message, ToolResultsMessage):
+            continue  # results whose tool calls are not in the history: a vendor refuses them
         if not isinstance(message, AssistantMessage):
             repaired.append(message)
             continue
@@ -68,7 +71,8 @@ def provider_history(messages: Sequence[Message]) -> list[Message]:
         if position < len(messages):
             following = messages[position]
             if isinstance(following, ToolResultsMessage):
-                results = following.results
+                called = {call.id for call in message.tool_calls}
+                results = tuple(part for part in following.results if part.tool_call_id in called)
                 position += 1
         answered = {part.tool_call_id for part in results}
         missing = tuple(
