@@ -268,3 +268,28 @@ async def test_bad_input_is_400_naming_the_field(
     detail = await store.get_conversation(bob, cid)
     assert detail.summary.title == "keep my title"
     assert [m.content for m in detail.messages] == ["keep my title", "ok"]
+
+
+@pytest.mark.parametrize("title", ["\x1c", "\x00", " \t\x1f ", "\u0085"])
+async def test_a_title_of_control_characters_is_a_400(
+    client: httpx.AsyncClient, store: SqlConversationStore, bob: Principal, title: str
+) -> None:
+    conversation_id = await exchange(store, bob, "question", "answer")
+    response = await client.patch(
+        f"/api/conversations/{conversation_id}", json={"title": title}, headers=as_user(bob)
+    )
+    assert response.status_code == 400
+    assert response.json()["field"] == "title"
+
+
+async def test_control_characters_in_a_title_become_spaces(
+    client: httpx.AsyncClient, store: SqlConversationStore, bob: Principal
+) -> None:
+    conversation_id = await exchange(store, bob, "question", "answer")
+    response = await client.patch(
+        f"/api/conversations/{conversation_id}",
+        json={"title": "Q3\x00 plan\x1cdraft"},
+        headers=as_user(bob),
+    )
+    assert response.status_code == 200
+    assert response.json()["title"] == "Q3 plan draft"

@@ -28,7 +28,7 @@ from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
-from pydantic import BaseModel, ConfigDict, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict
 
 from agentstream.principal import Principal
 from agentstream.runs.store import ConversationNotFound
@@ -36,6 +36,7 @@ from agentstream.server.errors import bad_request, validation_error_body
 from agentstream.store import InvalidCursor, SqlConversationStore
 from agentstream.store.models import TITLE_LENGTH
 from agentstream.store.repository import MAX_PAGE
+from agentstream.store.titles import clean_title
 
 __all__ = ["conversations_router"]
 
@@ -45,9 +46,7 @@ NOT_FOUND = {"detail": "Conversation not found"}
 class RenameBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    title: Annotated[
-        str, StringConstraints(strip_whitespace=True, min_length=1, max_length=TITLE_LENGTH)
-    ]
+    title: Annotated[str, AfterValidator(lambda title: clean_title(title, TITLE_LENGTH))]
 
 
 def conversations_router(

@@ -67,6 +67,48 @@ class UTCDateTime(TypeDecorator[datetime]):
         return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
+def without_nul(value: Any) -> Any:
+    """``value`` with every NUL character removed, in strings nested at any depth.
+
+    PostgreSQL cannot store NUL in text, and SQLite would keep it; the rule is the same on
+    both: NUL carries no meaning in a conversation, so it is dropped on the way in."""
+    if isinstance(value, str):
+        return value.replace("\x00", "") if "\x00" in value else value
+    if isinstance(value, dict):
+        return {without_nul(k): without_nul(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [without_nul(item) for item in value]
+    return value
+
+
+class CleanText(TypeDecorator[str]):
+    """Text without NUL characters (see :func:`without_nul`)."""
+
+    impl = Text
+    cache_ok = True
+
+    def process_bind_param(self, value: str | None, dialect: Dialect) -> str | None:
+        return without_nul(value)  # type: ignore[no-any-return]
+
+
+class CleanString(TypeDecorator[str]):
+    """A bounded string without NUL characters (see :func:`without_nul`)."""
+
+    impl = String
+    cache_ok = True
+    process_bind_param = CleanText.process_bind_param
+
+
+class CleanJSON(TypeDecorator[Any]):
+    """JSON whose strings hold no NUL characters (see :func:`without_nul`)."""
+
+    impl = JSON
+    cache_ok = True
+
+    def process_bind_param(self, value: Any, dialect: Dialect) -> Any:
+        return without_nul(value)
+
+
 class Base(DeclarativeBase):
     metadata = MetaData(
         naming_convention={
@@ -76,7 +118,7 @@ class Base(DeclarativeBase):
             "pk": "pk_%(table_name)s",
         }
     )
-    type_annotation_map = {datetime: UTCDateTime(), dict[str, Any]: JSON()}
+    type_annotation_map = {datetime: UTCDateTime(), dict[str, Any]: CleanJSON()}
 
 
 class ConversationRow(Base):
@@ -86,12 +128,12 @@ class ConversationRow(Base):
     tenant_id: Mapped[str] = mapped_column(String(255))
     """The owner's tenant; ``""`` for a principal without one."""
     owner_id: Mapped[str] = mapped_column(String(255))
-    title: Mapped[str] = mapped_column(String(TITLE_LENGTH))
+    title: Mapped[str] = mapped_column(CleanString(TITLE_LENGTH))
     title_source: Mapped[str] = mapped_column(String(16), default="message")
     """``message`` (from the first message), ``model`` or ``user``: a generated title never
     replaces one the user chose."""
     model: Mapped[str | None] = mapped_column(String(255))
-    metadata_: Mapped[dict[str, Any]] = mapped_column("metadata", JSON, default=dict)
+    metadata_: Mapped[dict[str, Any]] = mapped_column("metadata", CleanJSON, default=dict)
     created_at: Mapped[datetime]
     updated_at: Mapped[datetime]
     next_seq: Mapped[int] = mapped_column(Integer, default=0)
@@ -122,11 +164,11 @@ class RunRow(Base):
     """``running``, ``completed``, ``failed`` or ``cancelled``. A run still ``running`` after its
     process died is shown as interrupted."""
     model: Mapped[str | None] = mapped_column(String(255))
-    error: Mapped[str | None] = mapped_column(Text)
-    usage: Mapped[dict[str, Any] | None] = mapped_column(JSON)
-    answer: Mapped[str | None] = mapped_column(Text)
+    error: Mapped[str | None] = mapped_column(CleanText)
+    usage: Mapped[dict[str, Any] | None] = mapped_column(CleanJSON)
+    answer: Mapped[str | None] = mapped_column(CleanText)
     """The final answer as shown (``RunCompleted.message`` without ``[[tool:N]]`` markers)."""
-    result: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    result: Mapped[dict[str, Any] | None] = mapped_column(CleanJSON)
     """From the run's ``RunCompleted``: message, tool_history, payloads, suggestions."""
     started_at: Mapped[datetime]
     finished_at: Mapped[datetime | None]
@@ -145,10 +187,10 @@ class MessageRow(Base):
     seq: Mapped[int] = mapped_column(Integer)
     role: Mapped[str] = mapped_column(String(16))
     """``user``, ``assistant`` or ``tool``, as in :mod:`agentstream.messages`."""
-    text: Mapped[str] = mapped_column(Text, default="")
+    text: Mapped[str] = mapped_column(CleanText, default="")
     """User content or assistant text; tool results as the model saw them are in ``body``."""
-    reasoning: Mapped[str | None] = mapped_column(Text)
-    body: Mapped[dict[str, Any]] = mapped_column(JSON)
+    reasoning: Mapped[str | None] = mapped_column(CleanText)
+    body: Mapped[dict[str, Any]] = mapped_column(CleanJSON)
     """The exact message, dumped with ``MESSAGES_ADAPTER``."""
     status: Mapped[str] = mapped_column(String(16), default="complete")
     """``complete``, or ``interrupted`` for the partial answer of a run that did not finish."""

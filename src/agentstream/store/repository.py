@@ -65,7 +65,7 @@ from agentstream.store.statements import (
     owned_row,
     run_outcome,
 )
-from agentstream.store.titles import title_from_message
+from agentstream.store.titles import clean_title, title_from_message
 from agentstream.store.views import (
     ConversationDetail,
     ConversationPage,
@@ -338,11 +338,10 @@ class SqlConversationStore:
     async def rename_conversation(
         self, principal: Principal, conversation_id: str, title: str
     ) -> ConversationSummary:
-        """Set the title the user chose (a generated title never replaces it). Surrounding
-        whitespace is dropped; the activity time ``updated_at`` does not change."""
-        title = title.strip()
-        if not 1 <= len(title) <= TITLE_LENGTH:
-            raise ValueError(f"title must be 1 to {TITLE_LENGTH} characters")
+        """Set the title the user chose (a generated title never replaces it), cleaned by
+        :func:`~agentstream.store.titles.clean_title`; the activity time ``updated_at`` does
+        not change."""
+        title = clean_title(title, TITLE_LENGTH)
         return await self._set_title(principal, conversation_id, title, "user", only_from=None)
 
     async def set_generated_title(
