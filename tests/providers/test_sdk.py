@@ -205,6 +205,22 @@ async def test_first_token_timeout(upstream: FakeUpstream, make: Any) -> None:
     assert upstream.wait_for_disconnect()
 
 
+async def test_silence_after_the_opening_metadata_is_still_the_first_token_wait(
+    upstream: FakeUpstream, vendor: ModuleType, make: Any
+) -> None:
+    """OpenAI-compatible servers send an empty role chunk at once; a model that then thinks
+    in silence is given its first-token allowance, not the shorter idle one."""
+    upstream.queue(vendor.text(hang=True))
+    provider = make(retry=FAST_RETRY, timeouts=Timeouts(first_token=0.3, idle=60))
+
+    events, error = await collect_until_error(provider.stream(request()))
+
+    assert text_of(events) == ""
+    assert error.kind == "timeout"
+    assert "first token" in error.message
+    assert upstream.wait_for_disconnect()
+
+
 async def test_silence_between_tokens_times_out(
     upstream: FakeUpstream, vendor: ModuleType, make: Any
 ) -> None:

@@ -262,3 +262,27 @@ def test_jwks_token_naming_a_key_that_is_not_rsa_is_401(serve: Serve) -> None:
         assert ok.status_code == 200
     finally:
         issuer.stop()
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        ("X-Forwarded-For", "203.0.113.9"),
+        ("Forwarded", "for=203.0.113.9;proto=https"),
+        ("X-Real-IP", "203.0.113.9"),
+        ("X-Forwarded-Host", "chat.example.com"),
+        ("Via", "1.1 nginx"),
+    ],
+)
+def test_anonymous_mode_refuses_a_request_forwarded_by_a_proxy(
+    serve: Serve, header: tuple[str, str]
+) -> None:
+    """A reverse proxy on the same machine connects from loopback and may name 127.0.0.1 as
+    the host: the forwarding headers it adds are what give the public caller away."""
+    server = serve(tray_agent())
+    with server.client() as client:
+        forwarded = client.post(TRAY, json={"message": "hi"}, headers=dict([header]))
+        direct = client.get("/api/chat/models")
+    assert forwarded.status_code == 401
+    assert "proxy" in forwarded.json()["detail"]
+    assert direct.status_code == 200

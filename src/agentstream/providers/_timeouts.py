@@ -1,8 +1,8 @@
 """Stream timeouts shared by every vendor.
 
 Three limits: ``connect`` (opening the TCP/TLS connection; handed to the SDK's HTTP client),
-``first_token`` (from sending the request to the first event: covers queueing and a model that
-thinks silently) and ``idle`` (silence between two events once streaming). The last two are
+``first_token`` (from sending the request to the first event after the stream's opening
+metadata: covers queueing and a model that thinks silently) and ``idle`` (silence between two events once streaming). The last two are
 enforced here, around the vendor's event iterator, so they mean the same for every SDK; the
 SDKs' own read timeouts are set no tighter so they never fire first.
 """
@@ -15,7 +15,7 @@ from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TypeVar
 
-from agentstream.providers.base import ProviderError
+from agentstream.providers.base import MessageStart, ProviderError
 
 __all__ = ["Timeouts", "with_timeouts"]
 
@@ -56,4 +56,8 @@ async def with_timeouts(
                     "timeout", f"{vendor}: no response {phase} after {limit:g}s"
                 ) from None
             yield item
-            limit, phase = timeouts.idle, "between tokens"
+            if not isinstance(item, MessageStart):
+                # A stream's opening metadata (OpenAI-compatible servers send an empty role
+                # chunk at once) is not a token: a model thinking silently after it is still
+                # within its first-token allowance.
+                limit, phase = timeouts.idle, "between tokens"

@@ -64,12 +64,21 @@ class AnonymousAuthenticator:
     made to resolve to 127.0.0.1 reaches this server from the user's browser with its own
     origin's rules, and could otherwise read and drive every local conversation. Such a
     request still says ``Host: evil.example``.
+
+    A reverse proxy on the same machine defeats both checks (it connects from loopback and
+    often names the upstream ``127.0.0.1``), so a request that carries any forwarding header
+    is refused: behind a proxy, configure authentication.
     """
 
     async def authenticate(self, request: HTTPConnection, *, allow_cookie: bool) -> Principal:
         server = request.scope.get("server")
         if server and server[0] and not is_loopback(str(server[0])):
             raise AuthError("Authentication is required.")
+        if any(name in request.headers for name in FORWARDING_HEADERS):
+            raise AuthError(
+                "Anonymous local mode does not answer requests forwarded by a proxy; "
+                "configure authentication to serve through one."
+            )
         host = request.headers.get("host")
         if host is not None and not is_loopback(_host_name(host)):
             raise AuthError(
@@ -77,6 +86,17 @@ class AnonymousAuthenticator:
                 "loopback address."
             )
         return ANONYMOUS
+
+
+FORWARDING_HEADERS = (
+    "forwarded",
+    "x-forwarded-for",
+    "x-forwarded-host",
+    "x-forwarded-proto",
+    "x-real-ip",
+    "via",
+)
+"""Headers a reverse proxy adds: their presence means the caller is not on this machine."""
 
 
 def _host_name(host: str) -> str:
