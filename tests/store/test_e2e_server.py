@@ -31,6 +31,7 @@ from agentstream.providers.scripted import ScriptedProvider
 from agentstream.server.app import create_app
 from agentstream.server.settings import Settings
 from agentstream.store import SqlConversationStore, create_engine, upgrade
+from agentstream.store.models import RunRow
 from tests.server.helpers import LiveServer, wait_until
 
 LONG_ANSWER = ["word "] * 400
@@ -288,3 +289,132 @@ def test_sigkill_mid_stream_keeps_every_committed_message(
             ]
     finally:
         second.stop()
+
+
+def test_two_hundred_streams_dropped_at_once_all_end_in_the_store(tmp_path: Path) -> None:
+    """A disconnect storm on one SQLite file: every run is finished in the store (none left
+    ``running``), with the user message and the partial answer of each kept."""
+    url = f"sqlite+aiosqlite:///{tmp_path / 'storm.db'}"
+    count = 200
+
+    async def open_and_drop(base_url: str) -> list[str]:
+        limits = httpx.Limits(max_connections=count)
+        arrived, everyone = 0, asyncio.Event()
+
+        async def one(client: httpx.AsyncClient, n: int) -> str:
+            nonlocal arrived
+            message = {"message": f"What is the status {n}?"}
+            async with client.stream("POST", "/agent/stream", json=message) as response:
+                assert response.status_code == 200
+                frames: list[dict[str, Any]] = []
+                async for line in response.aiter_lines():
+                    if line.startswith("data: "):
+                        frames.append(json.loads(line[6:]))
+                        if mid_answer(frames):
+                            break
+                arrived += 1
+                if arrived == count:
+                    everyone.set()
+                await everyone.wait()  # all hang up together, in the middle of their answers
+                return conversation_id_of(frames)
+
+        async with httpx.AsyncClient(base_url=base_url, timeout=120, limits=limits) as client:
+            return await asyncio.gather(*(one(client, n) for n in range(count)))
+
+    with live_server(url) as server:
+        ids = asyncio.run(open_and_drop(server.url))
+
+        async def running() -> int:
+            engine = create_engine(url)
+            try:
+                async with engine.connect() as connection:
+                    rows = await connection.execute(
+                        RunRow.__table__.select().where(RunRow.status == "running")
+                    )
+                    return len(rows.all())
+            finally:
+                await engine.dispose()
+
+        assert wait_until(lambda: asyncio.run(running()) == 0, timeout=60)
+        with server.client() as client:
+            for conversation_id in ids:
+                body = client.get(f"/api/conversations/{conversation_id}").json()
+                user, answer = body["messages"]
+                assert user["status"] == "complete"
+                assert answer["status"] == "interrupted"
+                assert answer["content"].startswith("Checking the disk.word ")
+
+
+STRICT_AGENT_MODULE = """
+import asyncio
+import os
+
+from agentstream import Agent, tool
+from agentstream.providers.openai import OpenAIProvider
+
+
+@tool
+async def lookup(round: int) -> dict:
+    \"\"\"Look something up.
+
+    Args:
+        round: Which round of lookups this is.
+    \"\"\"
+    await asyncio.sleep(0.01)
+    return {"round": round}
+
+
+agent = Agent(
+    model=OpenAIProvider("strict", api_key="sk-test", base_url=os.environ["STRICT_UPSTREAM"]),
+    tools=[lookup],
+)
+"""
+
+
+def test_sigkill_at_random_moments_of_tool_runs_leaves_a_history_the_vendor_accepts(
+    tmp_path: Path, database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Kill the server at a random frame of a two-round tool run, a few times over one
+    conversation: after each restart the conversation goes on, and the upstream (which refuses
+    an invalid tool history as the vendors do) never refuses it."""
+    import random
+
+    from tests.strict_upstream import StrictUpstream
+
+    (tmp_path / "e2e_agent.py").write_text(STRICT_AGENT_MODULE)
+    log = tmp_path / "server.log"
+    upstream = StrictUpstream().start()
+    monkeypatch.setenv("STRICT_UPSTREAM", upstream.url)
+    chosen = random.Random(20261122)
+    conversation_id: str | None = None
+    server = ServerProcess(tmp_path, database_url, log)
+    try:
+        for attempt in range(4):
+            cut_after = chosen.randrange(2, 16)  # a frame anywhere in the two tool rounds
+            body: dict[str, Any] = {"message": f"question {attempt}"}
+            if conversation_id is not None:
+                body["conversation_id"] = conversation_id
+            with (
+                server.client() as client,
+                client.stream("POST", "/agent/stream", json=body) as response,
+            ):
+                assert response.status_code == 200
+                frames = read_frames(response, lambda fs, n=cut_after: len(fs) >= n)
+                server.kill()
+            server.stop()
+            conversation_id = conversation_id or conversation_id_of(frames)
+            server = ServerProcess(tmp_path, database_url, log)
+            with (
+                server.client() as client,
+                client.stream(
+                    "POST",
+                    "/agent/stream",
+                    json={"message": "go on", "conversation_id": conversation_id},
+                ) as response,
+            ):
+                rest = read_frames(response, lambda fs: fs[-1].get("type") in ("done", "error"))
+            assert [f["type"] for f in rest if f["type"] == "error"] == [], rest
+            assert upstream.refused == []
+    finally:
+        server.stop()
+        upstream.stop()
