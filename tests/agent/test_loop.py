@@ -89,6 +89,9 @@ async def test_tool_turn_feeds_result_back() -> None:
         "tool_call_started", "usage", "tool_call_args", "tool_call_finished",
         "turn_started", "text_delta", "text_delta", "text_delta", "usage", "run_completed",
     ]  # fmt: skip
+    # The blank line between the turns is streamed too: streamed text == the final answer.
+    streamed = "".join(e.text for e in of_type(events, TextDelta))
+    assert streamed == events[-1].message == "Let me add.\n\nIt is 42."
     (args,) = of_type(events, ToolCallArgs)
     assert args.arguments == {"a": 2, "b": 40}
     (finished,) = of_type(events, ToolCallFinished)

@@ -83,7 +83,7 @@ def golden(user: str, conversation_id: Any, title: Any) -> list[Any]:
             "error": {"message": "Connection timeout", "kind": "ConnectionError"},
             "ts": ISO_MS,
         },
-        {"type": "token", "content": "Done: "},
+        {"type": "token", "content": "\n\nDone: "},
         {"type": "token", "content": "ticket 42."},
     ]
 
@@ -225,7 +225,7 @@ def test_example_frontend_handling_in_node(serve: Serve) -> None:
     assert collected["status"] == 200
     assert collected["errors"] == []
     assert collected["done"] is True
-    assert collected["text"] == "I will alert the admin.Done: ticket 42."
+    assert collected["text"] == "I will alert the admin.\n\nDone: ticket 42."
     assert [s["tool_name"] for s in collected["toolStarts"]] == ["alert_admin", "check_disk"]
     assert [(e["tool_name"], e["result"]) for e in collected["toolEnds"]] == [
         ("alert_admin", {"status": "sent", "ticket_id": 42})

@@ -48,7 +48,7 @@ def test_question_requiring_a_tool_call(serve: Serve) -> None:
         ("tool_call_start", {"tool_use_id": "t1", "name": "get_workflow_rule"}),
         ("tool_call_result", {"tool_use_id": "t1", "name": "get_workflow_rule", "is_error": False}),
         ("message_start", {"turn": 1}),
-        ("content_chunk", {"chunk": "The workflow has 3 actions..."}),
+        ("content_chunk", {"chunk": "\n\nThe workflow has 3 actions..."}),
         ("message_complete", {}),
     ]
 
@@ -70,7 +70,7 @@ def test_workflow_creation_with_preview(serve: Serve) -> None:
             {"description": "Add low stock alert", "workflow": WORKFLOW, "is_update": False},
         ),
         ("message_start", {"turn": 2}),
-        ("content_chunk", {"chunk": "I've sent a preview for your review."}),
+        ("content_chunk", {"chunk": "\n\nI've sent a preview for your review."}),
         ("message_complete", {}),
     ]
 

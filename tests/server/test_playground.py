@@ -40,7 +40,7 @@ EXAMPLE = [
     ("tool_result", {"toolName": "sqlPatternTool", "output": "[]"}),
     ("thinking", {"text": "No customer table detected, asking for clarification."}),
     # The example elides the second turn's delta and the metadata fallback; both are sent.
-    ("message", {"delta": "I couldn't find a customer table..."}),
+    ("message", {"delta": "\n\nI couldn't find a customer table..."}),
     (
         "metadata",
         {"tokensUsed": 1050, "promptTokens": 800, "completionTokens": 250, "model": MODEL},

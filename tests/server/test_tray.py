@@ -62,7 +62,7 @@ def test_tool_flow_with_marker_and_complete_payload(serve: Serve) -> None:
         },
         {"type": "tool_complete", "tool": "search_articles", "index": 0},
         {"type": "text_delta", "text": "[[tool:0]]"},
-        {"type": "text_delta", "text": "I found 5 relevant articles."},
+        {"type": "text_delta", "text": "\n\nI found 5 relevant articles."},
         {
             "type": "complete",
             "payload": {

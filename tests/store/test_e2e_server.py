@@ -133,7 +133,7 @@ def test_disconnect_keeps_user_message_and_partial_answer(live: LiveServer) -> N
     assert answer["status"] == "interrupted"
     # Everything the client saw is saved (and perhaps a little more that was in flight).
     assert answer["content"].startswith(streamed)
-    assert answer["content"].startswith("Checking the disk.word word word ")
+    assert answer["content"].startswith("Checking the disk.\n\nword word word ")
     assert [(t["tool_name"], t["text_offset"]) for t in answer["tool_history"]] == [
         ("check_disk", len("Checking the disk."))
     ]

@@ -113,7 +113,7 @@ async def test_fifty_concurrent_runs_on_one_sqlite_file(tmp_path: Path) -> None:
         assert len(contents) == 1 + 25 * 2
         for position in range(1, len(contents), 2):
             n = contents[position].removeprefix("message ")
-            assert contents[position + 1] == f"thinking {n} answer {n}"
+            assert contents[position + 1] == f"thinking {n}\n\n answer {n}"
         page = await workers[1].list_conversations(principal, limit=100)
         assert len(page.items) == 26
     finally:

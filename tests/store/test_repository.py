@@ -221,14 +221,14 @@ async def test_interrupted_run_keeps_user_message_and_partial_answer(
     )
     assert [m["content"] for m in conversation["conversation"]] == [
         "Search it",
-        "Searching. Found 3; now",
+        "Searching.\n\n Found 3; now",
     ]
 
     detail = await store.get_conversation(alice, cid)
     user, answer = detail.messages
     assert (user.role, user.content) == ("user", "Search it")
     assert answer.status == "interrupted"
-    assert answer.content == "Searching. Found 3; now"
+    assert answer.content == "Searching.\n\n Found 3; now"
     # Only the tool call that finished is shown, with the offset of the text before it.
     assert [(t.call_id, t.output, t.text_offset, t.duration_ms) for t in answer.tool_history] == [
         ("c1", "3 hits", len("Searching."), None)
@@ -553,7 +553,7 @@ async def test_racing_runs_keep_exchanges_whole(
     assert sorted(names) == ["a", "b", "c"]
     shown = (await store.get_conversation(alice, cid)).messages
     assert [m.content for m in shown[2:]] == [
-        text for name in names for text in (f"{name}?", f"{name} calls{name}!")
+        text for name in names for text in (f"{name}?", f"{name} calls\n\n{name}!")
     ]
 
 

@@ -75,6 +75,8 @@ log = logging.getLogger("agentstream.agent")
 
 MAX_TURNS_MESSAGE = "Maximum tool-call rounds exceeded"
 INTERNAL_ERROR_MESSAGE = "The agent failed unexpectedly. The error has been logged."
+TURN_SEPARATOR = "\n\n"
+"""Between the text of two model turns in the answer (and in the streamed text)."""
 
 
 class Loop:
@@ -243,12 +245,18 @@ class Loop:
         run_id, emit, next_seq = self.run_id, self._emit, self._next_seq
         put = self._emit_event  # the per-delta path: no extra calls, the run is open here
         turn_text = builder.text
+        # The answer joins turns with a blank line; stream it too, so that the text a client
+        # streamed is exactly the answer it is finally given.
+        separate = any(self._segments)
         async with aclosing(self.provider.stream(request)) as stream:
             async for event in stream:
                 if type(event) is TextChunk:
                     text = event.text
                     if text:
                         turn_text.append(text)
+                        if separate:
+                            separate = False
+                            text = TURN_SEPARATOR + text
                         seq = self._seq
                         self._seq = seq + 1
                         put(TextDelta(run_id=run_id, seq=seq, text=text))
@@ -434,7 +442,7 @@ class Loop:
 
     def _message(self) -> str:
         """The run's answer so far: each turn's text, separated by a blank line."""
-        return "\n\n".join(segment for segment in self._segments if segment)
+        return TURN_SEPARATOR.join(segment for segment in self._segments if segment)
 
     def _complete(self) -> None:
         self._emit(

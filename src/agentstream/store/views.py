@@ -17,12 +17,13 @@ Timestamps are ISO-8601 UTC ending in ``Z`` with millisecond precision, as in 00
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from agentstream.agent.loop import TURN_SEPARATOR
+from agentstream.chat.markers import strip_tool_markers
 from agentstream.store.models import ConversationRow, MessageRow, RunRow
 
 __all__ = [
@@ -37,7 +38,6 @@ __all__ = [
 ]
 
 DisplayStatus = Literal["complete", "interrupted", "failed"]
-_MARKER = re.compile(r"\[\[tool:\d+\]\]")
 _RUN_STATUS: dict[str, DisplayStatus] = {
     "completed": "complete",
     "failed": "failed",
@@ -217,7 +217,9 @@ def _answer(run: RunRow, rows: list[MessageRow], details: bool) -> DisplayMessag
     if run.answer is not None:
         content = run.answer
     else:
-        content = "".join(row.text for row in rows if row.role == "assistant")
+        content = TURN_SEPARATOR.join(
+            row.text for row in rows if row.role == "assistant" and row.text
+        )
     created = rows[-1].created_at if rows else (run.finished_at or run.started_at)
     answer = DisplayMessage(
         id=run.id,
@@ -251,8 +253,9 @@ def _answer(run: RunRow, rows: list[MessageRow], details: bool) -> DisplayMessag
 
 
 def strip_markers(text: str) -> str:
-    """``text`` without ``[[tool:N]]`` markers: the UI places tool cards by ``text_offset``."""
-    return _MARKER.sub("", text)
+    """``text`` without ``[[tool:N]]`` markers, exactly as the loop wrote it (so each tool's
+    ``text_offset`` still points where it did): the UI places tool cards by offset."""
+    return strip_tool_markers(text)
 
 
 def _tool_from_result(entry: dict[str, Any]) -> DisplayToolCall:
@@ -277,7 +280,8 @@ def _tools_from_rows(rows: list[MessageRow]) -> tuple[DisplayToolCall, ...]:
     calls: list[DisplayToolCall] = []
     for row in rows:
         if row.role == "assistant":
-            offset += len(row.text)
+            if row.text:  # the answer so far, as the loop joins it (see ``_answer``)
+                offset += len(row.text) + (len(TURN_SEPARATOR) if offset else 0)
             for call in row.body.get("tool_calls") or []:
                 pending[call["id"]] = (call["name"], dict(call.get("arguments") or {}), offset)
         elif row.role == "tool":
