@@ -111,8 +111,8 @@ def prefix() -> str:
     return f"faults:{uuid.uuid4().hex}:"
 
 
-async def wait_for(predicate: object, timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
+async def wait_for(predicate: object, within: float = 15.0) -> None:
+    deadline = time.monotonic() + within
     while not predicate():  # type: ignore[operator]
         assert time.monotonic() < deadline, "timed out"
         await asyncio.sleep(0.05)
@@ -202,7 +202,7 @@ async def test_runs_stream_through_an_outage_and_stops_reach_them_again_after(
 
         # Redis is back: both workers listen again, and a stop crosses workers again.
         own_redis.start()
-        await wait_for(lambda: own_redis.subscribers(channel) == 2, timeout=30)
+        await wait_for(lambda: own_redis.subscribers(channel) == 2, within=30)
         session = await worker_a.begin(RunRequest(message="count", principal=ALICE))
         stream = session.events()
         seen: list[RunEvent] = []
@@ -239,13 +239,18 @@ WORKER = textwrap.dedent(
 )
 
 
-async def test_followers_learn_that_the_worker_running_the_run_died(own_redis: OwnRedis) -> None:
-    shared = prefix()
-    worker = subprocess.Popen(
-        [sys.executable, "-c", WORKER, own_redis.url, shared],
+def start_worker(url: str, shared: str) -> subprocess.Popen[bytes]:
+    """A worker process that starts a long run, prints its id and streams it."""
+    return subprocess.Popen(
+        [sys.executable, "-c", WORKER, url, shared],
         stdout=subprocess.PIPE,
         env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2] / "src")},
     )
+
+
+async def test_followers_learn_that_the_worker_running_the_run_died(own_redis: OwnRedis) -> None:
+    shared = prefix()
+    worker = start_worker(own_redis.url, shared)
     follower = Runner(
         counting_agent(0), broker=RedisBroker(own_redis.url, prefix=shared, block_ms=300)
     )

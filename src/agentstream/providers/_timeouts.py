@@ -2,9 +2,10 @@
 
 Three limits: ``connect`` (opening the TCP/TLS connection; handed to the SDK's HTTP client),
 ``first_token`` (from sending the request to the first event after the stream's opening
-metadata: covers queueing and a model that thinks silently) and ``idle`` (silence between two events once streaming). The last two are
-enforced here, around the vendor's event iterator, so they mean the same for every SDK; the
-SDKs' own read timeouts are set no tighter so they never fire first.
+metadata: covers queueing and a model that thinks silently) and ``idle`` (silence between two
+events once streaming). The last two are enforced here, around the vendor's event iterator,
+so they mean the same for every SDK; the SDKs' own read timeouts are set no tighter so they
+never fire first.
 """
 
 from __future__ import annotations
