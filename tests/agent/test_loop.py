@@ -245,6 +245,30 @@ async def test_tool_timeout() -> None:
     assert finished.error.exception_type == "TimeoutError"
 
 
+async def test_a_timeout_the_tool_raises_is_the_tools_own_error() -> None:
+    """Only the per-tool deadline is a timeout of ours: a socket or HTTP client timeout
+    inside the tool is reported with the tool's own message, kind and real duration."""
+    import asyncio
+
+    @tool(timeout=30)
+    async def call_api() -> str:
+        """Call a slow API."""
+        await asyncio.sleep(0.05)
+        raise TimeoutError("Connection timeout")
+
+    provider = scripted({"tool_calls": [{"name": "call_api"}]}, {"text": "It failed."})
+    events = await collect(Agent(model=provider, tools=[call_api]))
+    (finished,) = of_type(events, ToolCallFinished)
+    assert finished.error is not None
+    assert (finished.error.kind, finished.error.message, finished.error.exception_type) == (
+        "exception",
+        "Connection timeout",
+        "TimeoutError",
+    )
+    assert finished.result == '{"error": "Connection timeout"}'
+    assert finished.duration_ms >= 50
+
+
 async def test_max_turns_ends_the_run_with_the_spec_message() -> None:
     loop_call = {"tool_calls": [{"name": "add", "arguments": {"a": 1, "b": 1}}]}
     provider = scripted(loop_call, loop_call, loop_call)

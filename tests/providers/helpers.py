@@ -123,7 +123,7 @@ def tool_round_trip(other_vendor_reasoning: bool = True) -> tuple[Message, ...]:
                 ToolResultPart(
                     tool_call_id="call_2",
                     name="get_weather",
-                    content="unknown city",
+                    content='{"error": "unknown city"}',
                     is_error=True,
                 ),
             )

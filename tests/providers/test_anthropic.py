@@ -87,7 +87,7 @@ async def test_tool_history_goes_back_in_anthropic_shape(
             {
                 "type": "tool_result",
                 "tool_use_id": "call_2",
-                "content": "unknown city",
+                "content": '{"error": "unknown city"}',
                 "is_error": True,
             },
         ],

@@ -89,7 +89,7 @@ async def test_tool_history_goes_back_in_ollama_shape(
     }
     assert messages[3:] == [
         {"role": "tool", "tool_name": "get_weather", "content": "18°C"},
-        {"role": "tool", "tool_name": "get_weather", "content": "Error: unknown city"},
+        {"role": "tool", "tool_name": "get_weather", "content": '{"error": "unknown city"}'},
         {"role": "user", "content": "Thanks!"},
     ]
 

@@ -91,7 +91,7 @@ async def test_tool_history_goes_back_in_chat_completions_shape(
     ]
     assert messages[3:] == [
         {"role": "tool", "tool_call_id": "call_1", "content": "18°C"},
-        {"role": "tool", "tool_call_id": "call_2", "content": "Error: unknown city"},
+        {"role": "tool", "tool_call_id": "call_2", "content": '{"error": "unknown city"}'},
         {"role": "user", "content": "Thanks!"},
     ]
 

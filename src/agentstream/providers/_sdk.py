@@ -26,7 +26,7 @@ from agentstream.providers._retry import RetryPolicy, retrying
 from agentstream.providers._timeouts import Timeouts, with_timeouts
 from agentstream.providers.base import ChatRequest, ProviderError, ProviderEvent
 
-__all__ = ["SDKProvider", "reasoning_budget", "reasoning_effort", "tool_result_text"]
+__all__ = ["SDKProvider", "reasoning_budget", "reasoning_effort"]
 
 logger = logging.getLogger("agentstream.providers")
 
@@ -57,14 +57,6 @@ def reasoning_effort(options: Mapping[str, Any]) -> str | None:
     if isinstance(setting, str) and setting:
         return setting.lower()
     return None
-
-
-def tool_result_text(content: str, is_error: bool) -> str:
-    """Tool results have no error flag in Chat Completions nor in Ollama's API; a failed
-    call's text is marked so the model can tell."""
-    if is_error and not content.lower().startswith("error"):
-        return f"Error: {content}"
-    return content
 
 
 ClientT = TypeVar("ClientT")

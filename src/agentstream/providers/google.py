@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import os
 import uuid
 from collections.abc import AsyncGenerator, Iterable, Iterator, Sequence
@@ -37,6 +38,7 @@ from agentstream.messages import (
     AssistantMessage,
     Message,
     ToolCall,
+    ToolResultPart,
     ToolResultsMessage,
     UserMessage,
 )
@@ -225,7 +227,7 @@ def build_contents(messages: Sequence[Message]) -> list[types.Content]:
                         function_response=types.FunctionResponse(
                             id=vendor_ids.get(r.tool_call_id),
                             name=r.name,
-                            response={"error" if r.is_error else "result": r.content},
+                            response=_function_response(r),
                         )
                     )
                     for r in results
@@ -336,3 +338,17 @@ def _usage(meta: Any) -> Usage:
         reasoning_tokens=thoughts,
         cache_read_tokens=meta.cached_content_token_count or 0,
     )
+
+
+def _function_response(part: ToolResultPart) -> dict[str, Any]:
+    """Gemini takes a tool's answer as an object: a failed call's ``{"error": "..."}`` text is
+    sent as that object, everything else as ``{"result": text}``."""
+    if part.is_error:
+        try:
+            value = json.loads(part.content)
+        except ValueError:
+            value = None
+        if isinstance(value, dict) and "error" in value:
+            return value
+        return {"error": part.content}
+    return {"result": part.content}

@@ -33,7 +33,7 @@ from agentstream.providers._errors import (
 )
 from agentstream.providers._json import dump_arguments
 from agentstream.providers._retry import RetryPolicy
-from agentstream.providers._sdk import SDKProvider, reasoning_effort, tool_result_text
+from agentstream.providers._sdk import SDKProvider, reasoning_effort
 from agentstream.providers._timeouts import Timeouts
 from agentstream.providers.base import (
     ChatRequest,
@@ -233,7 +233,7 @@ def convert_messages(system: str, messages: Sequence[Message]) -> list[dict[str,
                     {
                         "role": "tool",
                         "tool_call_id": r.tool_call_id,
-                        "content": tool_result_text(r.content, r.is_error),
+                        "content": r.content,
                     }
                     for r in results
                 )

@@ -29,7 +29,8 @@ from agentstream.messages import (
 
 __all__ = ["INTERRUPTED_TOOL_RESULT", "dump_message", "load_messages", "provider_history"]
 
-INTERRUPTED_TOOL_RESULT = "The tool call was interrupted before it returned a result."
+INTERRUPTED_TOOL_RESULT = '{"error": "The tool call was interrupted before it returned a result."}'
+"""What the model reads for a call that never returned, in the shape of every tool error."""
 
 
 def dump_message(message: Message) -> tuple[str, str, str | None, dict[str, Any]]:

@@ -2,7 +2,7 @@
 
 Nothing here raises for a tool's sake: an unknown name, arguments that are not JSON or do not
 fit the schema, an exception, a timeout all become a :class:`CallOutcome` with ``is_error`` and
-a message the model can act on (000 §7: tool errors are non-fatal). Sync tools run in a worker
+a message the model can act on (tool errors are never fatal to the run). Sync tools run in a worker
 thread so a blocking tool never stalls the event loop; generator tools stream :class:`Progress`.
 """
 
@@ -103,23 +103,22 @@ async def run_call(
     t = call.tool
     limit = t.timeout if t.timeout is not None else default_timeout
     started = time.perf_counter()
+    deadline = asyncio.timeout(limit)
     try:
-        async with asyncio.timeout(limit):
+        async with deadline:
             value = await _invoke(t, call.arguments, ctx)
         outcome = _shape(t, value, call.shown_arguments, ctx)
-    except TimeoutError:
-        outcome = error_outcome(
-            "timeout", f"Tool '{t.name}' timed out after {limit:g} s.", "TimeoutError"
-        )
+    except TimeoutError as exc:
+        if deadline.expired():  # our own per-tool limit
+            outcome = error_outcome(
+                "timeout", f"Tool '{t.name}' timed out after {limit:g} s.", "TimeoutError"
+            )
+        else:  # the tool's own (a socket or HTTP client timeout inside it)
+            outcome = _failure(exc, ctx)
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # a tool's failure is reported to the model, never raised
-        message = str(exc) or type(exc).__name__
-        if ctx.token:
-            # A downstream API's error may quote the caller's token (a URL, a header); the
-            # message goes to the model, the client, the store and logs.
-            message = message.replace(ctx.token, "[redacted]")
-        outcome = error_outcome("exception", message, type(exc).__name__)
+        outcome = _failure(exc, ctx)
     duration = (time.perf_counter() - started) * 1000
     return CallOutcome(
         result=outcome.result,
@@ -129,6 +128,17 @@ async def run_call(
         payload=outcome.payload,
         duration_ms=duration,
     )
+
+
+def _failure(exc: Exception, ctx: ToolContext) -> CallOutcome:
+    """What the model, the client and the store learn of an exception a tool raised: its own
+    message and its kind."""
+    message = str(exc) or type(exc).__name__
+    if ctx.token:
+        # A downstream API's error may quote the caller's token (a URL, a header); the
+        # message goes to the model, the client, the store and logs.
+        message = message.replace(ctx.token, "[redacted]")
+    return error_outcome("exception", message, type(exc).__name__)
 
 
 async def _invoke(t: Tool, arguments: dict[str, Any], ctx: ToolContext) -> Any:
