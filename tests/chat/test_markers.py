@@ -58,7 +58,7 @@ def _filtered(*chunks: str | None) -> str:
     """What a client sees of ``chunks`` (``None`` starts a new turn)."""
     from agentstream.chat.markers import MarkerLineFilter
 
-    stream = MarkerLineFilter()
+    stream = MarkerLineFilter(["SUGGESTED_VALUES:", "SUGGESTED_ACTIONS:", "SCHEMA_PROPOSAL"])
     shown = []
     for chunk in chunks:
         if chunk is None:
@@ -82,3 +82,18 @@ def test_text_that_only_looks_like_a_marker_is_shown() -> None:
     assert _filtered("ABC") == "ABC"  # held while it could become a marker, then released
     assert _filtered("", "Hello") == "Hello"
     assert _filtered("See SUGGESTED_VALUES: [1] inline") == "See SUGGESTED_VALUES: [1] inline"
+
+
+def test_only_known_markers_hold_the_text_back() -> None:
+    """A line that merely looks like a marker (an upper-case word, a colon and a bracket)
+    never stalls the stream: the rest of the turn still shows."""
+    assert _filtered("NOTE: [optional] step\n", "More text.") == "NOTE: [optional] step\nMore text."
+    assert _filtered("JSON: {", '"a": 1}\nDone.') == 'JSON: {"a": 1}\nDone.'
+
+
+def test_a_line_is_held_only_while_it_can_still_become_a_known_marker() -> None:
+    from agentstream.chat.markers import MarkerLineFilter
+
+    stream = MarkerLineFilter(["SUGGESTED_VALUES:"])
+    assert stream.feed("SUGG") == ""  # could still be one
+    assert stream.feed("ESTION: try this") == "SUGGESTION: try this"  # no longer can

@@ -33,7 +33,12 @@ from agentstream.chat.markers import insert_tool_markers, tool_history_payload
 from agentstream.chat.pages import Location
 from agentstream.chat.payloads import describe_payload_types, payload_manifest
 from agentstream.chat.prompt import SystemPrompt, build_system_prompt, render_capabilities
-from agentstream.chat.suggestions import extract_suggestions, suggestion_instructions
+from agentstream.chat.suggestions import (
+    ACTIONS_MARKER,
+    VALUES_MARKER,
+    extract_suggestions,
+    suggestion_instructions,
+)
 from agentstream.events import Payload, RunCompleted
 from agentstream.messages import Message
 from agentstream.runs.hooks import Preparation
@@ -56,6 +61,11 @@ class ChatHooks:
     def __init__(self, config: ChatConfig | None = None) -> None:
         self.config = config or ChatConfig()
         self._installed: weakref.WeakSet[Toolset] = weakref.WeakSet()
+        self.answer_markers: Sequence[str] = (
+            VALUES_MARKER,
+            ACTIONS_MARKER,
+            *(t.marker for t in self.config.payload_types if t.source == "llm" and t.marker),
+        )
 
     # --- before the loop ------------------------------------------------------------------
 

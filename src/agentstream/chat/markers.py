@@ -74,27 +74,23 @@ def _as_text(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
-_MARKER_LINE = re.compile(r"[A-Z][A-Z0-9_]{2,}:[ \t]*[\[{]")
-"""A line that opens a ``MARKER: [json`` or ``MARKER: {json`` block (``SUGGESTED_VALUES:``,
-``SCHEMA_PROPOSAL:``, ...)."""
-_MARKER_PREFIX = re.compile(r"[A-Z][A-Z0-9_]*(:[ \t]*)?")
-"""The start of a line that may still become one."""
-
-
 class MarkerLineFilter:
     """Withholds marker blocks from streamed text.
 
-    The model is asked to end its answer with ``SUGGESTED_VALUES: [...]`` lines and payload
-    markers; the final message has them parsed out (003), but a client that shows the stream
-    would flash their JSON first. Text that starts a line and could still become a marker is
-    held back for a moment; once a marker line opens, the rest of the turn is withheld (the
-    markers come last, and the final message carries what follows them cleaned). Mid-line
-    text passes straight through, so the per-delta cost is one membership test.
+    The model is asked to end its answer with marker lines (``SUGGESTED_VALUES: [...]``,
+    ``SCHEMA_PROPOSAL: {...}``) that the final message has parsed out; a client that shows the
+    stream would flash their JSON first. Only the ``markers`` the deployment knows are held
+    back, and only while a line can still become one: text that starts a line and is a prefix
+    of a known marker waits for the next delta; once a known marker opens a ``[`` or ``{``
+    block, the rest of the turn is withheld (the markers come last, and the final message
+    carries what follows them cleaned). Any other line, ``NOTE: [optional]`` included, passes
+    at once, and mid-line text passes with one membership test.
     """
 
-    __slots__ = ("_held", "_hiding", "_line_start")
+    __slots__ = ("_held", "_hiding", "_line_start", "_markers")
 
-    def __init__(self) -> None:
+    def __init__(self, markers: Iterable[str]) -> None:
+        self._markers = tuple(m if m.endswith(":") else m + ":" for m in markers)
         self._line_start = True
         self._held = ""
         self._hiding = False
@@ -116,11 +112,12 @@ class MarkerLineFilter:
             end = buffer.find("\n", position)
             line = buffer[position:] if end < 0 else buffer[position:end]
             if self._line_start:
-                if _MARKER_LINE.match(line):
+                state = self._classify(line)
+                if state == "marker":
                     self._hiding = True
                     break
                 if end < 0:
-                    if not line or _MARKER_PREFIX.fullmatch(line):
+                    if state == "maybe":
                         self._held = line  # may still become a marker
                         break
                     self._line_start = False
@@ -131,6 +128,22 @@ class MarkerLineFilter:
             position = end + 1
             self._line_start = True
         return "".join(shown)
+
+    def _classify(self, line: str) -> str:
+        """``marker`` (a known marker opened a block), ``maybe`` (it still could), or
+        ``text``."""
+        if not line:
+            return "maybe"
+        for marker in self._markers:
+            if marker.startswith(line):
+                return "maybe"
+            if line.startswith(marker):
+                rest = line[len(marker) :].lstrip(" \t")
+                if not rest:
+                    return "maybe"
+                if rest[0] in "[{":
+                    return "marker"
+        return "text"
 
     def flush(self) -> str:
         """Text held back when the answer ended: it was not a marker after all."""

@@ -33,6 +33,10 @@ class Preparation:
 
 
 class RunHooks(Protocol):
+    answer_markers: Sequence[str]
+    """The marker lines (``SUGGESTED_VALUES:``, ...) these hooks parse out of the model's
+    answer; dialects withhold them from the streamed text."""
+
     def check(self, request: RunRequest) -> None:
         """Refuse a request the hooks cannot serve (e.g. an unknown server action) by
         raising ``ValueError``, before the user message is stored."""
@@ -57,6 +61,8 @@ class RunHooks(Protocol):
 
 
 class NoHooks:
+    answer_markers: Sequence[str] = ()
+
     def check(self, request: RunRequest) -> None:
         return None
 

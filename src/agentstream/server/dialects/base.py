@@ -13,15 +13,16 @@ import json
 import re
 import sys
 import uuid
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Annotated, Any, cast
 
 from pydantic import BaseModel, ConfigDict, StringConstraints, model_validator
 
-from agentstream.events import RunEvent
+from agentstream.chat.markers import MarkerLineFilter
+from agentstream.events import TERMINAL_EVENTS, RunEvent, TextDelta, TurnStarted
 from agentstream.principal import Principal
 from agentstream.runs import ConversationNotFound, RunRequest, RunSession
 from agentstream.server.context import ServerContext
@@ -160,6 +161,42 @@ async def stream_run(
     return event_stream(server, session, encoder, wire)
 
 
+class WithholdMarkers:
+    """An encoder that shows the text of its ``inner`` encoder without the marker lines the
+    run's hooks parse out of the answer (the final answer carries them parsed): every dialect
+    streams the same text its final answer has."""
+
+    __slots__ = ("_filter", "_inner")
+
+    def __init__(self, inner: Encoder, markers: Sequence[str]) -> None:
+        self._inner = inner
+        self._filter = MarkerLineFilter(markers)
+
+    def encode(self, event: RunEvent) -> Sequence[Frame]:
+        if type(event) is TextDelta:  # the per-delta path first
+            text = self._filter.feed(event.text)
+            if not text:
+                return ()
+            return self._inner.encode(replace(event, text=text) if text != event.text else event)
+        if type(event) is TurnStarted:
+            self._filter.new_turn()
+        elif isinstance(event, TERMINAL_EVENTS):
+            held = self._filter.flush()
+            if held:
+                shown = TextDelta(run_id=event.run_id, seq=event.seq, text=held)
+                return (*self._inner.encode(shown), *self._inner.encode(event))
+        return self._inner.encode(event)
+
+    def fail(self, message: str) -> Sequence[Frame]:
+        return self._inner.fail(message)
+
+
+def shown_by(server: ServerContext, encoder: Encoder) -> Encoder:
+    """``encoder`` as the run's hooks need it shown (see :class:`WithholdMarkers`)."""
+    markers = server.runner.hooks.answer_markers
+    return WithholdMarkers(encoder, markers) if markers else encoder
+
+
 def run_events(session: RunSession) -> AsyncGenerator[RunEvent, None]:
     """``session.events()``, typed as what it is (an async generator) so it can be closed."""
     return cast(AsyncGenerator[RunEvent, None], session.events())
@@ -171,7 +208,7 @@ def event_stream(
     """The streaming answer for a run that has begun."""
     return EventStream(
         run_events(session),
-        encoder,
+        shown_by(server, encoder),
         wire,
         cancel=session.cancel,
         heartbeat=server.settings.heartbeat_seconds,
@@ -180,9 +217,12 @@ def event_stream(
     )
 
 
-async def collect_frames(session: RunSession, encoder: Encoder) -> list[Frame]:
+async def collect_frames(
+    server: ServerContext, session: RunSession, encoder: Encoder
+) -> list[Frame]:
     """Every frame of a run, for answers that are one document (001 ``stream: false``)."""
     frames: list[Frame] = []
+    encoder = shown_by(server, encoder)
     async with aclosing(run_events(session)) as events:
         async for event in events:
             frames.extend(encoder.encode(event))

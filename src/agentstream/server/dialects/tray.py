@@ -24,7 +24,7 @@ from typing import Annotated, Any, assert_never
 from fastapi import APIRouter, Depends, Response
 from pydantic import BaseModel, Field
 
-from agentstream.chat.markers import TOOL_MARKER, MarkerLineFilter, insert_tool_markers, tool_marker
+from agentstream.chat.markers import TOOL_MARKER, insert_tool_markers, tool_marker
 from agentstream.events import (
     Payload,
     PayloadEvent,
@@ -142,11 +142,8 @@ class TrayEncoder:
     the oldest one still open are held back until the calls before it have completed; the
     tools themselves are never delayed."""
 
-    def __init__(self, *, include_reasoning: bool = False, hide_markers: bool = False) -> None:
+    def __init__(self, *, include_reasoning: bool = False) -> None:
         self.include_reasoning = include_reasoning
-        self._markers = MarkerLineFilter() if hide_markers else None
-        """Keeps ``SUGGESTED_VALUES:``/payload marker blocks out of the streamed text; the
-        ``complete`` message carries the answer without them."""
         self.conversation_id: str | None = None
         self._open: list[str] = []  # calls started and not yet shown complete, in call order
         self._held: dict[str, list[Frame]] = {}  # frames of calls behind the oldest open one
@@ -155,18 +152,7 @@ class TrayEncoder:
     def encode(self, event: RunEvent) -> Sequence[Frame]:
         match event:
             case TextDelta(text=text):  # first: the per-delta path
-                if self._markers is not None:
-                    text = self._markers.feed(text)
-                    if not text:
-                        return ()
                 return (_text_delta(text),)
-            case TurnStarted() if self._markers is not None:
-                self._markers.new_turn()
-                return ()
-            case RunCompleted() | RunFailed() | RunCancelled() if self._markers is not None:
-                held = self._markers.flush()
-                rest = self.encode_end(event)
-                return (_text_delta(held), *rest) if held else rest
             case ToolCallArgs(call_id=call_id):
                 self._open.append(call_id)
                 return self._in_order(call_id, self._encode(event))
@@ -340,9 +326,7 @@ def router(server: ServerContext) -> APIRouter:
             model=await choose_model(server, body.model),
             diagnostics=server.settings.diagnostics,
         )
-        encoder = TrayEncoder(
-            include_reasoning=body.include_reasoning, hide_markers=DEFAULTS.suggestions
-        )
+        encoder = TrayEncoder(include_reasoning=body.include_reasoning)
         return await stream_run(server, run_request, encoder, SSE_DATA)
 
     @api.post(
