@@ -21,7 +21,7 @@ import importlib
 import logging
 import os
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib.metadata import entry_points
 from typing import Any
 
@@ -104,6 +104,16 @@ def _openai_needs_key(base_url: str | None) -> bool:
     return base_url is None or "api.openai.com" in base_url
 
 
+_OPENAI = ProviderSpec(
+    prefix="openai",
+    label="OpenAI",
+    factory="agentstream.providers.openai:OpenAIProvider",
+    discover="agentstream.providers.discovery:openai_models",
+    key_env=("OPENAI_API_KEY",),
+    base_url_env="OPENAI_BASE_URL",
+    needs_key=_openai_needs_key,
+)
+
 _BUILTIN: tuple[ProviderSpec, ...] = (
     ProviderSpec(
         prefix="anthropic",
@@ -111,22 +121,14 @@ _BUILTIN: tuple[ProviderSpec, ...] = (
         factory="agentstream.providers.anthropic:AnthropicProvider",
         key_env=("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"),
     ),
-    ProviderSpec(
-        prefix="openai",
-        label="OpenAI",
-        factory="agentstream.providers.openai:OpenAIProvider",
-        discover="agentstream.providers.discovery:openai_models",
-        key_env=("OPENAI_API_KEY",),
-        base_url_env="OPENAI_BASE_URL",
-        needs_key=_openai_needs_key,
-    ),
-    ProviderSpec(
+    _OPENAI,
+    # Same key and base URL as openai:; compatible servers' model lists are Chat Completions'.
+    replace(
+        _OPENAI,
         prefix="openai-responses",
         label="OpenAI Responses",
         factory="agentstream.providers.openai_responses:OpenAIResponsesProvider",
-        key_env=("OPENAI_API_KEY",),
-        base_url_env="OPENAI_BASE_URL",
-        needs_key=_openai_needs_key,
+        discover=None,
     ),
     ProviderSpec(
         prefix="google",
