@@ -31,6 +31,7 @@ __all__ = [
     "builtin_specs",
     "find_spec",
     "load_object",
+    "openai_needs_key",
     "provider_specs",
     "reload_plugins",
 ]
@@ -98,7 +99,7 @@ class ProviderSpec:
         return f"{self.label}: no API key: set {self.key_env[0]}"
 
 
-def _openai_needs_key(base_url: str | None) -> bool:
+def openai_needs_key(base_url: str | None) -> bool:
     """OpenAI itself needs a key; most OpenAI-compatible servers (vLLM, llama.cpp, LM Studio,
     Ollama's ``/v1``) ignore it."""
     return base_url is None or "api.openai.com" in base_url
@@ -111,7 +112,7 @@ _OPENAI = ProviderSpec(
     discover="agentstream.providers.discovery:openai_models",
     key_env=("OPENAI_API_KEY",),
     base_url_env="OPENAI_BASE_URL",
-    needs_key=_openai_needs_key,
+    needs_key=openai_needs_key,
 )
 
 _BUILTIN: tuple[ProviderSpec, ...] = (

@@ -11,6 +11,8 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from agentstream.providers.catalog import openai_needs_key
+
 __all__ = ["ollama_models", "openai_models"]
 
 
@@ -27,7 +29,7 @@ async def ollama_models(options: Mapping[str, Any], wait: float) -> list[str]:
 
 async def openai_models(options: Mapping[str, Any], wait: float) -> list[str]:
     base_url = options.get("base_url") or os.environ.get("OPENAI_BASE_URL")
-    if not base_url or "api.openai.com" in base_url:
+    if openai_needs_key(base_url):  # OpenAI itself: its list is mostly models that cannot chat
         return []
     import openai
 

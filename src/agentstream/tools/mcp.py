@@ -76,7 +76,7 @@ class _Connection:
                 self.session = session
                 self._ready.set()
                 await self._stop.wait()
-        except BaseException as exc:  # noqa: BLE001 - reported through open() and alive
+        except Exception as exc:  # reported through open() and alive
             self._error = exc
         finally:
             self.session = None
