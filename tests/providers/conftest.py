@@ -1,5 +1,5 @@
 """Fixtures for the provider tests: one fake upstream server for the session, reset per test,
-and the four vendor fakes as a parameter."""
+and the vendor fakes as a parameter."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import pytest
 
 from agentstream.providers._retry import RetryPolicy
 
-from .fakes import anthropic, google, ollama, openai
+from .fakes import anthropic, google, ollama, openai, openai_responses
 from .fakes.server import FakeUpstream
 
-VENDORS: list[ModuleType] = [anthropic, openai, google, ollama]
+VENDORS: list[ModuleType] = [anthropic, openai, openai_responses, google, ollama]
 
 FAST_RETRY = RetryPolicy(max_attempts=3, initial_delay=0.01, max_delay=0.02)
 

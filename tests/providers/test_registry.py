@@ -3,20 +3,32 @@ discovered from an Ollama server and an OpenAI-compatible server (the fakes)."""
 
 from __future__ import annotations
 
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
 import pytest
 
+from agentstream.messages import UserMessage
 from agentstream.providers.anthropic import AnthropicProvider
+from agentstream.providers.base import ProviderError, TextChunk
+from agentstream.providers.catalog import reload_plugins
 from agentstream.providers.google import GoogleProvider
 from agentstream.providers.ollama import OllamaProvider
 from agentstream.providers.openai import OpenAIProvider
 from agentstream.providers.registry import (
     ModelRegistry,
+    missing_key,
     model_info,
     parse_model_id,
     resolve_provider,
 )
 
 from .fakes import FakeUpstream, Reply
+from .helpers import collect, request
+
+PLUGIN_SOURCE = Path(__file__).parent / "plugin_dist"
 
 
 @pytest.mark.parametrize(
@@ -211,3 +223,97 @@ def test_vendor_sdks_load_only_when_asked_for() -> None:
         "assert 'ollama' in sys.modules and 'anthropic' not in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# --- declarations: aliases, keys, plugins ----------------------------------------------------
+
+
+def test_gemini_is_an_alias_of_google() -> None:
+    assert parse_model_id("gemini:gemini-2.5-flash") == ("google", "gemini-2.5-flash")
+    provider = resolve_provider("gemini:gemini-2.5-flash")
+    assert isinstance(provider, GoogleProvider)
+    assert model_info("gemini:gemini-2.5-flash").id == "google:gemini-2.5-flash"
+
+
+@pytest.mark.parametrize(
+    ("model_id", "variable"),
+    [
+        ("anthropic:claude-sonnet-4-5", "ANTHROPIC_API_KEY"),
+        ("openai:gpt-4.1-mini", "OPENAI_API_KEY"),
+        ("openai-responses:gpt-5-mini", "OPENAI_API_KEY"),
+        ("gemini:gemini-2.5-flash", "GEMINI_API_KEY"),
+    ],
+)
+async def test_a_missing_key_names_the_variable_to_set(
+    model_id: str, variable: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in (
+        "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "OPENAI_BASE_URL",
+        "GEMINI_API_KEY", "GOOGLE_API_KEY",
+    ):  # fmt: skip
+        monkeypatch.delenv(name, raising=False)
+    assert missing_key(model_id).endswith(f": no API key: set {variable}")  # type: ignore[union-attr]
+    provider = resolve_provider(model_id)
+    with pytest.raises(ProviderError) as info:
+        await collect(provider, request(UserMessage(content="hi")))
+    assert info.value.kind == "auth"
+    assert info.value.message.endswith(f"no API key: set {variable}")
+    monkeypatch.setenv(variable, "sk-test-present")
+    assert missing_key(model_id) is None
+
+
+def test_no_key_is_needed_for_local_servers(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:8080/v1")
+    assert missing_key("openai:qwen3") is None
+    assert missing_key("ollama:qwen3") is None
+    assert missing_key("demo") is None
+
+
+def _install_plugin(target: Path) -> None:
+    """The test-only distribution ``agentstream-echo``, installed into ``target`` as pip would
+    (the package plus a ``dist-info`` declaring its entry point)."""
+    shutil.copytree(PLUGIN_SOURCE / "agentstream_echo", target / "agentstream_echo")
+    info = target / "agentstream_echo-0.1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: agentstream-echo\nVersion: 0.1.0\n"
+    )
+    (info / "entry_points.txt").write_text(
+        "[agentstream.providers]\necho = agentstream_echo:PROVIDER\n"
+        "broken = agentstream_echo:NOT_THERE\n"
+    )
+
+
+@pytest.fixture
+def echo_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    _install_plugin(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    reload_plugins()
+    yield
+    sys.modules.pop("agentstream_echo", None)
+    monkeypatch.undo()
+    reload_plugins()
+
+
+@pytest.mark.usefixtures("echo_plugin")
+async def test_a_provider_from_an_installed_distribution_is_found_by_its_entry_point(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    provider = resolve_provider("echo:tiny")
+    assert type(provider).__module__ == "agentstream_echo"
+    events = await collect(provider, request(UserMessage(content="hello")))
+    assert [e.text for e in events if isinstance(e, TextChunk)] == ["echo: hello"]
+    assert parse_model_id("parrot:tiny") == ("echo", "tiny")
+    assert model_info("echo:tiny").display_name == "tiny (Echo)"
+    monkeypatch.delenv("ECHO_API_KEY", raising=False)
+    assert missing_key("echo:tiny") == "Echo: no API key: set ECHO_API_KEY"
+    # the entry point that does not load is skipped with a warning, the others still work
+    assert "NOT_THERE" in caplog.text
+    assert "echo" in str(pytest.raises(ValueError, parse_model_id, "nope:x").value)
+
+
+def test_without_the_distribution_the_prefix_is_unknown() -> None:
+    reload_plugins()
+    with pytest.raises(ValueError, match="unknown model id"):
+        parse_model_id("echo:tiny")

@@ -29,7 +29,11 @@ from .helpers import (
 
 PARIS = FakeCall("call_1", "get_weather", ('{"ci', 'ty": "Par', 'is"}'))
 LONDON = FakeCall("call_2", "get_weather", ('{"city": ', '"London"}'))
-SPLITS_ARGUMENTS = {"anthropic", "openai"}  # Gemini and Ollama send each call whole
+SPLITS_ARGUMENTS = {
+    "anthropic",
+    "openai",
+    "openai-responses",
+}  # Gemini and Ollama send each call whole
 
 
 async def test_text_only_turn(upstream: FakeUpstream, vendor: ModuleType, make: Any) -> None:

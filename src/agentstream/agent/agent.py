@@ -15,7 +15,7 @@ from agentstream.tools.toolsets import Toolset, ToolSource
 
 __all__ = ["Agent"]
 
-ToolsLike = Toolset | Iterable[Tool | Callable[..., Any]]
+ToolsLike = Toolset | Iterable[Tool | Callable[..., Any] | ToolSource]
 
 
 @dataclass(kw_only=True)
@@ -43,7 +43,19 @@ class Agent:
     _providers: dict[str, Provider] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self.toolset = self.tools if isinstance(self.tools, Toolset) else Toolset(self.tools)
+        if isinstance(self.tools, Toolset):
+            self.toolset = self.tools
+            return
+        # Tool sources (an MCP server...) may be listed among the tools.
+        items = list(self.tools)
+        sources: list[ToolSource] = [
+            i for i in items if isinstance(i, ToolSource) and not isinstance(i, Tool)
+        ]
+        if sources:
+            self.tool_sources = [*self.tool_sources, *sources]
+        self.toolset = Toolset(
+            i for i in items if not isinstance(i, ToolSource) or isinstance(i, Tool)
+        )
 
     @property
     def model_id(self) -> str:

@@ -47,7 +47,8 @@ def run(args: argparse.Namespace) -> int:
     console = Console(highlight=False)
     try:
         agent = load_agent(args.agent)
-    except AgentLoadError as exc:
+        agent.provider(args.model)  # a bad model id is a one-line error, not a traceback
+    except (AgentLoadError, ValueError) as exc:
         console.print(f"[red]error:[/] {exc}")
         return 2
     return asyncio.run(

@@ -20,6 +20,7 @@ from typing import Any
 from agentstream.agent import Agent
 from agentstream.chat import ChatConfig, ChatHooks
 from agentstream.cli.loading import AgentLoadError, load_agent, load_object
+from agentstream.providers.registry import missing_key
 from agentstream.runs import RunHooks
 from agentstream.server.settings import Settings, SettingsError
 from agentstream.store import SqlConversationStore, resolve_database_url
@@ -64,7 +65,24 @@ def run(args: argparse.Namespace) -> int:
     except SettingsError as exc:
         log.error("%s", exc)
         return 2
+    if not _check_model(agent):
+        return 2
     return asyncio.run(_serve(agent, hooks, settings, use_store=not args.no_store))
+
+
+def _check_model(agent: Agent) -> bool:
+    """Refuse a model id no provider takes; warn (the server still starts, the demo and other
+    models may be used) when the model's provider needs a key the environment lacks."""
+    if agent.model is not None and not isinstance(agent.model, str):
+        return True  # a ready provider: configured in code
+    try:
+        problem = missing_key(agent.model_id)
+    except ValueError as exc:
+        log.error("%s", exc)
+        return False
+    if problem is not None:
+        log.warning("%s (requests to %s will fail until it is set)", problem, agent.model_id)
+    return True
 
 
 def load_hooks(spec: str | None, *, demo: bool = False) -> RunHooks:

@@ -25,6 +25,7 @@ from agentstream.providers._errors import MalformedResponse, malformed, transpor
 from agentstream.providers._retry import RetryPolicy, retrying
 from agentstream.providers._timeouts import Timeouts, with_timeouts
 from agentstream.providers.base import ChatRequest, ProviderError, ProviderEvent
+from agentstream.providers.catalog import find_spec
 
 __all__ = ["SDKProvider", "reasoning_budget", "reasoning_effort"]
 
@@ -97,8 +98,21 @@ class SDKProvider(ABC, Generic[ClientT]):
     def client(self) -> ClientT:
         """The vendor SDK's async client."""
         if self._client is None:
+            self._require_key()
             self._client = self._make_client()
         return self._client
+
+    def _require_key(self) -> None:
+        """Fail as an ``auth`` error naming the variable to set when this provider's
+        declaration needs a key that neither the constructor nor the environment gives."""
+        spec = find_spec(self.name)
+        if spec is None:
+            return
+        message = spec.missing_key(
+            getattr(self, "_api_key", None), getattr(self, "_base_url", None)
+        )
+        if message is not None:
+            raise ProviderError("auth", message)
 
     async def aclose(self) -> None:
         """Close the connection pool of the SDK client this provider made (a client passed in

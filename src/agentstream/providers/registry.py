@@ -1,17 +1,17 @@
 """Model ids to providers, and the list of models a deployment offers.
 
 A model id is ``<provider>:<model>``: ``anthropic:claude-sonnet-4-5``, ``openai:gpt-4.1-mini``,
-``google:gemini-2.5-flash``, ``ollama:qwen3:14b`` (everything after the first colon is the
-vendor's model name), ``scripted:<path to a JSON/YAML script>``, or ``demo`` (the offline
-scripted demo). :func:`resolve_provider` makes the provider; vendor modules are imported only
-when asked for, so a deployment that uses one vendor never imports the other SDKs.
+``google:gemini-2.5-flash`` (``gemini:`` is an alias), ``ollama:qwen3:14b`` (everything after the
+first colon is the vendor's model name), ``scripted:<path to a JSON/YAML script>``, or ``demo`` (the
+offline scripted demo). :func:`resolve_provider` makes the provider; vendor modules are imported
+only when asked for, so a deployment that uses one vendor never imports the other SDKs. The
+providers come from their declarations in :mod:`.catalog`, plugins included.
 
 :class:`ModelRegistry` is the list behind ``agentstream models`` and 001's ``listModels()``:
 the configured models (code, or ``AGENTSTREAM_MODELS``, comma-separated, each optionally
-``id=Display name``) plus, where reachable, the models an Ollama server and an
-OpenAI-compatible server (``OPENAI_BASE_URL``) report, asked with a short timeout and cached
-briefly. OpenAI's own API is not asked: it lists every model the account can see, most of
-which cannot chat.
+``id=Display name``) plus, where reachable, the models the providers that can discover report
+(an Ollama server, an OpenAI-compatible server at ``OPENAI_BASE_URL``), asked with a short
+timeout and cached briefly.
 """
 
 from __future__ import annotations
@@ -21,17 +21,19 @@ import importlib
 import logging
 import os
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from agentstream.providers.base import Provider
+from agentstream.providers.catalog import ProviderSpec, find_spec, load_object, provider_specs
 
 __all__ = [
     "DEFAULT_MODEL",
     "ModelInfo",
     "ModelRegistry",
+    "missing_key",
     "model_info",
     "parse_model_id",
     "resolve_provider",
@@ -41,28 +43,25 @@ log = logging.getLogger("agentstream.providers")
 
 DEFAULT_MODEL = "demo"
 
-_VENDORS: Mapping[str, tuple[str, str, str]] = {
-    # prefix: (module, class, label)
-    "anthropic": ("agentstream.providers.anthropic", "AnthropicProvider", "Anthropic"),
-    "openai": ("agentstream.providers.openai", "OpenAIProvider", "OpenAI"),
-    "google": ("agentstream.providers.google", "GoogleProvider", "Gemini"),
-    "ollama": ("agentstream.providers.ollama", "OllamaProvider", "Ollama"),
-}
-_PREFIXES = (*_VENDORS, "scripted", "demo")
+_LOCAL = ("scripted", "demo")
 
 
 def parse_model_id(model_id: str) -> tuple[str, str]:
-    """``"ollama:qwen3:14b"`` → ``("ollama", "qwen3:14b")``; ``"demo"`` → ``("demo", "")``.
-    Raises :class:`ValueError` with the accepted forms for anything else."""
+    """``"ollama:qwen3:14b"`` → ``("ollama", "qwen3:14b")``; ``"demo"`` → ``("demo", "")``;
+    an alias gives its provider's prefix (``"gemini:x"`` → ``("google", "x")``). Raises
+    :class:`ValueError` with the accepted forms for anything else."""
     text = model_id.strip()
     if text == "demo":
         return "demo", ""
     prefix, sep, name = text.partition(":")
-    if not sep or prefix not in _PREFIXES or not name.strip():
+    spec = find_spec(prefix)
+    if spec is not None:
+        prefix = spec.prefix
+    if not sep or (spec is None and prefix not in _LOCAL) or not name.strip():
+        known = [s.prefix for s in provider_specs()] + ["scripted"]
         raise ValueError(
             f"unknown model id {model_id!r}: expected 'demo' or '<provider>:<model>' with "
-            f"provider one of {', '.join(p for p in _PREFIXES if p != 'demo')} "
-            "(e.g. 'openai:gpt-4.1-mini')"
+            f"provider one of {', '.join(known)} (e.g. 'openai:gpt-4.1-mini')"
         )
     return prefix, name.strip()
 
@@ -79,20 +78,25 @@ def resolve_provider(model: str | Provider | None = None, **overrides: Any) -> P
         return model
     model_id = model or os.environ.get("AGENTSTREAM_MODEL") or DEFAULT_MODEL
     prefix, name = parse_model_id(model_id)
-    if prefix in ("demo", "scripted"):
-        if prefix == "demo":
-            demo: Provider = importlib.import_module("agentstream.providers.demo").demo_provider()
-            return demo
+    if prefix == "demo":
+        demo: Provider = importlib.import_module("agentstream.providers.demo").demo_provider()
+        return demo
+    if prefix == "scripted":
         scripted = importlib.import_module("agentstream.providers.scripted")
         script: Provider = scripted.ScriptedProvider.from_file(name)
         return script
-    module_name, class_name, _ = _VENDORS[prefix]
-    cls = getattr(importlib.import_module(module_name), class_name)
-    try:
-        made: Provider = cls(name, **overrides)
-    except TypeError as exc:
-        raise ValueError(f"{prefix}: unsupported option ({exc})") from None
+    spec = find_spec(prefix)
+    assert spec is not None  # parse_model_id accepted it
+    made: Provider = spec.make(name, **overrides)
     return made
+
+
+def missing_key(model_id: str) -> str | None:
+    """What to set when ``model_id``'s provider needs an API key the environment lacks (the
+    server warns about it at start-up); ``None`` when nothing is missing or no key is needed."""
+    prefix, _ = parse_model_id(model_id)
+    spec = find_spec(prefix)
+    return spec.missing_key() if spec is not None else None
 
 
 # --- the registry -------------------------------------------------------------------------
@@ -114,7 +118,8 @@ class ModelInfo:
 
 
 def _label(provider: str) -> str:
-    return _VENDORS[provider][2] if provider in _VENDORS else provider
+    spec = find_spec(provider)
+    return spec.label if spec is not None else provider
 
 
 def model_info(entry: str, *, source: Source = "configured") -> ModelInfo:
@@ -173,9 +178,10 @@ class ModelRegistry:
         self.discover = discover
         self.discovery_timeout = discovery_timeout
         self.cache_ttl = cache_ttl
-        self._ollama_host = ollama_host
-        self._openai_base_url = openai_base_url
-        self._openai_api_key = openai_api_key
+        self._discovery_options: dict[str, dict[str, Any]] = {
+            "ollama": {"host": ollama_host},
+            "openai": {"base_url": openai_base_url, "api_key": openai_api_key},
+        }
         self._discovered: list[ModelInfo] = []
         self._discovered_at: float | None = None
 
@@ -214,44 +220,17 @@ class ModelRegistry:
         )
 
     async def _discover(self) -> list[ModelInfo]:
-        results = await asyncio.gather(
-            self._guard("ollama", self._ollama_models()),
-            self._guard("openai", self._openai_models()),
-        )
-        return [info for found in results for info in found]
+        specs = [spec for spec in provider_specs() if spec.discover is not None]
+        results = await asyncio.gather(*(self._guard(spec) for spec in specs))
+        found = [info for infos in results for info in infos]
+        return sorted(found, key=lambda info: (info.provider, info.model))
 
-    async def _guard(self, source: str, probe: Any) -> list[ModelInfo]:
+    async def _guard(self, spec: ProviderSpec) -> list[ModelInfo]:
+        options = self._discovery_options.get(spec.prefix, {})
         try:
             async with asyncio.timeout(self.discovery_timeout):
-                found: list[ModelInfo] = await probe
-                return found
+                names = await load_object(spec.discover)(options, self.discovery_timeout)
         except Exception as exc:  # unreachable servers are normal: they are just not listed
-            log.debug("model discovery from %s failed: %s", source, type(exc).__name__)
+            log.debug("model discovery from %s failed: %s", spec.prefix, type(exc).__name__)
             return []
-
-    async def _ollama_models(self) -> list[ModelInfo]:
-        import ollama
-
-        client = ollama.AsyncClient(host=self._ollama_host, timeout=self.discovery_timeout)
-        try:
-            listing = await client.list()
-        finally:
-            await client._client.aclose()
-        names = sorted(m.model for m in listing.models if m.model)
-        return [model_info(f"ollama:{name}", source="discovered") for name in names]
-
-    async def _openai_models(self) -> list[ModelInfo]:
-        base_url = self._openai_base_url or os.environ.get("OPENAI_BASE_URL")
-        if not base_url or "api.openai.com" in base_url:
-            return []
-        import openai
-
-        key = self._openai_api_key or os.environ.get("OPENAI_API_KEY") or "not-needed"
-        client = openai.AsyncOpenAI(
-            api_key=key, base_url=base_url, max_retries=0, timeout=self.discovery_timeout
-        )
-        try:
-            ids = sorted([model.id async for model in client.models.list()])
-        finally:
-            await client.close()
-        return [model_info(f"openai:{i}", source="discovered") for i in ids]
+        return [model_info(f"{spec.prefix}:{name}", source="discovered") for name in names]
