@@ -94,7 +94,7 @@ async def test_history_goes_back_as_items(
     outputs = [i for i in items if i.get("type") == "function_call_output"]
     assert [(o["call_id"], o["output"]) for o in outputs] == [
         ("call_1", "18°C"),
-        ("call_2", "Error: unknown city"),
+        ("call_2", '{"error": "unknown city"}'),
     ]
 
 

@@ -23,7 +23,7 @@ from agentstream.events import Usage
 from agentstream.messages import AssistantMessage, Message, ToolResultsMessage, UserMessage
 from agentstream.providers._errors import MalformedResponse, from_status, incomplete_stream
 from agentstream.providers._json import dump_arguments
-from agentstream.providers._sdk import reasoning_effort, tool_result_text
+from agentstream.providers._sdk import reasoning_effort
 from agentstream.providers.base import (
     ChatRequest,
     MessageComplete,
@@ -124,7 +124,7 @@ def convert_input(messages: Sequence[Message], *, provider: str) -> list[dict[st
                     {
                         "type": "function_call_output",
                         "call_id": r.tool_call_id,
-                        "output": tool_result_text(r.content, r.is_error),
+                        "output": r.content,
                     }
                     for r in results
                 )
