@@ -22,7 +22,7 @@ def test_000_context_has_preamble_prominent_ids_and_compact_json() -> None:
 
 
 def test_ids_can_be_chosen_or_labelled() -> None:
-    context = {"stream_id": 123, "report_id": 456, "is_id": True, "token_id": "x"}
+    context = {"stream_id": 123, "report_id": 456, "is_id": True, "api_key_id": None}
     assert context_ids(context) == [("Current stream ID", "123"), ("Current report ID", "456")]
     assert context_ids(context, ["report_id"]) == [("Current report ID", "456")]
     assert context_ids(context, {"stream_id": "Stream"}) == [("Stream", "123")]
@@ -46,3 +46,23 @@ def test_a_string_context_is_shown_as_text_and_empty_context_gives_no_section() 
     assert render_context(None) is None
     assert render_context({}) is None
     assert render_context("  ") is None
+
+
+async def test_a_workflows_settings_reach_the_model_as_the_client_sent_them() -> None:
+    from agentstream import Agent
+
+    from .helpers import provider_of, run_chat, scripted
+
+    agent = Agent(model=scripted({"text": "ok"}))
+    node = {"signature": "HMAC-SHA256", "token_limit": 500, "auth_required": True}
+    context = {
+        "workflow_id": "w1",
+        "nodes": [{"config": node}],
+        "api_key": "sk-live-0123456789abcdef",
+    }
+    await run_chat(agent, context=context)
+    system = provider_of(agent).requests[0].system or ""
+    assert '"signature":"HMAC-SHA256"' in system
+    assert '"token_limit":500' in system
+    assert '"auth_required":true' in system
+    assert "sk-live" not in system

@@ -27,9 +27,33 @@ def test_secret_keys(key: str) -> None:
     assert is_secret_key(key)
 
 
-@pytest.mark.parametrize("key", ["max_tokens", "input_tokens", "author", "workflow_id", "name"])
+@pytest.mark.parametrize(
+    "key",
+    [
+        "max_tokens",
+        "input_tokens",
+        "author",
+        "workflow_id",
+        "name",
+        # a workflow node's settings: the model must be able to explain them
+        "signature",
+        "token_limit",
+        "auth_required",
+        "session_id",
+        "tokenizer",
+    ],
+)
 def test_keys_that_are_not_secrets(key: str) -> None:
     assert not is_secret_key(key)
+
+
+def test_the_deployment_chooses_its_secret_keys() -> None:
+    context = {"pin": "1234", "password": "hunter2", "signature": "HMAC-SHA256"}
+    assert redact(context, frozenset({"pin"})) == {
+        "pin": REDACTED,
+        "password": "hunter2",
+        "signature": "HMAC-SHA256",
+    }
 
 
 def test_redact_replaces_secret_values_at_any_depth() -> None:
@@ -41,7 +65,7 @@ def test_redact_replaces_secret_values_at_any_depth() -> None:
     }
     assert redact(context) == {
         "workflow_id": "w1",
-        "auth": REDACTED,
+        "auth": {"token": REDACTED},
         "items": [{"api_key": REDACTED, "name": "n"}],
         "password": None,
     }

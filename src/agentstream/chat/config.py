@@ -16,6 +16,7 @@ history and diagnostics are attached when the request asks. An application adds 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -24,6 +25,7 @@ from agentstream.chat.context import DEFAULT_PREAMBLE, IdKeys
 from agentstream.chat.pages import Location, LocationKeys, Page, Tab, locate
 from agentstream.chat.payloads import PayloadType, PayloadTypes
 from agentstream.chat.prompt import CONTEXT_LAST_LAYOUT, DEFAULT_LAYOUT, check_layout
+from agentstream.chat.redaction import SECRET_KEYS
 from agentstream.runs.request import RunRequest
 
 __all__ = ["ChatConfig", "ContextType", "Instructions"]
@@ -65,6 +67,9 @@ class ChatConfig:
     context_preamble: str = DEFAULT_PREAMBLE
     context_ids: IdKeys = None
     """Context keys shown on their own line (``None``: every top-level ``*_id``)."""
+    secret_keys: AbstractSet[str] = SECRET_KEYS
+    """Context keys whose values never reach the model or diagnostics, by exact name
+    (normalised: ``X-Api-Key`` is ``x_api_key``)."""
     context_types: Mapping[str, ContextType] = field(default_factory=dict)
     pages: Sequence[Page] = ()
     location_keys: LocationKeys = field(default_factory=LocationKeys)

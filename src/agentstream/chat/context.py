@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any
 
-from agentstream.chat.redaction import Scrubber, is_secret_key, redact
+from agentstream.chat.redaction import SECRET_KEYS, Scrubber, is_secret_key, redact
 
 __all__ = ["DEFAULT_PREAMBLE", "context_ids", "render_context"]
 
@@ -25,7 +26,9 @@ IdKeys = Sequence[str] | Mapping[str, str] | None
 in ``_id`` with a scalar value."""
 
 
-def context_ids(context: Mapping[str, Any], keys: IdKeys = None) -> list[tuple[str, str]]:
+def context_ids(
+    context: Mapping[str, Any], keys: IdKeys = None, secret_keys: AbstractSet[str] = SECRET_KEYS
+) -> list[tuple[str, str]]:
     """``(label, value)`` for each id to show on its own line."""
     if keys is None:
         chosen = {k: _label(k) for k in context if isinstance(k, str) and k.endswith("_id")}
@@ -36,7 +39,11 @@ def context_ids(context: Mapping[str, Any], keys: IdKeys = None) -> list[tuple[s
     found: list[tuple[str, str]] = []
     for key, label in chosen.items():
         value = context.get(key)
-        if is_secret_key(key) or isinstance(value, bool) or not isinstance(value, str | int):
+        if (
+            is_secret_key(key, secret_keys)
+            or isinstance(value, bool)
+            or not isinstance(value, str | int)
+        ):
             continue
         if str(value).strip():
             found.append((label, str(value)))
@@ -54,6 +61,7 @@ def render_context(
     preamble: str = DEFAULT_PREAMBLE,
     ids: IdKeys = None,
     page_text: str | None = None,
+    secret_keys: AbstractSet[str] = SECRET_KEYS,
 ) -> str | None:
     """The context section, or ``None`` when there is no context to show.
 
@@ -63,14 +71,15 @@ def render_context(
         return None
     parts = [preamble.strip()] if preamble.strip() else []
     if isinstance(context, Mapping):
-        parts.extend(f"**{label}: `{value}`**" for label, value in context_ids(context, ids))
+        shown_ids = context_ids(context, ids, secret_keys)
+        parts.extend(f"**{label}: `{value}`**" for label, value in shown_ids)
     if page_text:
         parts.append(page_text.strip())
     elif isinstance(context, str):
         parts.append(Scrubber().text(context.strip()))
     elif not _is_empty(context):
         compact = json.dumps(
-            redact(context), separators=(",", ":"), ensure_ascii=False, default=str
+            redact(context, secret_keys), separators=(",", ":"), ensure_ascii=False, default=str
         )
         parts.append(f"```json\n{Scrubber().text(compact)}\n```")
     return "\n".join(parts)

@@ -10,10 +10,11 @@ are redacted at any depth, and strings shaped like API keys or bearer headers ar
 from __future__ import annotations
 
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any, assert_never
 
 from agentstream.agent import Agent, RunInput
-from agentstream.chat.redaction import Scrubber, secret_values
+from agentstream.chat.redaction import SECRET_KEYS, Scrubber, secret_values
 from agentstream.messages import AssistantMessage, Message, ToolResultsMessage, UserMessage
 from agentstream.runs.request import RunRequest
 
@@ -28,6 +29,7 @@ def build_diagnostics(
     tool_names: Sequence[str],
     raw_response: str,
     problems: Sequence[str] = (),
+    secret_keys: AbstractSet[str] = SECRET_KEYS,
 ) -> dict[str, Any]:
     """003's diagnostics object, scrubbed of secrets."""
     messages: list[Message] = [*run_input.history, UserMessage(content=run_input.message)]
@@ -45,7 +47,8 @@ def build_diagnostics(
     }
     if problems:
         diagnostics["parse_warnings"] = list(problems)
-    scrub = Scrubber([request.principal.token, *secret_values(request.context)])
+    secrets = [request.principal.token, *secret_values(request.context, secret_keys)]
+    scrub = Scrubber(secrets, secret_keys)
     cleaned: dict[str, Any] = scrub(diagnostics)
     return cleaned
 

@@ -135,6 +135,7 @@ class ChatHooks:
                 preamble=config.context_preamble,
                 ids=config.context_ids,
                 page_text=await _page_text(location, request),
+                secret_keys=config.secret_keys,
             ),
             "payload_manifest": payload_manifest(payloads),
             "capabilities": self._capabilities(agent, request, scopes, location),
@@ -229,6 +230,7 @@ class ChatHooks:
                 tool_names=[t.name for t in agent.toolset.resolve(run_input.scopes)],
                 raw_response=raw,
                 problems=[*extracted.problems, *suggestions.problems],
+                secret_keys=config.secret_keys,
             )
         return replace(
             completed,

@@ -2,7 +2,9 @@
 
 Clients put all sorts of things in a request's ``context``; some of it may be a token or an API
 key. Two passes keep those out of what we show the model and what diagnostics return:
-:func:`redact` replaces the value of every key that looks like a secret (recursively), and
+:func:`redact` replaces the value of every key *named* as a secret (recursively; exact names
+from :data:`SECRET_KEYS` or the deployment's own list, never a substring, so a workflow's
+``signature`` or ``token_limit`` setting reaches the model as the client sent it), and
 :class:`Scrubber` replaces known secret *values* (the caller's bearer token, the values found
 under secret keys, strings shaped like API keys) wherever they occur inside other strings, such
 as a system prompt or a message that quoted one.
@@ -11,18 +13,40 @@ as a system prompt or a message that quoted one.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from typing import Any
 
-__all__ = ["REDACTED", "Scrubber", "is_secret_key", "redact", "secret_values"]
+__all__ = ["REDACTED", "SECRET_KEYS", "Scrubber", "is_secret_key", "redact", "secret_values"]
 
 REDACTED = "[redacted]"
 
-_SECRET_WORDS = re.compile(
-    r"(^|_)(authorization|auth|bearer|token|access_token|refresh_token|id_token|api_?key|"
-    r"password|passwd|passphrase|secret|client_secret|cookie|set_cookie|credentials?|"
-    r"private_?key|session_?id|signature)($|_)"
+SECRET_KEYS = frozenset(
+    {
+        "access_token",
+        "api_key",
+        "apikey",
+        "authorization",
+        "bearer",
+        "client_secret",
+        "cookie",
+        "credentials",
+        "id_token",
+        "passphrase",
+        "passwd",
+        "password",
+        "private_key",
+        "proxy_authorization",
+        "refresh_token",
+        "secret",
+        "set_cookie",
+        "token",
+        "x_api_key",
+    }
 )
+"""Key names whose values are secrets, compared after normalising (``X-Api-Key``, ``apiKey``
+and ``api_key`` are one name). ``ChatConfig.secret_keys`` replaces the list."""
+
 _CAMEL = re.compile(r"([a-z0-9])([A-Z])")
 _SECRET_SHAPES = re.compile(
     r"(?i:bearer)\s+[A-Za-z0-9._~+/=-]{8,}"  # an Authorization header value
@@ -35,33 +59,38 @@ _MIN_SECRET_LENGTH = 4
 """Shorter values are not scrubbed from text: replacing every "abc" would mangle prose."""
 
 
-def is_secret_key(key: str) -> bool:
-    """Whether a mapping key names a secret (``api_key``, ``X-Api-Key``, ``accessToken``,
-    ``Authorization``...). Counters such as ``max_tokens`` are not secrets."""
+def is_secret_key(key: str, names: AbstractSet[str] = SECRET_KEYS) -> bool:
+    """Whether a mapping key is one of ``names`` (``api_key``, ``X-Api-Key``, ``apiKey``,
+    ``Authorization``...). ``token_limit``, ``session_id`` or ``signature`` are not."""
     normal = _CAMEL.sub(r"\1_\2", key).lower().replace("-", "_").replace(" ", "_")
-    return _SECRET_WORDS.search(normal) is not None
+    return normal in names
 
 
-def redact(value: Any) -> Any:
-    """A copy of ``value`` with the values of secret-looking keys replaced, at any depth."""
+def redact(value: Any, names: AbstractSet[str] = SECRET_KEYS) -> Any:
+    """A copy of ``value`` with the values of secret keys replaced, at any depth."""
     if isinstance(value, Mapping):
         return {
-            str(k): (REDACTED if is_secret_key(str(k)) and v not in (None, "") else redact(v))
+            str(k): (
+                REDACTED
+                if is_secret_key(str(k), names) and v not in (None, "")
+                else redact(v, names)
+            )
             for k, v in value.items()
         }
     if isinstance(value, list | tuple):
-        return [redact(item) for item in value]
+        return [redact(item, names) for item in value]
     return value
 
 
-def secret_values(value: Any) -> list[str]:
-    """The string values stored under secret-looking keys in ``value``, at any depth."""
+def secret_values(value: Any, names: AbstractSet[str] = SECRET_KEYS) -> list[str]:
+    """The string values stored under secret keys in ``value``, at any depth."""
     found: list[str] = []
 
     def walk(item: Any) -> None:
         if isinstance(item, Mapping):
             for k, v in item.items():
-                if is_secret_key(str(k)) and isinstance(v, str | int) and not isinstance(v, bool):
+                secret = is_secret_key(str(k), names)
+                if secret and isinstance(v, str | int) and not isinstance(v, bool):
                     found.append(str(v))
                 else:
                     walk(v)
@@ -76,10 +105,13 @@ def secret_values(value: Any) -> list[str]:
 class Scrubber:
     """Replaces known secrets and secret-shaped strings inside any JSON-like value."""
 
-    def __init__(self, secrets: Iterable[str | None] = ()) -> None:
+    def __init__(
+        self, secrets: Iterable[str | None] = (), names: AbstractSet[str] = SECRET_KEYS
+    ) -> None:
         known = {s for s in secrets if s and len(s) >= _MIN_SECRET_LENGTH}
         # Longest first, so a secret that contains another is replaced whole.
         self._known = sorted(known, key=len, reverse=True)
+        self._names = names
 
     def text(self, text: str) -> str:
         for secret in self._known:
@@ -91,9 +123,20 @@ class Scrubber:
             return self.text(value)
         if isinstance(value, Mapping):
             return {
-                str(k): (REDACTED if is_secret_key(str(k)) and v not in (None, "") else self(v))
+                str(k): (
+                    REDACTED
+                    if is_secret_key(str(k), self._names) and v not in (None, "")
+                    else self(v)
+                )
                 for k, v in value.items()
             }
         if isinstance(value, list | tuple):
             return [self(item) for item in value]
         return value
+
+
+def _hidden(key: Any, value: Any, names: AbstractSet[str], inner: Callable[[Any], Any]) -> Any:
+    """``value`` of ``key`` redacted if the key names a secret, else passed to ``inner``."""
+    if is_secret_key(str(key), names) and value not in (None, ""):
+        return REDACTED
+    return inner(value)
