@@ -222,3 +222,43 @@ def test_with_chat_hooks_the_context_is_in_the_system_prompt(serve: Serve) -> No
     system = agent.model.requests[-1].system  # type: ignore[union-attr]
     assert "550e8400-e29b-41d4-a716-446655440000" in system
     assert "Low Stock" in system
+
+
+def test_the_bearer_token_reaches_tools_in_anonymous_local_mode(serve: Serve) -> None:
+    """Tools call the user's APIs with the token the client sent, even when this server does
+    not check tokens itself."""
+    server = serve(ichor_agent())
+    with server.client() as client:
+        response, _ = stream_text(
+            client,
+            PATH,
+            json={"message": "Please look up", "context_type": "workflow", "context": {}},
+            headers=bearer("opaque-upstream-token.123"),
+        )
+    assert response.status_code == 200
+    assert agents.seen_tokens[-1] == "opaque-upstream-token.123"
+
+
+@pytest.mark.parametrize(
+    "client_id", ["alice@example.com:chat-3", "x" * 69, "workspace/42 thread #7", "ü"]
+)
+def test_any_tracking_string_is_a_conversation_id(serve: Serve, client_id: str) -> None:
+    server = serve(ichor_agent())
+    with server.client() as client:
+        for _ in range(2):
+            response, _text = stream_text(
+                client,
+                PATH,
+                json={
+                    "message": "What does this workflow do?",
+                    "context_type": "workflow",
+                    "conversation_id": client_id,
+                },
+            )
+            assert response.status_code == 200
+        too_long = client.post(
+            PATH,
+            json={"message": "hi", "context_type": "workflow", "conversation_id": "x" * 513},
+        )
+    assert too_long.status_code == 400
+    assert too_long.json()["field"] == "conversation_id"
