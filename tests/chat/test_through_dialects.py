@@ -133,7 +133,7 @@ def _complete(text: str) -> dict[str, Any]:
 
 def test_tray_prompt_sections_scopes_payload_and_suggestions(serve: Serve) -> None:
     agent = _tray_agent()
-    server = serve(agent, hooks=ChatHooks(_tray_config()))
+    server = serve(agent, hooks=ChatHooks(_tray_config()), diagnostics=False)
     context = {
         "current_page": "reports",
         "active_tab": "articles",

@@ -219,10 +219,10 @@ def test_client_chosen_conversation_ids_are_scoped_to_the_caller(
             ),
         }
         bad_ids = [
-            client.post("/v1/agent/chat", json={**ask, "conversation_id": "../x"}, headers=bob),
+            client.post("/v1/agent/chat", json={**ask, "conversation_id": "x" * 513}, headers=bob),
             client.post(
                 "/api/chat/agent-chat/stream?brandRef=acme",
-                json={**playground, "metadata": {"conversationId": "x" * 65}},
+                json={**playground, "metadata": {"conversationId": "x" * 513}},
                 headers=bob,
             ),
         ]
@@ -357,3 +357,52 @@ def test_the_demos_preview_buttons_are_server_actions(serve: Serve) -> None:
         complete["payload"]["message"]
         == "Done. The preview was approved. (The demo saves nothing.)"
     )
+
+
+def test_local_mode_answers_the_preflight_of_a_dev_server_on_loopback(serve: Serve) -> None:
+    server = serve(tray_agent())
+    with server.client() as client:
+        answers = {
+            origin: client.options(
+                "/v1/agent/chat",
+                headers={
+                    "Origin": origin,
+                    "Access-Control-Request-Method": "POST",
+                    "Access-Control-Request-Headers": "authorization,content-type",
+                },
+            )
+            for origin in ("http://localhost:5173", "http://127.0.0.1:3000", "https://evil.example")
+        }
+    for origin in ("http://localhost:5173", "http://127.0.0.1:3000"):
+        assert answers[origin].status_code == 200
+        assert answers[origin].headers["access-control-allow-origin"] == origin
+    assert "access-control-allow-origin" not in answers["https://evil.example"].headers
+
+
+def test_an_authenticated_server_allows_no_origin_it_was_not_given(serve: Serve) -> None:
+    server = serve(tray_agent(), auth=True)
+    with server.client() as client:
+        preflight = client.options(
+            "/v1/agent/chat",
+            headers={"Origin": "http://localhost:5173", "Access-Control-Request-Method": "POST"},
+        )
+    assert "access-control-allow-origin" not in preflight.headers
+
+
+@pytest.mark.parametrize(("auth", "shown"), [(False, True), (True, False)])
+def test_tray_diagnostics_by_default_only_in_local_mode(
+    serve: Serve, auth: bool, shown: bool
+) -> None:
+    from agentstream.chat import ChatHooks
+
+    from tests.server.helpers import bearer, token
+
+    server = serve(tray_agent(), hooks=ChatHooks(), auth=auth)
+    headers = bearer(token("alice")) if auth else {}
+    with server.client() as client:
+        response, text = stream_text(
+            client, "/api/chat/stream", json={"message": "hi"}, headers=headers
+        )
+    assert response.status_code == 200
+    complete = [d for d in datas(parse_sse(text)) if d.get("type") == "complete"][-1]
+    assert ("diagnostics" in complete["payload"]) is shown

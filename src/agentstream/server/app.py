@@ -39,6 +39,9 @@ from agentstream.server.settings import Settings
 
 __all__ = ["create_app"]
 
+LOOPBACK_ORIGIN = r"https?://(localhost|127\.0\.0\.1|\[::1\])(:\d+)?"
+"""Origins of pages served from this machine."""
+
 
 def create_app(
     agent: Agent,
@@ -98,6 +101,19 @@ def create_app(
         app.include_router(conversations_router(store, principal))  # type: ignore[arg-type]
     app.include_router(web.router(static_dir or web.STATIC_DIR))
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    if not settings.cors_origins and settings.anonymous:
+        # Local development: a dev server on another loopback port (Vite on :5173, Next on
+        # :3000) may call the API; no other origin can, and authenticated deployments name
+        # their origins.
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origin_regex=LOOPBACK_ORIGIN,
+            allow_methods=["GET", "POST", "PATCH", "DELETE", "OPTIONS"],
+            allow_headers=["Authorization", "Content-Type", "Accept", "Last-Event-ID"],
+            allow_credentials=True,
+            expose_headers=["X-Run-Id"],
+            max_age=600,
+        )
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware,

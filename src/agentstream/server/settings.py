@@ -13,7 +13,8 @@ Every knob has an ``AGENTSTREAM_*`` variable so a deployment is configured witho
     AGENTSTREAM_CORS_ORIGINS                     comma-separated allowed origins
     AGENTSTREAM_MAX_BODY_BYTES                   request body limit (1 MiB)
     AGENTSTREAM_HEARTBEAT_SECONDS                SSE heartbeat comment interval (15; 0 = off)
-    AGENTSTREAM_DIAGNOSTICS                      include diagnostics in final answers (off)
+    AGENTSTREAM_DIAGNOSTICS                      include diagnostics in final answers
+                                                 (on in anonymous local mode, else off)
     AGENTSTREAM_DATABASE_URL                     the conversation store's (see agentstream.store)
 
 No authentication configured means *anonymous local mode*, which :func:`Settings.check` allows
@@ -60,7 +61,9 @@ class Settings:
     heartbeat_seconds: float = 15.0
     write_timeout_seconds: float = 60.0
     """A stream whose client reads nothing for this long is stopped (0: never)."""
-    diagnostics: bool = False
+    diagnostics: bool | None = None
+    """Diagnostics on the tray's ``complete``; ``None``: on in anonymous local mode (where the
+    tray protocol's clients expect them on every answer), off when authenticated."""
     model_titles: bool = False
     """After a conversation's first answer, ask the model for a better title (one more,
     small model call per conversation)."""
@@ -76,6 +79,10 @@ class Settings:
     def anonymous(self) -> bool:
         """Anonymous local mode: no authentication, loopback only."""
         return not self.auth_configured
+
+    @property
+    def diagnostics_on(self) -> bool:
+        return self.anonymous if self.diagnostics is None else self.diagnostics
 
     def check(self) -> None:
         """Refuse configurations that would expose an unauthenticated server."""
@@ -126,7 +133,7 @@ class Settings:
                 "write_timeout_seconds": float(
                     get("WRITE_TIMEOUT_SECONDS") or cls.write_timeout_seconds
                 ),
-                "diagnostics": (get("DIAGNOSTICS") or "").lower() in _TRUE,
+                "diagnostics": _flag(get("DIAGNOSTICS")),
                 "redis_url": get("REDIS_URL"),
                 "model_titles": (get("MODEL_TITLES") or "").lower() in _TRUE,
             }
@@ -150,3 +157,8 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+def _flag(value: str | None) -> bool | None:
+    """An on/off setting, or ``None`` when it is not set."""
+    return None if value is None else value.lower() in _TRUE

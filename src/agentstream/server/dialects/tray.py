@@ -324,7 +324,7 @@ def router(server: ServerContext) -> APIRouter:
             body,
             principal,
             model=await choose_model(server, body.model),
-            diagnostics=server.settings.diagnostics,
+            diagnostics=server.settings.diagnostics_on,
         )
         encoder = TrayEncoder(include_reasoning=body.include_reasoning)
         return await stream_run(server, run_request, encoder, SSE_DATA)
