@@ -272,3 +272,30 @@ def test_disconnect_keeps_the_partial_answer(serve: Serve, sql_store: Any) -> No
     assert messages[0]["content"] == "Count slowly"
     assert messages[1]["content"].startswith("tick tick tick")
     server.call(sql_store.close())
+
+
+def test_json_text_from_a_tool_is_an_object_and_marker_lines_never_show(serve: Serve) -> None:
+    from agentstream import tool
+    from agentstream.chat import ChatHooks
+
+    @tool
+    def fetch_status() -> str:
+        """The status API's answer, passed through as it came."""
+        return '{"status": "ok", "disks": [1, 2]}'
+
+    script = {
+        "turns": [
+            {"text": "Checking.", "tool_calls": [{"name": "fetch_status", "arguments": {}}]},
+            {"text": ["All good.\nSUGGESTED_", 'VALUES: [{"label": "More", "value": "more"}]']},
+        ]
+    }
+    agent = Agent(model=ScriptedProvider(script), tools=[fetch_status])
+    server = serve(agent, hooks=ChatHooks())
+    with server.client() as client:
+        response, text = stream_text(client, PATH, json={"message": "status?"})
+    frames = datas(parse_sse(text))
+    (end,) = [f for f in frames if f["type"] == "tool_end"]
+    assert end["result"] == {"status": "ok", "disks": [1, 2]}
+    streamed = "".join(f["content"] for f in frames if f["type"] == "token")
+    assert streamed == "Checking.\n\nAll good.\n"
+    assert "SUGGESTED" not in text

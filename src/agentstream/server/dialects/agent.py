@@ -10,6 +10,7 @@ Authenticated by the session cookie (or a bearer token).
 
 # No ``from __future__ import annotations``: FastAPI reads the route annotations at runtime.
 
+import json
 import uuid
 from collections.abc import Sequence
 from typing import Annotated, Any, assert_never
@@ -143,7 +144,7 @@ class AgentEncoder:
                 "kind": (error.exception_type or error.kind) if error else "error",
             }
         else:
-            data["result"] = event.output if event.output is not None else event.result
+            data["result"] = _result(event.output if event.output is not None else event.result)
         data["ts"] = iso_ms(event.finished_at)
         if event.display:
             data["display"] = event.display
@@ -164,3 +165,16 @@ def router(server: ServerContext) -> APIRouter:
         return await stream_run(server, to_run_request(body, principal), AgentEncoder(), SSE_DATA)
 
     return api
+
+
+def _result(value: Any) -> Any:
+    """A tool's result as the client should get it: a tool that returned JSON text (an API
+    response passed through) gives an object, not a JSON string inside a string."""
+    if isinstance(value, str) and value[:1] in ("{", "["):
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            return value
+        if isinstance(parsed, dict | list):
+            return parsed
+    return value
