@@ -71,3 +71,26 @@ def test_load_agent_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
         load_agent("myagent2:nope")
     with pytest.raises(AgentLoadError, match="is a int, not an Agent"):
         load_agent("myagent2:not_an_agent")
+
+
+def test_serve_on_a_busy_port_says_so_in_one_line(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = run_cli("serve", "--no-store", "--port", str(port), cwd=tmp_path)
+    assert result.returncode == 2
+    output = result.stdout + result.stderr
+    assert f"port {port} on 127.0.0.1 is already in use" in output
+    assert f"--port {port + 1}" in output
+    assert "Traceback" not in output
+    assert "startup complete" not in output
+
+
+def test_help_reads_as_plain_text(tmp_path: Path) -> None:
+    for command in ((), ("serve",), ("chat",), ("models",), ("db",)):
+        result = run_cli(*command, "--help", cwd=tmp_path)
+        assert result.returncode == 0, result.stderr
+        assert "``" not in result.stdout and ":class:" not in result.stdout, result.stdout

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 
 __all__ = ["main"]
 
+DESCRIPTION = "Stream tool-using AI agents into chat UIs: serve them, chat with them, list models."
+
 COMMANDS = {
     "serve": "Serve agents over HTTP (every dialect and the web UI).",
     "chat": "Run an agent in the terminal and watch it stream.",
@@ -24,7 +26,7 @@ COMMANDS = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="agentstream", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="agentstream", description=DESCRIPTION)
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug output")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, help_text in COMMANDS.items():

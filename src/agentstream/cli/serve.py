@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import logging
+import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -97,7 +99,7 @@ def load_hooks(spec: str | None, *, demo: bool = False) -> RunHooks:
     found = load_object(spec)
     if isinstance(found, ChatConfig):
         return ChatHooks(found)
-    if all(hasattr(found, name) for name in ("check", "prepare", "finish")):
+    if all(hasattr(found, name) for name in ("check", "prepare", "finish", "answer_markers")):
         return found  # type: ignore[return-value]
     raise AgentLoadError(f"{spec!r} is a {type(found).__name__}, not a ChatConfig or RunHooks")
 
@@ -107,6 +109,11 @@ async def _serve(agent: Agent, hooks: RunHooks, settings: Settings, *, use_store
 
     from agentstream.server.app import create_app
 
+    try:
+        listener = _listen(settings.host, settings.port)
+    except OSError as exc:
+        log.error("%s", exc)
+        return 2
     async with _store(use_store) as store:
         app = create_app(agent, settings=settings, store=store, hooks=hooks)
         config = uvicorn.Config(
@@ -120,8 +127,29 @@ async def _serve(agent: Agent, hooks: RunHooks, settings: Settings, *, use_store
         )
         mode = "anonymous local mode" if settings.anonymous else "JWT authentication"
         log.info("serving agent %r (%s) with %s", agent.name, agent.model_id, mode)
-        await uvicorn.Server(config).serve()
+        await uvicorn.Server(config).serve(sockets=[listener])
     return 0
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """The listening socket, bound before anything starts, so a busy port is one clear line
+    (not a traceback after "Application startup complete")."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise OSError(
+                f"port {port} on {host} is already in use; "
+                f"choose another with --port {port + 1} (or AGENTSTREAM_PORT)"
+            ) from None
+        raise OSError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
 
 
 @asynccontextmanager
