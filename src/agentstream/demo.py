@@ -57,8 +57,10 @@ def preview_workflow(description: str, steps: list[str]) -> ToolResult:
 
 
 def demo_agent() -> Agent:
+    """The demo's tools on ``$AGENTSTREAM_MODEL``, or on the scripted offline demo model
+    (``demo``) when none is configured."""
     return Agent(
-        model=demo_provider(),
+        model=None,
         tools=[search_docs, preview_workflow],
         name="demo",
         instructions="You are the agentstream offline demo.",

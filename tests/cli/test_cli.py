@@ -94,3 +94,26 @@ def test_help_reads_as_plain_text(tmp_path: Path) -> None:
         result = run_cli(*command, "--help", cwd=tmp_path)
         assert result.returncode == 0, result.stderr
         assert "``" not in result.stdout and ":class:" not in result.stdout, result.stdout
+
+
+def test_models_marks_the_model_the_server_uses(tmp_path: Path) -> None:
+    import os
+
+    (tmp_path / "myagent.py").write_text(
+        "from agentstream import Agent\nagent = Agent(model='anthropic:claude-sonnet-4-5')\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTSTREAM_")}
+    env["AGENTSTREAM_MODELS"] = "openai:gpt-4.1-mini"
+
+    def default_of(*args: str) -> str:
+        result = subprocess.run(
+            [sys.executable, "-m", "agentstream.cli", "models", "--no-discover", "--json", *args],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, check=True,
+        )  # fmt: skip
+        import json
+
+        (default,) = [m["id"] for m in json.loads(result.stdout) if m["default"]]
+        return default
+
+    assert default_of() == "openai:gpt-4.1-mini"  # what `agentstream serve` runs the demo on
+    assert default_of("-a", "myagent:agent") == "anthropic:claude-sonnet-4-5"

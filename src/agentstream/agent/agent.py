@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -63,7 +62,9 @@ class Agent:
             return self.model
         if self.model is not None:
             return f"{self.model.name}:{self.model.model}"
-        return os.environ.get("AGENTSTREAM_MODEL") or "demo"
+        from agentstream.providers.registry import default_model_id
+
+        return default_model_id()
 
     def provider(self, model: str | None = None) -> Provider:
         """The provider for ``model`` (default: the agent's), created once and reused."""

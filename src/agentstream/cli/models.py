@@ -14,12 +14,19 @@ import json
 from rich.console import Console
 from rich.table import Table
 
+from agentstream.cli.loading import AgentLoadError, load_agent
 from agentstream.providers.registry import ModelInfo, ModelRegistry
 
 __all__ = ["configure", "run"]
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-a",
+        "--agent",
+        metavar="MODULE:AGENT",
+        help="mark this agent's model as the default, as `agentstream serve` would",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.add_argument(
         "--no-discover",
@@ -38,11 +45,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
+        default = load_agent(args.agent).model_id if getattr(args, "agent", None) else None
         registry = ModelRegistry(
+            default=default,
             discover=getattr(args, "discover", True),
             discovery_timeout=getattr(args, "timeout", 2.0),
         )
-    except ValueError as exc:  # a bad AGENTSTREAM_MODELS / AGENTSTREAM_MODEL entry
+    except (ValueError, AgentLoadError) as exc:  # a bad model entry or agent reference
         Console(stderr=True).print(f"[red]error:[/red] {exc}", highlight=False)
         return 2
     models = asyncio.run(registry.list_models())

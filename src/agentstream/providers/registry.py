@@ -139,16 +139,25 @@ def model_info(entry: str, *, source: Source = "configured") -> ModelInfo:
     )
 
 
+def default_model_id(first_configured: str | None = None) -> str:
+    """The model of an agent that names none: ``$AGENTSTREAM_MODEL``, else the first of
+    ``$AGENTSTREAM_MODELS``, else the offline ``demo``."""
+    if first_configured is None:
+        configured = _split_env(os.environ.get("AGENTSTREAM_MODELS"))
+        first_configured = configured[0].partition("=")[0] if configured else None
+    return os.environ.get("AGENTSTREAM_MODEL") or first_configured or DEFAULT_MODEL
+
+
 def _split_env(value: str | None) -> list[str]:
     return [part.strip() for part in (value or "").split(",") if part.strip()]
 
 
 class ModelRegistry:
     """The models on offer. ``configured`` defaults to ``$AGENTSTREAM_MODELS``; the default
-    model to ``default``, else ``$AGENTSTREAM_MODEL``, else the first configured one (it is
-    always listed). With ``discover``, Ollama (``ollama_host``/``$OLLAMA_HOST``/local) and an
-    OpenAI-compatible server (``openai_base_url``/``$OPENAI_BASE_URL``) are asked for their
-    models within ``discovery_timeout`` seconds; answers are kept for ``cache_ttl`` seconds."""
+    model to ``default``, else :func:`default_model_id` (it is always listed). With
+    ``discover``, Ollama (``ollama_host``/``$OLLAMA_HOST``/local) and an OpenAI-compatible
+    server (``openai_base_url``/``$OPENAI_BASE_URL``) are asked for their models within
+    ``discovery_timeout`` seconds; answers are kept for ``cache_ttl`` seconds."""
 
     def __init__(
         self,
@@ -166,13 +175,10 @@ class ModelRegistry:
             configured = _split_env(os.environ.get("AGENTSTREAM_MODELS"))
         entries = configured
         self._configured = [e if isinstance(e, ModelInfo) else model_info(e) for e in entries]
-        default_id = default or os.environ.get("AGENTSTREAM_MODEL")
-        if default_id:
-            self.default_id = model_info(default_id).id
-        elif self._configured:
-            self.default_id = self._configured[0].id
-        else:
-            self.default_id = DEFAULT_MODEL
+        # The same rule as ``Agent.model_id`` for an agent without a model, so the list
+        # marks the model the server actually uses.
+        first = self._configured[0].id if self._configured else None
+        self.default_id = model_info(default or default_model_id(first)).id
         if all(m.id != self.default_id for m in self._configured):
             self._configured.insert(0, model_info(self.default_id))
         self.discover = discover
