@@ -394,7 +394,6 @@ def test_tray_diagnostics_by_default_only_in_local_mode(
     serve: Serve, auth: bool, shown: bool
 ) -> None:
     from agentstream.chat import ChatHooks
-
     from tests.server.helpers import bearer, token
 
     server = serve(tray_agent(), hooks=ChatHooks(), auth=auth)
