@@ -10,6 +10,6 @@ def test_the_public_surface_is_sorted_and_importable() -> None:
 
 
 def test_the_serve_command_finds_default_hooks() -> None:
-    from agentstream.cli.serve import load_hooks
+    from agentstream.cli.loading import load_hooks
 
     assert isinstance(load_hooks(None), chat.ChatHooks)

@@ -117,3 +117,34 @@ def test_models_marks_the_model_the_server_uses(tmp_path: Path) -> None:
 
     assert default_of() == "openai:gpt-4.1-mini"  # what `agentstream serve` runs the demo on
     assert default_of("-a", "myagent:agent") == "anthropic:claude-sonnet-4-5"
+
+
+def test_chat_renders_markdown_and_suggestions_without_marker_lines(tmp_path: Path) -> None:
+    result = run_cli("chat", "hello", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "suggestions: ‹Show me again›" in out
+    assert "SUGGESTED_" not in out
+    assert "| event |" not in out and "event      what it shows" in out  # a rendered table
+
+
+def test_chat_takes_a_chat_config(tmp_path: Path) -> None:
+    (tmp_path / "myagent.py").write_text(
+        AGENT_MODULE
+        + "\nfrom agentstream.chat import ChatConfig, PayloadType\n"
+        + "chat = ChatConfig(payload_types=[PayloadType.llm('plan', instructions='Plans.')])\n"
+    )
+    result = run_cli("chat", "-a", "myagent:agent", "--chat", "myagent:chat", "hey", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    bad = run_cli(
+        "chat", "-a", "myagent:agent", "--chat", "myagent:not_an_agent", "hey", cwd=tmp_path
+    )
+    assert bad.returncode == 2
+    assert "not a ChatConfig or RunHooks" in bad.stdout
+
+
+def test_tool_arguments_are_shortened_value_by_value() -> None:
+    from agentstream.cli.chat import call_summary
+
+    summary = call_summary({"query": "x" * 100, "limit": 5})
+    assert summary == 'query="' + "x" * 37 + '…", limit=5'

@@ -340,7 +340,7 @@ def test_a_body_that_does_not_say_it_is_json_is_refused(serve: Serve) -> None:
 
 
 def test_the_demos_preview_buttons_are_server_actions(serve: Serve) -> None:
-    from agentstream.cli.serve import load_hooks
+    from agentstream.cli.loading import load_hooks
     from agentstream.demo import demo_agent
 
     server = serve(demo_agent(), hooks=load_hooks(None, demo=True))

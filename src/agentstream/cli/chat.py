@@ -1,17 +1,27 @@
-"""``agentstream chat``: run an agent in the terminal and render its stream live."""
+"""``agentstream chat``: run an agent in the terminal and render its stream live.
+
+The run goes through the same pipeline as the server (:class:`~agentstream.runs.Runner` with
+chat hooks from ``--chat``), so the answer is shaped the same way: suggested values and
+actions are parsed and shown as choices, their marker lines never reach the screen, and the
+text is rendered as Markdown as it streams.
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import json
-from typing import assert_never
+from collections.abc import Mapping, Sequence
+from typing import Any, assert_never
 
 from rich.console import Console
+from rich.live import Live
+from rich.markdown import Markdown
 from rich.status import Status
 
-from agentstream.agent import Agent, RunInput
-from agentstream.cli.loading import AgentLoadError, load_agent
+from agentstream.agent import Agent
+from agentstream.chat.markers import MarkerLineFilter
+from agentstream.cli.loading import AgentLoadError, load_agent, load_hooks
 from agentstream.events import (
     PayloadEvent,
     ReasoningDelta,
@@ -30,14 +40,21 @@ from agentstream.events import (
     Usage,
     UsageEvent,
 )
+from agentstream.principal import ANONYMOUS
+from agentstream.runs import RunHooks, Runner, RunRequest
 
-__all__ = ["TerminalRenderer", "configure", "run"]
+__all__ = ["TerminalRenderer", "call_summary", "chat", "configure", "run"]
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("message", help="what to ask the agent")
     parser.add_argument(
         "-a", "--agent", metavar="MODULE:AGENT", help="your agent (default: the built-in demo)"
+    )
+    parser.add_argument(
+        "--chat",
+        metavar="MODULE:CONFIG",
+        help="a ChatConfig (pages, payload types, server actions...) or RunHooks",
     )
     parser.add_argument("-m", "--model", help="override the model, e.g. openai:gpt-4.1-mini")
     parser.add_argument("--reasoning", action="store_true", help="show the model's reasoning")
@@ -47,12 +64,20 @@ def run(args: argparse.Namespace) -> int:
     console = Console(highlight=False)
     try:
         agent = load_agent(args.agent)
+        hooks = load_hooks(getattr(args, "chat", None), demo=args.agent is None)
         agent.provider(args.model)  # a bad model id is a one-line error, not a traceback
     except (AgentLoadError, ValueError) as exc:
         console.print(f"[red]error:[/] {exc}")
         return 2
     return asyncio.run(
-        chat(agent, args.message, console, model=args.model, show_reasoning=args.reasoning)
+        chat(
+            agent,
+            args.message,
+            console,
+            hooks=hooks,
+            model=args.model,
+            show_reasoning=args.reasoning,
+        )
     )
 
 
@@ -61,34 +86,76 @@ async def chat(
     message: str,
     console: Console,
     *,
+    hooks: RunHooks | None = None,
     model: str | None = None,
     show_reasoning: bool = False,
 ) -> int:
-    renderer = TerminalRenderer(console, show_reasoning=show_reasoning)
-    async with agent.run(RunInput(message=message, model=model)) as agent_run:
-        async for event in agent_run:
+    runner = Runner(agent, hooks=hooks)
+    renderer = TerminalRenderer(
+        console, show_reasoning=show_reasoning, markers=runner.hooks.answer_markers
+    )
+    request = RunRequest(message=message, principal=ANONYMOUS, model=model)
+    session = await runner.begin(request)
+    try:
+        async for event in session.events():
             renderer.render(event)
+    finally:
+        renderer.close()
     return renderer.exit_code
 
 
 class TerminalRenderer:
-    """Text as it arrives, a spinner per running tool with its progress, the outcome of each
-    call, and token usage at the end."""
+    """Text rendered as Markdown as it arrives, a spinner per running tool with its progress,
+    the outcome of each call, suggested values and actions, and token usage at the end."""
 
-    def __init__(self, console: Console, *, show_reasoning: bool = False) -> None:
+    def __init__(
+        self,
+        console: Console,
+        *,
+        show_reasoning: bool = False,
+        markers: Sequence[str] = (),
+    ) -> None:
         self.console = console
         self.show_reasoning = show_reasoning
         self.exit_code = 0
         self._status: Status | None = None
         self._usage = Usage()
         self._at_line_start = True
+        self._filter = MarkerLineFilter(markers)
+        self._text = ""
+        """The Markdown block being streamed (up to the next tool call)."""
+        self._live: Live | None = None
 
     def _write(self, text: str, style: str | None = None) -> None:
+        self._end_text()
         self.console.print(text, end="", style=style, markup=False, soft_wrap=True)
         self._at_line_start = text.endswith("\n")
 
+    def _markdown(self, text: str) -> None:
+        text = self._filter.feed(text)
+        if not text:
+            return
+        self._text += text
+        if self._live is None:
+            self._live = Live(console=self.console, auto_refresh=False, transient=False)
+            self._live.start()
+        self._live.update(Markdown(self._text.strip()), refresh=True)
+
+    def _end_text(self) -> None:
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+            self.console.print()  # the rendered block ends where its last line ends
+            self._at_line_start = True
+        self._text = ""
+
+    def close(self) -> None:
+        self._end_text()
+        self._stop_spinner()
+
     def _line(self, text: str) -> None:
         self._stop_spinner()
+        self._end_text()
         if not self._at_line_start:
             self.console.print()
         self.console.print(text, highlight=False)
@@ -103,14 +170,16 @@ class TerminalRenderer:
         match event:
             case TextDelta(text=text):
                 self._stop_spinner()
-                self._write(text)
+                self._markdown(text)
             case ReasoningDelta(text=text):
                 if self.show_reasoning:
                     self._write(text, style="dim italic")
-            case ToolCallStarted() | TurnStarted() | RunStarted():
+            case TurnStarted():
+                self._filter.new_turn()
+            case ToolCallStarted() | RunStarted():
                 pass
             case ToolCallArgs(name=name, arguments=arguments, display=display):
-                label = display or f"{name}({json.dumps(arguments, ensure_ascii=False)[:80]})"
+                label = display or f"{name}({call_summary(arguments)})"
                 self._line(f"[cyan]⚙[/] {label}")
                 self._status = self.console.status(f"running {name}…")
                 self._status.start()
@@ -132,6 +201,8 @@ class TerminalRenderer:
             case RunWarning(message=message):
                 self._line(f"[yellow]warning:[/] {message}")
             case RunCompleted(usage=usage):
+                self._markdown(self._filter.flush())
+                self._choices(event)
                 u = usage
                 self._line(
                     f"[dim]tokens: {u.input_tokens} in, {u.output_tokens} out"
@@ -147,3 +218,27 @@ class TerminalRenderer:
                 self.exit_code = 130
             case _:
                 assert_never(event)
+
+    def _choices(self, done: RunCompleted) -> None:
+        """Suggested values and actions, as the chips a chat UI would show."""
+        values = [v.label or v.value for v in done.suggested_values]
+        actions = [a.label or a.action for a in done.suggested_actions]
+        if values:
+            self._line("[bold]suggestions:[/] " + "  ".join(f"[cyan]‹{v}›[/]" for v in values))
+        if actions:
+            self._line("[bold]actions:[/] " + "  ".join(f"[magenta]‹{a}›[/]" for a in actions))
+
+
+def call_summary(arguments: Mapping[str, Any], width: int = 40) -> str:
+    """``key="value", n=3`` with each long value shortened on its own, so the line stays
+    short without cutting a string (or the closing quote) at a random place."""
+    parts = []
+    for key, value in arguments.items():
+        text = json.dumps(value, ensure_ascii=False, default=str)
+        if len(text) > width:
+            if isinstance(value, str):
+                text = json.dumps(value[: width - 3] + "…", ensure_ascii=False)
+            else:
+                text = text[: width - 1] + "…"
+        parts.append(f"{key}={text}")
+    return ", ".join(parts)

@@ -1,4 +1,5 @@
-"""Finding the user's agent from ``module:attribute``, the way ``uvicorn main:app`` does."""
+"""Finding the user's agent (and chat configuration) from ``module:attribute``, the way
+``uvicorn main:app`` does."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ import os
 import sys
 
 from agentstream.agent import Agent
+from agentstream.chat import ChatConfig, ChatHooks
+from agentstream.runs import RunHooks
 
-__all__ = ["AgentLoadError", "load_agent", "load_object"]
+__all__ = ["AgentLoadError", "load_agent", "load_hooks", "load_object"]
 
 
 class AgentLoadError(Exception):
@@ -48,3 +51,20 @@ def load_agent(spec: str | None) -> Agent:
     if not isinstance(found, Agent):
         raise AgentLoadError(f"{spec!r} is a {type(found).__name__}, not an Agent")
     return found
+
+
+def load_hooks(spec: str | None, *, demo: bool = False) -> RunHooks:
+    """``ChatHooks`` for the ``ChatConfig`` at ``spec``, the ``RunHooks`` there, or the
+    default ``ChatHooks()`` (the demo's configuration when serving the demo)."""
+    if spec is None:
+        if demo:
+            from agentstream.demo import demo_chat
+
+            return ChatHooks(demo_chat())
+        return ChatHooks()
+    found = load_object(spec)
+    if isinstance(found, ChatConfig):
+        return ChatHooks(found)
+    if all(hasattr(found, name) for name in ("check", "prepare", "finish", "answer_markers")):
+        return found  # type: ignore[return-value]
+    raise AgentLoadError(f"{spec!r} is a {type(found).__name__}, not a ChatConfig or RunHooks")

@@ -20,15 +20,14 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from agentstream.agent import Agent
-from agentstream.chat import ChatConfig, ChatHooks
-from agentstream.cli.loading import AgentLoadError, load_agent, load_object
+from agentstream.cli.loading import AgentLoadError, load_agent, load_hooks
 from agentstream.providers.registry import missing_key
 from agentstream.runs import RunHooks
 from agentstream.server.settings import Settings, SettingsError
 from agentstream.store import SqlConversationStore, resolve_database_url
 from agentstream.store.engine import safe_url
 
-__all__ = ["configure", "load_hooks", "run"]
+__all__ = ["configure", "run"]
 
 log = logging.getLogger("agentstream.serve")
 
@@ -85,23 +84,6 @@ def _check_model(agent: Agent) -> bool:
     if problem is not None:
         log.warning("%s (requests to %s will fail until it is set)", problem, agent.model_id)
     return True
-
-
-def load_hooks(spec: str | None, *, demo: bool = False) -> RunHooks:
-    """``ChatHooks`` for the ``ChatConfig`` at ``spec``, the ``RunHooks`` there, or the
-    default ``ChatHooks()`` (the demo's configuration when serving the demo)."""
-    if spec is None:
-        if demo:
-            from agentstream.demo import demo_chat
-
-            return ChatHooks(demo_chat())
-        return ChatHooks()
-    found = load_object(spec)
-    if isinstance(found, ChatConfig):
-        return ChatHooks(found)
-    if all(hasattr(found, name) for name in ("check", "prepare", "finish", "answer_markers")):
-        return found  # type: ignore[return-value]
-    raise AgentLoadError(f"{spec!r} is a {type(found).__name__}, not a ChatConfig or RunHooks")
 
 
 async def _serve(agent: Agent, hooks: RunHooks, settings: Settings, *, use_store: bool) -> int:
