@@ -26,7 +26,7 @@ from agentstream.messages import UserMessage
 from agentstream.providers.scripted import ScriptedProvider
 from agentstream.tools import Toolset, tool
 from tests.server.conftest import Serve
-from tests.server.helpers import bearer, datas, named, parse_sse, stream_text, token
+from tests.server.helpers import ANY_INT, bearer, datas, named, parse_sse, stream_text, token
 
 from .helpers import provider_of
 from .test_hooks import UnreachableCatalogue
@@ -178,7 +178,13 @@ def test_tray_markers_tool_history_and_broken_suggestions(serve: Serve) -> None:
         _, searched = stream_text(client, TRAY, json={"message": "search CRISPR"})
         _, broken = stream_text(client, TRAY, json={"message": "broken please"})
     frames = datas(parse_sse(searched))
-    assert {"type": "tool_complete", "tool": "search_articles", "index": 0} in frames
+    assert {
+        "type": "tool_complete",
+        "tool": "search_articles",
+        "index": 0,
+        "is_error": False,
+        "duration_ms": ANY_INT,
+    } in frames
     marker_at = frames.index({"type": "text_delta", "text": "[[tool:0]]"})
     assert frames[marker_at - 1]["type"] == "tool_complete"
     payload = _complete(searched)

@@ -138,6 +138,19 @@ def datas(messages: list[Sse]) -> list[Any]:
     return [m.data for m in messages]
 
 
+class AnyInt:
+    """Equal to any integer (a duration in a golden frame)."""
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, int) and not isinstance(other, bool)
+
+    def __repr__(self) -> str:
+        return "AnyInt()"
+
+
+ANY_INT = AnyInt()
+
+
 class Like:
     """Equal to any string that fully matches ``pattern`` (ids, timestamps in golden tests)."""
 

@@ -16,7 +16,7 @@ from agentstream.server.dialects.tray import TrayEncoder
 from agentstream.tools import Progress, ToolResult, tool
 from tests.server.agents import slow_agent, tray_agent
 from tests.server.conftest import Serve
-from tests.server.helpers import RUN_ID, bearer, datas, parse_sse, stream_text, token
+from tests.server.helpers import ANY_INT, RUN_ID, bearer, datas, parse_sse, stream_text, token
 
 PATH = "/api/chat/stream"
 HISTORY = [
@@ -60,7 +60,13 @@ def test_tool_flow_with_marker_and_complete_payload(serve: Serve) -> None:
             "progress": 0.5,
             "data": None,
         },
-        {"type": "tool_complete", "tool": "search_articles", "index": 0},
+        {
+            "type": "tool_complete",
+            "tool": "search_articles",
+            "index": 0,
+            "is_error": False,
+            "duration_ms": ANY_INT,
+        },
         {"type": "text_delta", "text": "[[tool:0]]"},
         {"type": "text_delta", "text": "\n\nI found 5 relevant articles."},
         {
@@ -149,7 +155,13 @@ def test_concurrent_tools_are_shown_one_after_another(serve: Serve) -> None:
     frames = datas(parse_sse(text))
     assert frames[1:-1] == [
         {"type": "tool_start", "tool": "slow_lookup", "input": {"query": "a"}, "tool_use_id": "t1"},
-        {"type": "tool_complete", "tool": "slow_lookup", "index": 0},
+        {
+            "type": "tool_complete",
+            "tool": "slow_lookup",
+            "index": 0,
+            "is_error": False,
+            "duration_ms": ANY_INT,
+        },
         {"type": "text_delta", "text": "[[tool:0]]"},
         {"type": "tool_start", "tool": "fast_lookup", "input": {"query": "b"}, "tool_use_id": "t2"},
         {
@@ -160,7 +172,13 @@ def test_concurrent_tools_are_shown_one_after_another(serve: Serve) -> None:
             "progress": 0.5,
             "data": None,
         },
-        {"type": "tool_complete", "tool": "fast_lookup", "index": 1},
+        {
+            "type": "tool_complete",
+            "tool": "fast_lookup",
+            "index": 1,
+            "is_error": False,
+            "duration_ms": ANY_INT,
+        },
         {"type": "text_delta", "text": "[[tool:1]]"},
         {"type": "text_delta", "text": "Both done."},
     ]

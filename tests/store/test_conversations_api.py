@@ -154,6 +154,7 @@ async def test_get_conversation_with_folded_tool_calls(
             "is_error": False,
             "duration_ms": 12.5,
             "text_offset": 9,
+            "stopped": False,
         }
     ]
     assert answer["usage"]["output_tokens"] == 7

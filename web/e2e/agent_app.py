@@ -6,7 +6,8 @@ word in the user's message, so one server answers every test case:
 - ``hello``    streamed Markdown (a table and a code block), token usage, suggested values
 - ``more``     the answer a suggested-value chip asks for
 - ``search``   a tool that reports progress, then waits for the test to open its gate file
-               (so the progress card can be seen and photographed without timing guesses)
+               (so the progress card can be seen and photographed without timing guesses);
+               ``stopme`` and ``timing`` do the same with gates of their own
 - ``slow``     a long answer streamed slowly, for the stop button
 - ``ponder``   three seconds before the first word: the "Thinking..." state
 - ``fail``     the model fails with an error
@@ -102,6 +103,26 @@ RULES = {
         {
             "match": "more",
             "turns": [{"text": "Here is more detail, as you asked."}],
+        },
+        {
+            "match": "stopme",
+            "turns": [
+                {
+                    "text": "Let me search for that.",
+                    "tool_calls": [{"name": "search_articles", "arguments": {"query": "stopme"}}],
+                },
+                {"text": "I found 5 relevant articles."},
+            ],
+        },
+        {
+            "match": "timing",
+            "turns": [
+                {
+                    "text": "Let me search for that.",
+                    "tool_calls": [{"name": "search_articles", "arguments": {"query": "timing"}}],
+                },
+                {"text": "I found 5 relevant articles."},
+            ],
         },
         {
             "match": "search",

@@ -365,4 +365,84 @@ describe("chat", () => {
     // Focus returns to the message box when the answer is done.
     await expect(page.evaluate(() => document.activeElement?.id)).resolves.toBe("composer-input");
   });
+
+  it("keeps the page still with many conversations and scrolls a finished answer fully into view", async () => {
+    await page.goto("/");
+    // Twenty conversations, made through the API the page itself uses.
+    await page.evaluate(async () => {
+      for (let n = 0; n < 20; n++) {
+        const r = await fetch("/api/chat/stream", {
+          method: "POST",
+          headers: { "Content-Type": "application/json" },
+          body: JSON.stringify({ message: `more number ${n}` }),
+        });
+        await r.text();
+      }
+    });
+    await page.reload();
+    const nav = page.getByRole("navigation", { name: "Conversation history" });
+    await nav.getByRole("link", { name: "more number 19" }).waitFor();
+    for (let n = 0; n < 3; n++) {
+      await send("hello there");
+      await waitIdle();
+    }
+    const page_scrolls = await page.evaluate(
+      () => document.scrollingElement!.scrollHeight > window.innerHeight + 1,
+    );
+    expect(page_scrolls, "the page itself scrolls (something escapes its scroller)").toBe(false);
+    const gap = await page.evaluate(() => {
+      const el = document.querySelector(".scroll")!;
+      return el.scrollHeight - el.scrollTop - el.clientHeight;
+    });
+    expect(gap).toBeLessThanOrEqual(1);
+    const usage = await lastAnswer().getByTestId("usage").boundingBox();
+    const composer = await page.getByRole("textbox", { name: "Message" }).boundingBox();
+    expect(usage!.y + usage!.height).toBeLessThanOrEqual(composer!.y);
+    await screenshot(page, "14-many-conversations");
+  });
+
+  it("lists a new conversation as soon as it starts", async () => {
+    await page.goto("/");
+    await send("slow listing");
+    await lastAnswer().getByText("word3").waitFor();
+    const nav = page.getByRole("navigation", { name: "Conversation history" });
+    await nav.getByRole("link", { name: "slow listing" }).waitFor();
+    await expect(lastAnswer().getAttribute("data-status")).resolves.toBe("streaming");
+    await page.getByRole("button", { name: "Stop generating" }).click();
+    await waitIdle();
+  });
+
+  it("shows a stopped tool as stopped, live and after a reload", async () => {
+    await page.goto("/");
+    await send("search stopme");
+    await page.getByTestId("tool-progress").getByText("Found 15 articles...").waitFor();
+    // The progress card sits inside the answer's bubble.
+    await lastAnswer().getByTestId("tool-progress").waitFor();
+    await page.getByRole("button", { name: "Stop generating" }).click();
+    await waitIdle();
+    const live = lastAnswer().getByTestId("tool-card");
+    await live.getByText("stopped").waitFor();
+    await expect(live.getByText("failed").count()).resolves.toBe(0);
+    await page.waitForURL(/\/c\/[^/]+$/);
+    await page.reload();
+    const stored = lastAnswer().getByTestId("tool-card");
+    await stored.getByText("stopped").waitFor();
+    await expect(stored.getByText("failed").count()).resolves.toBe(0);
+    openGate(server, "search-stopme");
+  });
+
+  it("shows a tool's duration live, as the reloaded conversation does", async () => {
+    await page.goto("/");
+    await send("search timing");
+    await page.getByTestId("tool-progress").getByText("Found 15 articles...").waitFor();
+    openGate(server, "search-timing");
+    await lastAnswer().getByTestId("tool-card").locator(".tool-time").waitFor();
+    await waitIdle();
+    const liveTime = await lastAnswer().getByTestId("tool-card").locator(".tool-time").textContent();
+    await page.waitForURL(/\/c\/[^/]+$/);
+    await page.reload();
+    await lastAnswer().getByText("I found 5 relevant articles.").waitFor();
+    const storedTime = await lastAnswer().getByTestId("tool-card").locator(".tool-time").textContent();
+    expect(storedTime).toBe(liveTime);
+  });
 });

@@ -75,6 +75,8 @@ log = logging.getLogger("agentstream.agent")
 
 MAX_TURNS_MESSAGE = "Maximum tool-call rounds exceeded"
 INTERNAL_ERROR_MESSAGE = "The agent failed unexpectedly. The error has been logged."
+INTERRUPTED_MESSAGE = "Interrupted before it finished"
+"""The error result of a tool call the run was stopped in the middle of."""
 TURN_SEPARATOR = "\n\n"
 """Between the text of two model turns in the answer (and in the streamed text)."""
 
@@ -481,7 +483,7 @@ class Loop:
                 self.new_messages.append(self._turn.message(complete_calls=False))
             self._turn = None
         elif self._running_calls:
-            self.new_messages.append(self._unfinished_results("Interrupted before it finished"))
+            self.new_messages.append(self._unfinished_results(INTERRUPTED_MESSAGE))
             self._running_calls = []
 
 

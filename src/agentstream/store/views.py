@@ -17,12 +17,13 @@ Timestamps are ISO-8601 UTC ending in ``Z`` with millisecond precision, as in 00
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from agentstream.agent.loop import TURN_SEPARATOR
+from agentstream.agent.loop import INTERRUPTED_MESSAGE, TURN_SEPARATOR
 from agentstream.chat.markers import strip_tool_markers
 from agentstream.store.models import ConversationRow, MessageRow, RunRow
 
@@ -99,6 +100,8 @@ class DisplayToolCall:
     duration_ms: float | None
     """None when the run did not finish: durations come with its final answer."""
     text_offset: int
+    stopped: bool = False
+    """The run was stopped while the call ran: it has no result (not a failure)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -110,6 +113,7 @@ class DisplayToolCall:
             "is_error": self.is_error,
             "duration_ms": self.duration_ms,
             "text_offset": self.text_offset,
+            "stopped": self.stopped,
         }
 
 
@@ -272,6 +276,9 @@ def _tool_from_result(entry: dict[str, Any]) -> DisplayToolCall:
     )
 
 
+_STOPPED = json.dumps({"error": INTERRUPTED_MESSAGE})
+
+
 def _tools_from_rows(rows: list[MessageRow]) -> tuple[DisplayToolCall, ...]:
     """Tool history rebuilt from the stored turns, for runs without a final answer: each call
     that got a result, placed after the text of the turn that made it."""
@@ -290,16 +297,18 @@ def _tools_from_rows(rows: list[MessageRow]) -> tuple[DisplayToolCall, ...]:
                 if made is None:
                     continue
                 name, arguments, at = made
+                content = part.get("content")
                 calls.append(
                     DisplayToolCall(
                         index=len(calls),
                         call_id=part["tool_call_id"],
                         tool_name=name,
                         input=arguments,
-                        output=part.get("content"),
+                        output=content,
                         is_error=bool(part.get("is_error", False)),
                         duration_ms=None,
                         text_offset=at,
+                        stopped=content == _STOPPED,
                     )
                 )
     return tuple(calls)

@@ -79,7 +79,10 @@ export function App() {
 
   const chat = useChat({
     model,
-    onConversation: (id) => navigate(conversationPath(id), true),
+    onConversation: (id) => {
+      navigate(conversationPath(id), true);
+      void refreshList(); // the new conversation is listed as soon as it exists
+    },
     onRunEnd: () => void refreshList(),
   });
 
@@ -162,6 +165,18 @@ export function App() {
     const el = scrollRef.current;
     if (el && stickToBottom.current) el.scrollTop = el.scrollHeight;
   }, [chat.items]);
+  // What renders after the last event (usage line, chips, the composer's size) changes the
+  // heights without a new item: keep following the bottom then too.
+  useEffect(() => {
+    const el = scrollRef.current;
+    if (!el) return;
+    const follow = new ResizeObserver(() => {
+      if (stickToBottom.current) el.scrollTop = el.scrollHeight;
+    });
+    follow.observe(el);
+    if (el.firstElementChild) follow.observe(el.firstElementChild);
+    return () => follow.disconnect();
+  }, []);
 
   // --- keyboard: Escape stops from anywhere (the composer handles its own) ---
   useEffect(() => {

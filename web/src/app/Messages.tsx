@@ -66,16 +66,21 @@ function Answer(props: { item: AssistantItem; isLast: boolean; busy: boolean; ha
   return (
     <div class="answer" data-testid="assistant-message" data-status={item.status} aria-busy={streaming}>
       {item.reasoning && <Reasoning text={item.reasoning} streaming={streaming && !hasText} />}
-      {(hasText || (item.status === "complete" && item.payloads.length === 0)) && (
+      {(hasText ||
+        item.running.length > 0 ||
+        item.tools.length > 0 ||
+        (item.status === "complete" && item.payloads.length === 0)) && (
         <div class={`bubble bubble-assistant${streaming ? " is-streaming" : ""}`}>
           <AnswerBody item={item} />
+          {item.running.map((r) => (
+            <ProgressCard key={r.callId} progress={r} />
+          ))}
           {streaming && <Dots />}
-          {!hasText && <p class="muted">(no text in this answer)</p>}
+          {!hasText && item.tools.length === 0 && item.running.length === 0 && (
+            <p class="muted">(no text in this answer)</p>
+          )}
         </div>
       )}
-      {item.running.map((r) => (
-        <ProgressCard key={r.callId} progress={r} />
-      ))}
       {streaming && item.running.length === 0 && item.statusText && hasText && (
         <p class="status-line" role="status">
           {item.statusText}
@@ -150,6 +155,9 @@ function Answer(props: { item: AssistantItem; isLast: boolean; busy: boolean; ha
 
 function AnswerBody({ item }: { item: AssistantItem }) {
   const segments = splitMarkers(item.text);
+  const placed = new Set(segments.flatMap((s) => (s.kind === "text" ? [] : [s.index])));
+  // Calls without a marker (stopped before they returned) follow the text.
+  const unplaced = item.tools.filter((t) => !placed.has(t.index));
   return (
     <>
       {segments.map((s, i) =>
@@ -159,6 +167,9 @@ function AnswerBody({ item }: { item: AssistantItem }) {
           <ToolCard key={`tool${s.index}`} call={item.tools.find((t) => t.index === s.index)} index={s.index} />
         ),
       )}
+      {unplaced.map((t) => (
+        <ToolCard key={`tool${t.index}`} call={t} index={t.index} />
+      ))}
     </>
   );
 }
@@ -188,7 +199,8 @@ export function ToolCard({ call, index }: { call: ToolCall | undefined; index: n
       >
         <WrenchIcon />
         <span class="tool-name">{name}</span>
-        {call?.isError && <span class="badge badge-error">failed</span>}
+        {call?.stopped && <span class="badge badge-stopped">stopped</span>}
+        {call?.isError && !call.stopped && <span class="badge badge-error">failed</span>}
         {typeof call?.durationMs === "number" && call.durationMs > 0 && (
           <span class="tool-time">{formatDuration(call.durationMs)}</span>
         )}
@@ -209,7 +221,9 @@ export function ToolCard({ call, index }: { call: ToolCall | undefined; index: n
             <div class="tool-label" id={`${id}-out`}>
               Output
             </div>
-            {call?.output !== undefined ? (
+            {call?.stopped ? (
+              <p class="muted">None: the answer was stopped while this tool ran.</p>
+            ) : call?.output !== undefined ? (
               <pre>{formatValue(call.output)}</pre>
             ) : (
               <p class="muted">Available when the answer is complete.</p>

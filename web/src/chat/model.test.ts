@@ -21,7 +21,9 @@ describe("applyEvent", () => {
     a = applyEvent(a, { type: "tool_complete", tool: "search", index: 0 });
     a = applyEvent(a, { type: "text_delta", text: "[[tool:0]]" });
     expect(a.running).toHaveLength(0);
-    expect(a.tools).toEqual([{ index: 0, name: "search", input: { q: "x" }, callId: "t1", done: true }]);
+    expect(a.tools).toEqual([
+      { index: 0, name: "search", input: { q: "x" }, callId: "t1", done: true, isError: false },
+    ]);
     a = applyEvent(a, {
       type: "complete",
       payload: {

@@ -26,6 +26,8 @@ export interface ToolCall {
   durationMs?: number;
   callId?: string;
   done: boolean;
+  /** The run was stopped while this call ran: it has no result. */
+  stopped?: boolean;
 }
 
 export interface ToolProgressView {
@@ -140,6 +142,8 @@ export function applyEvent(item: AssistantItem, event: TrayEvent): AssistantItem
         input: started?.input,
         callId: started?.callId,
         done: true,
+        isError: event.is_error ?? false,
+        durationMs: event.duration_ms,
       };
       const tools = [...item.tools.filter((t) => t.index !== event.index), call];
       return { ...item, running, tools, statusText: running.length ? item.statusText : null };
@@ -149,8 +153,21 @@ export function applyEvent(item: AssistantItem, event: TrayEvent): AssistantItem
     case "error":
       return { ...item, status: "error", error: event.message, statusText: null, running: [] };
     case "cancelled":
-      return { ...item, status: "cancelled", statusText: null, running: [] };
+      return { ...item, status: "cancelled", statusText: null, running: [], tools: [...item.tools, ...stoppedCalls(item)] };
   }
+}
+
+/** The calls still running when the answer was stopped, as cards that say so. */
+function stoppedCalls(item: AssistantItem): ToolCall[] {
+  let next = Math.max(-1, ...item.tools.map((t) => t.index)) + 1;
+  return item.running.map((r) => ({
+    index: next++,
+    name: r.name,
+    input: r.input,
+    callId: r.callId,
+    done: true,
+    stopped: true,
+  }));
 }
 
 function completeAnswer(item: AssistantItem, payload: CompletePayload): AssistantItem {
@@ -190,10 +207,11 @@ function mergeTools(live: ToolCall[], history: ToolHistoryEntry[] | null | undef
       name: entry.tool_name ?? seen?.name ?? "tool",
       input: entry.input ?? seen?.input,
       output: entry.output,
-      isError: entry.is_error ?? false,
-      durationMs: entry.duration_ms,
+      isError: (entry.is_error ?? false) && !entry.stopped,
+      durationMs: entry.duration_ms ?? seen?.durationMs,
       callId: entry.call_id ?? seen?.callId,
       done: true,
+      stopped: entry.stopped ?? false,
     };
   });
 }

@@ -64,6 +64,8 @@ export interface ToolHistoryEntry {
   output?: unknown;
   is_error?: boolean;
   duration_ms?: number;
+  /** The run was stopped while the call ran (a stored conversation says so). */
+  stopped?: boolean;
   /** Where the `[[tool:N]]` marker belongs in the message, in Unicode code points. */
   text_offset?: number;
 }
@@ -121,6 +123,9 @@ export interface ToolCompleteEvent {
   type: "tool_complete";
   tool: string;
   index: number;
+  /** Extensions of this server (other tray servers may not send them). */
+  is_error?: boolean;
+  duration_ms?: number;
 }
 export interface CompleteEvent {
   type: "complete";

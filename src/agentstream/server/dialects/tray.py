@@ -3,8 +3,8 @@
 ``status {message: "Thinking...", run_id}`` first (``run_id`` is additive: the stop button
 posts it to ``POST /api/chat/runs/{run_id}/cancel``), ``text_delta {text}``, ``tool_start
 {tool, input, tool_use_id}``, ``tool_progress {tool, stage, message, progress, data}``,
-``tool_complete {tool, index}`` followed by a ``text_delta`` carrying the ``[[tool:N]]``
-marker, then ``complete {payload}``, ``error {message}`` or ``cancelled``. With
+``tool_complete {tool, index, is_error, duration_ms}`` followed by a ``text_delta`` carrying
+the ``[[tool:N]]`` marker, then ``complete {payload}``, ``error {message}`` or ``cancelled``. With
 ``include_reasoning: true`` the model's reasoning streams as ``thinking {text}`` frames (an
 opt-in extension for the web UI; other clients never see them).
 
@@ -237,15 +237,18 @@ class TrayEncoder:
                     "data": data,
                 }
                 return (("tool_progress", dumps(progress)),)
-            case ToolCallFinished(name=name, index=index):
+            case ToolCallFinished(name=name, index=index, is_error=failed, duration_ms=ms):
                 marker = {"type": "text_delta", "text": tool_marker(index)}
-                return (
-                    (
-                        "tool_complete",
-                        dumps({"type": "tool_complete", "tool": name, "index": index}),
-                    ),
-                    ("text_delta", dumps(marker)),
-                )
+                # ``is_error`` and ``duration_ms`` go beyond the protocol's {tool, index}, so a
+                # live card can show what a reloaded one shows; other clients ignore them.
+                complete = {
+                    "type": "tool_complete",
+                    "tool": name,
+                    "index": index,
+                    "is_error": failed,
+                    "duration_ms": round(ms),
+                }
+                return (("tool_complete", dumps(complete)), ("text_delta", dumps(marker)))
             case RunCompleted():
                 return (("complete", dumps({"type": "complete", "payload": self.payload(event)})),)
             case RunFailed(message=message):
