@@ -342,7 +342,7 @@ def test_two_hundred_streams_dropped_at_once_all_end_in_the_store(tmp_path: Path
                 user, answer = body["messages"]
                 assert user["status"] == "complete"
                 assert answer["status"] == "interrupted"
-                assert answer["content"].startswith("Checking the disk.word ")
+                assert answer["content"].startswith("Checking the disk.\n\nword ")
 
 
 STRICT_AGENT_MODULE = """
