@@ -15,7 +15,7 @@ import asyncio
 import errno
 import logging
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -68,7 +68,18 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if not _check_model(agent):
         return 2
-    return asyncio.run(_serve(agent, hooks, settings, use_store=not args.no_store))
+    with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+        return runner.run(_serve(agent, hooks, settings, use_store=not args.no_store))
+
+
+def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """uvloop when installed (``uvicorn[standard]`` brings it), as ``uvicorn`` would choose;
+    the server is started inside our own loop, so the choice is made here."""
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    return uvloop.new_event_loop
 
 
 def _check_model(agent: Agent) -> bool:
@@ -108,9 +119,17 @@ async def _serve(agent: Agent, hooks: RunHooks, settings: Settings, *, use_store
             timeout_graceful_shutdown=10,
         )
         mode = "anonymous local mode" if settings.anonymous else "JWT authentication"
-        log.info("serving agent %r (%s) with %s", agent.name, agent.model_id, mode)
+        loop = type(asyncio.get_running_loop()).__module__.split(".")[0]
+        log.info("serving agent %r (%s) with %s on %s", agent.name, agent.model_id, mode, loop)
+        log.info(
+            "open http://%s:%d in a browser (Ctrl+C to stop)", _shown(settings.host), settings.port
+        )
         await uvicorn.Server(config).serve(sockets=[listener])
     return 0
+
+
+def _shown(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
 
 
 def _listen(host: str, port: int) -> socket.socket:
