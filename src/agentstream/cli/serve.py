@@ -46,6 +46,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-store", action="store_true", help="do not persist conversations (no database)"
     )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="processes serving the same port (needs AGENTSTREAM_REDIS_URL to share runs)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -68,8 +75,83 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if not _check_model(agent):
         return 2
+    workers = getattr(args, "workers", 1)
+    if workers > 1:
+        return _serve_workers(args, settings, workers)
     with asyncio.Runner(loop_factory=_loop_factory()) as runner:
         return runner.run(_serve(agent, hooks, settings, use_store=not args.no_store))
+
+
+_WORKER_ENV = "AGENTSTREAM_SERVE_WORKER"
+"""What each worker process serves (agent, chat config, store), set by the parent."""
+
+
+def _serve_workers(args: argparse.Namespace, settings: Settings, workers: int) -> int:
+    """``workers`` processes on one listening socket, each with its own runner; runs are
+    shared through Redis, so any worker can follow or stop a run another one started."""
+    import json
+    import os
+
+    import uvicorn
+
+    if not settings.redis_url:
+        log.error(
+            "--workers %d needs AGENTSTREAM_REDIS_URL: a run lives in the process that started "
+            "it, and its followers and stop requests may reach any other",
+            workers,
+        )
+        return 2
+    use_store = not args.no_store
+    if use_store:
+        url = resolve_database_url()
+        if url.startswith("sqlite"):
+            log.warning("SQLite has one writer for all %d workers; use PostgreSQL", workers)
+
+        async def migrate() -> None:
+            # Once, here: each worker then opens the database without migrating it.
+            store = await SqlConversationStore.open()
+            await store.close()
+
+        try:
+            asyncio.run(migrate())
+        except Exception as exc:
+            log.error("the database is not ready: %s", exc)
+            return 2
+    try:
+        listener = _listen(settings.host, settings.port)
+    except OSError as exc:
+        log.error("%s", exc)
+        return 2
+    os.environ[_WORKER_ENV] = json.dumps(
+        {"agent": args.agent, "chat": args.chat, "store": use_store}
+    )
+    log.info("serving %d workers; open http://%s:%d", workers, _shown(settings.host), settings.port)
+    uvicorn.run(
+        "agentstream.cli.serve:worker_app",
+        factory=True,
+        fd=listener.fileno(),
+        workers=workers,
+        loop="auto",
+        timeout_keep_alive=30,
+        timeout_graceful_shutdown=10,
+        log_level="info",
+    )
+    return 0
+
+
+def worker_app() -> Any:
+    """The app of one worker process of ``agentstream serve --workers N``."""
+    import json
+    import os
+
+    from agentstream.server.app import create_app
+    from agentstream.store import create_engine
+
+    spec = json.loads(os.environ[_WORKER_ENV])
+    agent = load_agent(spec["agent"])
+    hooks = load_hooks(spec["chat"], demo=spec["agent"] is None)
+    store = SqlConversationStore(create_engine()) if spec["store"] else None
+    return create_app(agent, settings=Settings.from_env(), store=store, hooks=hooks)
 
 
 def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
