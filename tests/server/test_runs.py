@@ -59,6 +59,21 @@ def test_replay_a_finished_run_from_any_point(serve: Serve) -> None:
         assert after_query == after_header == replayed[4:]
 
 
+def test_a_finished_run_the_client_has_read_answers_204(serve: Serve) -> None:
+    """A browser ``EventSource`` reconnects after every stream; 204 is what stops it."""
+    server = serve(tray_agent())
+    with server.client() as client:
+        run_id = tray_run(client)[0]["run_id"]
+        replayed = canonical(client.get(f"/api/runs/{run_id}/events").text)
+        last = int(replayed[-1][1])
+        read = client.get(f"/api/runs/{run_id}/events", headers={"Last-Event-ID": str(last)})
+        assert read.status_code == 204 and read.content == b""
+        assert client.get(f"/api/runs/{run_id}/events", params={"after": last}).status_code == 204
+        tail = client.get(f"/api/runs/{run_id}/events", params={"after": last - 1})
+        assert tail.status_code == 200
+        assert canonical(tail.text) == replayed[-1:]
+
+
 def test_only_the_owner_can_replay_a_run(serve: Serve) -> None:
     server = serve(tray_agent(), auth=True)
     with server.client() as client:
