@@ -1,9 +1,11 @@
 # The two commands a newcomer needs: `make run` and `make test`. Both install what is missing.
-.PHONY: run test setup lint typecheck pytest webtest bench
+.PHONY: run test setup lint typecheck pytest webtest bench docs docs-serve
 
 HOST ?= 127.0.0.1
 PORT ?= 8000
 VENV := .venv/bin
+# MkDocs prints a banner about its successor on every build; it is not a warning about our docs.
+export NO_MKDOCS_2_WARNING := 1
 
 run:
 	scripts/setup.sh
@@ -11,7 +13,7 @@ run:
 
 test:
 	scripts/setup.sh --test
-	$(MAKE) --no-print-directory lint typecheck webtest pytest
+	$(MAKE) --no-print-directory lint typecheck docs webtest pytest
 
 lint:
 	$(VENV)/ruff check src tests bench
@@ -29,3 +31,10 @@ webtest:
 bench:
 	scripts/setup.sh
 	$(VENV)/python bench/loop_overhead.py
+
+docs:
+	$(VENV)/mkdocs build --strict
+
+docs-serve:
+	scripts/setup.sh
+	$(VENV)/mkdocs serve

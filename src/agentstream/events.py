@@ -349,8 +349,10 @@ def event_to_dict(event: RunEvent) -> dict[str, Any]:
 
 
 def event_to_json(event: RunEvent) -> bytes:
+    """The canonical JSON of an event: what run logs store and ``/api/runs/{id}/events`` sends."""
     return RUN_EVENT_ADAPTER.dump_json(event)
 
 
 def event_from_json(data: str | bytes) -> RunEvent:
+    """The event :func:`event_to_json` wrote, as its own class (the ``type`` field picks it)."""
     return RUN_EVENT_ADAPTER.validate_json(data)

@@ -52,12 +52,16 @@ class ActionError(ValueError):
 
 
 class UnknownAction(ActionError):
+    """The client asked for a server action nobody registered (a 400 naming it)."""
+
     def __init__(self, action: str) -> None:
         self.action = action
         super().__init__(f"Unknown server action {action!r}.")
 
 
 class MissingAction(ActionError):
+    """An ``action_executed`` request without its ``action`` object (a 400)."""
+
     def __init__(self) -> None:
         super().__init__('interaction_type "action_executed" needs an "action" object.')
 

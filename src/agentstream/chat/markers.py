@@ -26,6 +26,7 @@ TOOL_MARKER = re.compile(r"\[\[tool:(\d+)\]\]")
 
 
 def tool_marker(index: int) -> str:
+    """The marker for tool call ``index`` (zero-based, in call order): ``[[tool:0]]``."""
     return f"[[tool:{index}]]"
 
 
@@ -44,6 +45,7 @@ def insert_tool_markers(message: str, history: Iterable[ToolHistoryEntry]) -> st
 
 
 def strip_tool_markers(message: str) -> str:
+    """``message`` without its tool markers, for clients and titles that show plain text."""
     return re.sub(r"\n{3,}", "\n\n", TOOL_MARKER.sub("", message)).strip()
 
 

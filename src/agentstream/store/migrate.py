@@ -35,6 +35,7 @@ def alembic_config(connection: Connection | None = None) -> Config:
 
 
 def head_revision() -> str | None:
+    """The newest migration this version ships; a database at it needs no ``db upgrade``."""
     return ScriptDirectory.from_config(alembic_config()).get_current_head()
 
 

@@ -21,10 +21,24 @@ __all__ = ["ToolSource", "Toolset", "as_tool"]
 
 
 def as_tool(item: Tool | Callable[..., Any]) -> Tool:
+    """``item`` as a :class:`Tool`: lists of tools may mix decorated and plain functions."""
     return item if isinstance(item, Tool) else tool(item)
 
 
 class Toolset:
+    """Global tools plus tools under scopes; a run asks for the scopes its request names.
+
+    Example::
+
+        tools = Toolset([search])          # offered to every run
+        tools.add(export_report, scope="page:reports")
+
+        @tools.scoped("page:reports/tab:notes")
+        def add_note(text: str) -> str: ...
+
+        [t.name for t in tools.resolve(["page:reports"])]  # ['search', 'export_report']
+    """
+
     def __init__(self, tools: Iterable[Tool | Callable[..., Any]] = ()) -> None:
         self._global: dict[str, Tool] = {}
         self._scoped: dict[str, dict[str, Tool]] = {}
