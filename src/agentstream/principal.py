@@ -16,6 +16,8 @@ __all__ = ["ANONYMOUS", "Principal"]
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Principal:
+    """Who a run acts for: conversations, runs and tenant data are scoped to it."""
+
     user_id: str
     tenant_id: str | None = None
     token: str | None = field(default=None, repr=False)

@@ -53,6 +53,8 @@ class ContextType:
 
 @dataclass(frozen=True, kw_only=True)
 class ChatConfig:
+    """Everything an application configures about its chat; every field has a default."""
+
     identity: str | None = None
     """The default identity; ``None`` uses the agent's instructions."""
     tool_guidance: str | None = None

@@ -44,6 +44,10 @@ _SUMMARY_KEYS = ("title", "name", "query", "description", "summary", "label")
 
 @dataclass(frozen=True, kw_only=True)
 class PayloadType:
+    """A kind of structured data for the client, from a tool or written by the model.
+
+    Use :meth:`llm` and :meth:`tool` rather than the constructor: they take only what applies."""
+
     name: str
     source: Literal["tool", "llm"]
     description: str = ""

@@ -71,6 +71,8 @@ class PromptSection:
 
 @dataclass(frozen=True, slots=True)
 class SystemPrompt:
+    """A built system prompt, kept as named sections so diagnostics and tests can see each one."""
+
     sections: tuple[PromptSection, ...]
 
     @property

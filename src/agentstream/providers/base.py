@@ -47,6 +47,8 @@ class ToolSpec:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ChatRequest:
+    """One model call, vendor-neutral: each provider translates it to its vendor's request."""
+
     system: str
     messages: Sequence[Message]
     tools: Sequence[ToolSpec] = ()
@@ -70,6 +72,8 @@ class MessageStart:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TextChunk:
+    """A piece of the answer's text, as the vendor streamed it."""
+
     text: str
     kind: Literal["text"] = "text"
 
@@ -87,6 +91,9 @@ class ReasoningChunk:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolUseStart:
+    """The model began a tool call; its arguments follow as :class:`ToolInputChunk` fragments.
+    ``provider_data`` keeps what a vendor needs back on the next turn."""
+
     call_id: str
     name: str
     provider_data: dict[str, Any] | None = None
@@ -105,6 +112,8 @@ class ToolInputChunk:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MessageComplete:
+    """The model finished its turn: why (``tool_use`` means it wants tools run) and the usage."""
+
     stop_reason: StopReason
     usage: Usage = field(default_factory=Usage)
     raw_stop_reason: str | None = None

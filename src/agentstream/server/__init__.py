@@ -1,4 +1,4 @@
-"""The HTTP server: every spec dialect over one run pipeline, with auth and SSE done right.
+"""The HTTP server: every protocol's dialect over one run pipeline, with auth and SSE done right.
 
 ``create_app(agent)`` returns the FastAPI app; ``agentstream serve`` runs it under uvicorn.
 Modules: ``settings`` (environment), ``auth`` (who is calling), ``sse`` (the one streaming

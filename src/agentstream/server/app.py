@@ -84,7 +84,10 @@ def create_app(
     )
     app = FastAPI(
         title="agentstream",
-        summary="Stream a tool-using agent to chat UIs, in the dialects of specs 000-004.",
+        summary=(
+            "Stream a tool-using agent to chat UIs, in the dialects of the workflow assistant, "
+            "data playground, chat tray and ops agent protocols."
+        ),
         version="0.1.0",
         lifespan=lifespan,
     )
@@ -123,7 +126,7 @@ def create_app(
             # Credentials (the session cookie) only for origins named one by one: with "*"
             # Starlette would echo *any* origin with credentials allowed, letting every web
             # page read the conversations of a visitor who is signed in. Bearer tokens, which
-            # 000's cross-origin callers send, need no credentials mode.
+            # the workflow assistant's cross-origin callers send, need no credentials mode.
             allow_credentials="*" not in settings.cors_origins,
             expose_headers=["X-Run-Id"],
             max_age=600,

@@ -4,18 +4,20 @@ An :class:`Authenticator` turns a request into a principal or raises :class:`Aut
 (HTTP 401). Built in:
 
 * :class:`JwtAuthenticator`: a JWT from ``Authorization: Bearer`` or, for the session-cookie
-  dialects (001, 004, and the web UI's 002), from the session cookie. HS256 with a shared
-  secret, or RS256 with a public key or a JWKS URL. The algorithm list is fixed by the key
-  type, so ``alg: none`` and HS/RS confusion are rejected by construction. Tokens must
-  carry ``exp``; ``aud`` and ``iss`` are required and checked when configured.
+  dialects (data playground, ops agent, and the web UI's chat tray), from the session cookie.
+  HS256 with a shared secret, or RS256 with a public key or a JWKS URL. The algorithm list is
+  fixed by the key type, so ``alg: none`` and HS/RS confusion are rejected by construction.
+  Tokens must carry ``exp``; ``aud`` and ``iss`` are required and checked when configured.
 * :class:`AnonymousAuthenticator`: anonymous local mode, everyone is ``local``. Only when no
   authentication is configured, and only for connections to a loopback address.
 
-The raw token stays on the principal (``Principal.token``, hidden from ``repr``) because 000
-forwards it verbatim to the tools' downstream APIs. It never appears in an error message.
+The raw token stays on the principal (``Principal.token``, hidden from ``repr``) because the
+workflow assistant protocol forwards it verbatim to the tools' downstream APIs. It never
+appears in an error message.
 
-Tenants: when ``tenant_claim`` is configured, a request that names a tenant (001's
-``brandRef``) must find it among that claim's values, or it is :class:`Forbidden` (403).
+Tenants: when ``tenant_claim`` is configured, a request that names a tenant (the data
+playground's ``brandRef``) must find it among that claim's values, or it is
+:class:`Forbidden` (403).
 """
 
 from __future__ import annotations
@@ -165,8 +167,8 @@ class JwtAuthenticator:
                 audience=self._settings.jwt_audience,
                 issuer=self._settings.jwt_issuer,
                 leeway=self._settings.jwt_leeway_seconds,
-                # A token without an expiry would be good forever once leaked, and 000
-                # forwards it to every tool's downstream API.
+                # A token without an expiry would be good forever once leaked, and the workflow
+                # assistant protocol forwards it to every tool's downstream API.
                 options={"require": ["exp"]},
             )
         except jwt.ExpiredSignatureError:
@@ -202,9 +204,9 @@ def _tenants(claims: dict[str, Any], claim: str | None) -> Sequence[str]:
 
 
 def for_tenant(principal: Principal, tenant: str, settings: Settings) -> Principal:
-    """The principal acting for ``tenant`` (001's ``brandRef``). When tenants are configured
-    the token must grant it (else :class:`Forbidden`) and the run is scoped to it; otherwise
-    the name is only request metadata and the principal is unchanged."""
+    """The principal acting for ``tenant`` (the data playground's ``brandRef``). When tenants
+    are configured the token must grant it (else :class:`Forbidden`) and the run is scoped to
+    it; otherwise the name is only request metadata and the principal is unchanged."""
     if settings.tenant_claim is None:
         return principal
     if tenant not in _tenants(principal.claims, settings.tenant_claim):

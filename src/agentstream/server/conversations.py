@@ -16,6 +16,8 @@ field to highlight), handled by this router's route class so the app needs no gl
 
 The router is a factory: the server passes the store and the dependency that authenticates
 the caller, so this module knows nothing about sessions, tokens or tenants.
+
+Reference: ``docs/protocols/conversations.md``.
 """
 
 # No ``from __future__ import annotations``: FastAPI reads these annotations at runtime and

@@ -1,7 +1,7 @@
 """HTTP errors before a stream starts, in one JSON shape for every endpoint.
 
 ``{"detail": "<field>: <what is wrong>", "field": "<field>"}`` with 400 for malformed JSON or a
-missing or invalid field (FastAPI would answer 422; the specs say 400, and naming the field
+missing or invalid field (FastAPI would answer 422; the clients expect 400, and naming the field
 lets a client highlight it), 401 for credentials, 403 for a tenant the token does not grant,
 404 for an unknown conversation or run, 413 for an oversized body, 503 when a run of
 another worker cannot be reached (Redis is down). Once a stream has started,

@@ -1,4 +1,5 @@
-"""The models this deployment offers (001 ``listModels()``, ``GET /api/chat/models``).
+"""The models this deployment offers (the data playground's ``listModels()``,
+``GET /api/chat/models``).
 
 The agent's own model is always offered, first and as the default. The others come from
 :class:`agentstream.providers.registry.ModelRegistry`: the configured models
@@ -55,7 +56,7 @@ class ModelCatalog:
     async def choose(self, model: str | None) -> str | None:
         """The model id a run should use: ``None`` for the agent's own (so an agent built on
         a provider object keeps it), the registry id for another offered model (a bare name
-        such as 001's ``gpt-4.1-mini`` is accepted when unambiguous). Raises
+        such as the data playground's ``gpt-4.1-mini`` is accepted when unambiguous). Raises
         :class:`ModelUnavailable`."""
         if model is None or model == self._agent.model_id:
             return None

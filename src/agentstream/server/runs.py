@@ -5,6 +5,8 @@ to the run's owner, from any worker (the broker holds it: in process, or in Redi
 that lost its connection catches up from the last event it saw, a second tab follows a run in
 progress, and an operator can see exactly what a run produced. Frames are standard SSE with
 ``id: <seq>`` so a browser ``EventSource`` resumes by itself with ``Last-Event-ID``.
+
+Reference: ``docs/protocols/runs.md``.
 """
 
 # No ``from __future__ import annotations``: FastAPI reads the route annotations at runtime.

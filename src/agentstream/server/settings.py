@@ -44,6 +44,9 @@ MIN_SECRET_BYTES = 32
 
 @dataclass(frozen=True, kw_only=True)
 class Settings:
+    """The server's configuration, from ``AGENTSTREAM_*`` environment variables
+    (:meth:`from_env`) or given in code; secrets are left out of ``repr``."""
+
     host: str = "127.0.0.1"
     port: int = 8000
     jwt_secret: str | None = field(default=None, repr=False)
@@ -54,7 +57,8 @@ class Settings:
     jwt_leeway_seconds: float = 0.0
     user_claim: str = "sub"
     tenant_claim: str | None = None
-    """When set, ``brandRef`` (001) must be one of this claim's values, or the request is 403."""
+    """When set, the data playground's ``brandRef`` must be one of this claim's values, or the
+    request is 403."""
     session_cookie: str = "agentstream_session"
     cors_origins: tuple[str, ...] = ()
     max_body_bytes: int = 1024 * 1024

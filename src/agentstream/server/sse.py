@@ -2,16 +2,18 @@
 and a client disconnect that stops the run.
 
 A dialect's encoder turns canonical events into *frames*, ``(event name, JSON text)`` pairs;
-a :class:`WireFormat` turns frames into bytes: named SSE events (000, 001), ``data:``-only SSE
-(002/003, 004) or NDJSON ``<eventName>{json}`` lines (001). :class:`EventStream` is a small
-ASGI response of our own rather than ``sse-starlette``: the per-event path is one encoder call
-and one ``send`` with no per-frame task, queue or object model, which is what keeps the
-server's CPU per streamed delta near a bare endpoint's (see ``bench/stream_overhead.py``).
+a :class:`WireFormat` turns frames into bytes: named SSE events (workflow assistant, data
+playground), ``data:``-only SSE (chat tray, ops agent) or NDJSON ``<eventName>{json}`` lines
+(data playground). :class:`EventStream` is a small ASGI response of our own rather than
+``sse-starlette``: the per-event path is one encoder call and one ``send`` with no per-frame
+task, queue or object model, which is what keeps the server's CPU per streamed delta near a
+bare endpoint's (see ``bench/stream_overhead.py``).
 
 Lifecycle of one stream:
 
 * headers ``Content-Type: text/event-stream`` (or ``application/x-ndjson``),
-  ``Cache-Control: no-cache``, ``X-Accel-Buffering: no``; no timeout of our own (000 §8);
+  ``Cache-Control: no-cache``, ``X-Accel-Buffering: no``; no timeout of our own, however
+  long the model takes;
 * each event's frames are sent as soon as they are encoded; events the run hands over in one
   burst leave in one write (see :class:`EventStream`);
 * a heartbeat (an SSE comment, or a blank NDJSON line) after ``heartbeat`` seconds without
@@ -93,11 +95,12 @@ def _ndjson(frames: Sequence[Frame]) -> bytes:
 
 
 SSE_NAMED = WireFormat("text/event-stream", _sse_named, b": ping\n\n")
-"""``event: <name>`` + ``data: <json>`` (000, 001)."""
+"""``event: <name>`` + ``data: <json>`` (workflow assistant, data playground)."""
 SSE_DATA = WireFormat("text/event-stream", _sse_data, b": ping\n\n")
-"""``data: <json>`` with the type inside the JSON (002/003, 004)."""
+"""``data: <json>`` with the type inside the JSON (chat tray, ops agent)."""
 NDJSON = WireFormat("application/x-ndjson", _ndjson, b"\n")
-"""``<eventName>{json}`` lines (001 when the client accepts ``application/x-ndjson``)."""
+"""``<eventName>{json}`` lines (data playground, when the client accepts
+``application/x-ndjson``)."""
 
 
 MAX_PENDING_FRAMES = 256
@@ -227,9 +230,9 @@ class EventStream(Response):
     async def _watch_stall(self, writer: asyncio.Task[None]) -> None:
         """A client that stays connected but stops reading blocks every write; after
         ``write_timeout`` seconds of one blocked write it is treated as gone, so its run
-        stops instead of waiting forever. (000 asks for no timeout on a stream's length;
-        this bounds a write that cannot make progress.) Checked from here rather than with
-        a timeout around each write, which would cost the per-event path."""
+        stops instead of waiting forever. (The workflow assistant protocol wants no timeout on
+        a stream's length; this bounds a write that cannot make progress.) Checked from here
+        rather than with a timeout around each write, which would cost the per-event path."""
         loop, limit = asyncio.get_running_loop(), self._write_timeout
         while True:
             await asyncio.sleep(limit / 4)

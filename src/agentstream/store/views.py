@@ -54,6 +54,8 @@ def isoformat_z(moment: datetime) -> str:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ConversationSummary:
+    """A conversation as listed: id, title, timestamps and the model it last used."""
+
     id: str
     title: str
     created_at: datetime
@@ -82,6 +84,8 @@ class ConversationSummary:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ConversationPage:
+    """One page of a user's conversations, newest first; pass ``next_cursor`` for the next."""
+
     items: tuple[ConversationSummary, ...]
     next_cursor: str | None
 
@@ -91,6 +95,8 @@ class ConversationPage:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DisplayToolCall:
+    """One tool call of an answer, as its card shows it."""
+
     index: int
     call_id: str
     tool_name: str
@@ -119,6 +125,9 @@ class DisplayToolCall:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DisplayMessage:
+    """A message as shown to the user: an answer's text with its tool calls, not the model's
+    wire history."""
+
     id: str
     """The user message's id, or for an answer the id of the run that produced it."""
     role: Literal["user", "assistant"]
@@ -156,6 +165,8 @@ class DisplayMessage:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ConversationDetail:
+    """A conversation with its messages as clients show them (``GET /api/conversations/{id}``)."""
+
     summary: ConversationSummary
     metadata: dict[str, Any]
     messages: tuple[DisplayMessage, ...]

@@ -41,6 +41,11 @@ class InvalidArguments(ValueError):
 
 @dataclass(frozen=True, kw_only=True)
 class Tool:
+    """A tool the model may call: its schema, the function, and the hooks that adapt it.
+
+    Made by :func:`tool` from a typed function, or by :meth:`from_schema`; frozen, so one
+    definition can be shared by every run and copied with :meth:`with_hooks`."""
+
     name: str
     description: str
     parameters: Mapping[str, Any]

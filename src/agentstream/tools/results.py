@@ -18,6 +18,10 @@ __all__ = ["Progress", "ToolResult"]
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolResult:
+    """A tool's answer with the model's part (``text``) and the client's (``output``, and a
+    ``payload`` card) kept apart, e.g. ``ToolResult(text="3 articles match.",
+    output=matches, payload=Payload(kind="search_results", data=matches))``."""
+
     text: str
     """What the model reads."""
     payload: Payload | None = None

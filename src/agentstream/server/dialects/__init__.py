@@ -1,11 +1,13 @@
-"""The wire dialects: one module per spec family, each a request model, an encoder and a route.
+"""The wire dialects: one module per protocol, each a request model, an encoder and a route.
 
-| module       | spec     | endpoint                             | frames                     |
-|--------------|----------|--------------------------------------|----------------------------|
-| ``ichor``    | 000      | ``POST /v1/agent/chat``              | named SSE events           |
-| ``playground`` | 001    | ``POST /api/chat/agent-chat/stream`` | named SSE or NDJSON lines  |
-| ``tray``     | 002, 003 | ``POST /api/chat/stream``            | ``data:`` SSE with ``type``|
-| ``agent``    | 004      | ``POST /agent/stream``               | ``data:`` SSE with ``type``|
+| module         | protocol           | endpoint                             | frames              |
+|----------------|--------------------|--------------------------------------|---------------------|
+| ``ichor``      | workflow assistant | ``POST /v1/agent/chat``              | named SSE events    |
+| ``playground`` | data playground    | ``POST /api/chat/agent-chat/stream`` | named SSE or NDJSON |
+| ``tray``       | chat tray          | ``POST /api/chat/stream``            | typed ``data:`` SSE |
+| ``agent``      | ops agent          | ``POST /agent/stream``               | typed ``data:`` SSE |
+
+Typed ``data:`` SSE carries the event's ``type`` inside its JSON.
 """
 
 from collections.abc import Callable

@@ -1,4 +1,4 @@
-"""``agent`` (spec 004): ``POST /agent/stream``, ``data: {json}`` frames by ``type``.
+"""``agent``, the ops agent protocol: ``POST /agent/stream``, ``data: {json}`` frames by ``type``.
 
 ``start {user_id, conversation_id, conversation_title, tools_enabled, tool_names}``, ``token
 {content}``, ``tool_start {tool_call_id, tool_name, args, ts, display?}``, ``tool_end {...,
@@ -6,6 +6,8 @@ status: "success", duration_ms, result, ts, display?}``, ``tool_error {..., stat
 error {message, kind}}``, ``conversation {conversation}`` (when a store recorded the run),
 ``warning {code, message}``, ``error {message}`` and ``done`` last, whatever happened.
 Authenticated by the session cookie (or a bearer token).
+
+Reference: ``docs/protocols/ops.md``.
 """
 
 # No ``from __future__ import annotations``: FastAPI reads the route annotations at runtime.
@@ -57,7 +59,7 @@ _DONE: Frame = ("done", '{"type":"done"}')
 
 
 class AgentStreamRequest(RequestModel):
-    """004 "Request Body"."""
+    """The ops agent's request body."""
 
     message: NonEmptyText
     context: str | None = None
@@ -152,12 +154,12 @@ class AgentEncoder:
 
 
 def router(server: ServerContext) -> APIRouter:
-    api = APIRouter(tags=["agent (004)"])
+    api = APIRouter(tags=["ops agent"])
     CurrentPrincipal = Annotated[Principal, Depends(server.principal(allow_cookie=True))]
 
     @api.post(
         PATH,
-        summary="Agent stream (004): data-only SSE events",
+        summary="Ops agent stream: data-only SSE events",
         response_class=Response,
         responses={200: {"content": {"text/event-stream": {}}}},
     )

@@ -1,12 +1,14 @@
-"""``ichor`` (spec 000): ``POST /v1/agent/chat``, named SSE events.
+"""``ichor``, the workflow assistant protocol: ``POST /v1/agent/chat``, named SSE events.
 
 ``message_start {turn}`` per model turn, ``content_chunk {chunk}``, ``tool_call_start`` and
 ``tool_call_result`` with the call's id and name only (tool inputs and results never reach
 the client), ``workflow_preview`` from a ``workflow_preview`` payload, ``error {message}`` and
-``message_complete {}``. A cancelled run (the client left) just ends the stream (000 §7).
+``message_complete {}``. A cancelled run (the client left) just ends the stream.
 ``context_type`` selects the tool scope and prompt (through the run hooks), ``context`` is
 injected into the system prompt, and the caller's bearer token reaches tools verbatim.
-Bearer auth only: no cookie, since CORS callers on other origins post here (000 §8).
+Bearer auth only: no cookie, since CORS callers on other origins post here.
+
+Reference: ``docs/protocols/workflow.md``.
 """
 
 # No ``from __future__ import annotations``: FastAPI reads the route annotations at runtime.
@@ -56,7 +58,7 @@ PREVIEW_KINDS = frozenset({"workflow_preview"})
 
 
 class ChatRequest(RequestModel):
-    """000 §1."""
+    """The workflow assistant's request body."""
 
     message: NonEmptyText
     context_type: Literal["workflow", "tables"]
@@ -65,7 +67,7 @@ class ChatRequest(RequestModel):
 
 
 def to_run_request(body: ChatRequest, principal: Principal) -> RunRequest:
-    # conversation_id is the client's tracking id (000 §1): its conversation is created on
+    # conversation_id is the client's tracking id: its conversation is created on
     # first use and continued after, under an id scoped to the caller.
     client_id = body.conversation_id
     return RunRequest(
@@ -128,12 +130,12 @@ class IchorEncoder:
 
 
 def router(server: ServerContext) -> APIRouter:
-    api = APIRouter(tags=["ichor (000)"])
+    api = APIRouter(tags=["workflow assistant"])
     CurrentPrincipal = Annotated[Principal, Depends(server.principal(allow_cookie=False))]
 
     @api.post(
         PATH,
-        summary="Agent chat (000): named SSE events",
+        summary="Workflow assistant chat: named SSE events",
         response_class=Response,
         responses={200: {"content": {"text/event-stream": {}}}},
     )

@@ -1,4 +1,5 @@
-"""``playground`` (spec 001): ``POST /api/chat/agent-chat/stream`` and ``GET /api/chat/models``.
+"""``playground``, the data playground protocol: ``POST /api/chat/agent-chat/stream`` and
+``GET /api/chat/models``.
 
 The client owns the conversation: ``history`` is the context for this run (the store, when
 configured, still records the run under ``metadata.conversationId``). ``brandRef`` in the
@@ -11,7 +12,7 @@ as a JSON string), ``tool_result {toolName, output}`` (a string; ``isError: true
 when the tool failed), ``metadata {tokensUsed, promptTokens, completionTokens, model}`` before
 ``final {type: "text", content: {message}, tokenBreakdown}``, and ``error {message}``.
 
-Choices where 001 is silent:
+Choices the data playground protocol leaves open:
 
 * Markdown is requested with ``"format": "markdown"`` in the body (or ``metadata.format``):
   deltas become ``{delta: {format: "markdown", text}}`` and ``final`` gains ``format``.
@@ -22,6 +23,8 @@ Choices where 001 is silent:
 * ``reasoningMode``: ``off``/``none`` disables reasoning, ``on`` enables it, ``low``/
   ``medium``/``high`` set an effort; ``default`` leaves the model's own setting.
 * ``ragEnabled`` (default true) reaches tools as ``ToolContext.options["rag_enabled"]``.
+
+Reference: ``docs/protocols/playground.md``.
 """
 
 # No ``from __future__ import annotations``: FastAPI reads the route annotations at runtime.
@@ -105,7 +108,7 @@ class HistoryMessage(RequestModel):
 
 
 class AgentChatRequest(RequestModel):
-    """001 "Request Payload"."""
+    """The data playground's request body."""
 
     brandRef: str = Field(min_length=1)
     structure: str | None = None
@@ -288,12 +291,12 @@ def _wants_ndjson(request: Request) -> bool:
 
 
 def router(server: ServerContext) -> APIRouter:
-    api = APIRouter(tags=["playground (001)"])
+    api = APIRouter(tags=["data playground"])
     CurrentPrincipal = Annotated[Principal, Depends(server.principal(allow_cookie=True))]
 
     @api.post(
         PATH,
-        summary="Agent chat stream (001): SSE or NDJSON, or one JSON document",
+        summary="Data playground chat stream: SSE or NDJSON, or one JSON document",
         response_class=Response,
         responses={
             200: {
@@ -324,7 +327,7 @@ def router(server: ServerContext) -> APIRouter:
         wire = NDJSON if _wants_ndjson(request) else SSE_NAMED
         return event_stream(server, session, encoder, wire)
 
-    @api.get(MODELS_PATH, summary="The models this deployment offers (001 listModels)")
+    @api.get(MODELS_PATH, summary="The models this deployment offers (the playground's listModels)")
     async def list_models(principal: CurrentPrincipal) -> dict[str, list[ModelInfo]]:
         return {"models": await server.models.models()}
 

@@ -1,4 +1,4 @@
-"""``tray`` (specs 002 and 003): ``POST /api/chat/stream``, ``data: {json}`` frames by ``type``.
+"""``tray``, the chat tray protocol: ``POST /api/chat/stream``, ``data: {json}`` frames by ``type``.
 
 ``status {message: "Thinking...", run_id}`` first (``run_id`` is additive: the stop button
 posts it to ``POST /api/chat/runs/{run_id}/cancel``), ``text_delta {text}``, ``tool_start
@@ -8,12 +8,16 @@ the ``[[tool:N]]`` marker, then ``complete {payload}``, ``error {message}`` or `
 ``include_reasoning: true`` the model's reasoning streams as ``thinking {text}`` frames (an
 opt-in extension for the web UI; other clients never see them).
 
-The ``complete`` payload merges 002 and 003: ``message`` (with tool markers),
+The ``complete`` payload serves every tray client: ``message`` (with tool markers),
 ``suggested_values``, ``suggested_actions``, ``custom_payload``, ``tool_history`` (top level,
-as 003 has it), ``conversation_id``, ``payloads``, ``usage`` and ``diagnostics`` when the run
-has them. When no custom payload was produced and tools ran, ``custom_payload`` is 002's
-``{"type": "tool_history", "data": [...]}`` so clients written against either document work;
-with neither it is left out (002 declares it optional, not nullable).
+for clients that read it there), ``conversation_id``, ``payloads``, ``usage`` and
+``diagnostics`` when the run has them. When no custom payload was produced and tools ran,
+``custom_payload`` is the tool history ``{"type": "tool_history", "data": [...]}``, so tray
+clients that read ``custom_payload`` as tool history work as well as those that read the
+top-level ``tool_history``; with neither it is left out (``custom_payload`` is optional, not
+nullable).
+
+Reference: ``docs/protocols/tray.md``.
 """
 
 # No ``from __future__ import annotations``: FastAPI reads the route annotations at runtime.
@@ -83,7 +87,8 @@ class ChatAction(RequestModel):
 
 
 class TrayChatRequest(RequestModel):
-    """003 "Chat Request Structure", plus ``model``, ``action`` and ``include_reasoning``."""
+    """The chat tray's request (``message``, ``context``, ``interaction_type``,
+    ``conversation_id``), plus ``model``, ``action`` and ``include_reasoning``."""
 
     message: NonEmptyText
     context: dict[str, Any] = Field(default_factory=dict)
@@ -115,8 +120,8 @@ def to_run_request(
 
 
 def _payload(payload: Payload) -> dict[str, Any]:
-    """003's ``{payload_id, type, data, summary}``; an unset id or summary is left out (002's
-    tool history payload is just ``{type, data}``)."""
+    """A payload as ``{payload_id, type, data, summary}``; an unset id or summary is left out
+    (the tool history payload is just ``{type, data}``)."""
     shown: dict[str, Any] = {"payload_id": payload.payload_id} if payload.payload_id else {}
     shown["type"] = payload.kind
     shown["data"] = payload.data
@@ -136,7 +141,7 @@ def _history(entry: ToolHistoryEntry) -> dict[str, Any]:
 
 
 class TrayEncoder:
-    """Frames in 002's order: for each tool, ``tool_start``, its ``tool_progress``, then
+    """Frames in the tray's order: for each tool, ``tool_start``, its ``tool_progress``, then
     ``tool_complete`` and its marker, one tool after another ("Process Tools: for each
     tool"). The loop runs a turn's tools concurrently, so the frames of a call that is not
     the oldest one still open are held back until the calls before it have completed; the
@@ -279,7 +284,7 @@ class TrayEncoder:
             "suggested_values": [_plain(v) for v in done.suggested_values],
             "suggested_actions": [_plain(a) for a in done.suggested_actions],
         }
-        if custom is not None:  # 002: ``custom_payload?: CustomPayload``, never null
+        if custom is not None:  # ``custom_payload?: CustomPayload``, never null
             payload["custom_payload"] = custom
         payload |= {
             "tool_history": history,
@@ -313,12 +318,12 @@ class CancelAnswer(BaseModel):
 
 
 def router(server: ServerContext) -> APIRouter:
-    api = APIRouter(tags=["tray (002/003)"])
+    api = APIRouter(tags=["chat tray"])
     CurrentPrincipal = Annotated[Principal, Depends(server.principal(allow_cookie=True))]
 
     @api.post(
         PATH,
-        summary="Chat stream (002/003): data-only SSE events",
+        summary="Chat tray stream: data-only SSE events",
         response_class=Response,
         responses={200: {"content": {"text/event-stream": {}}}},
     )

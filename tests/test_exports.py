@@ -1,0 +1,149 @@
+"""The public API: exactly these names, each importable and documented.
+
+A name added to a package's ``__all__`` is a promise to users (and a page of the API
+reference); a name removed breaks their imports. Both should be deliberate, so both fail here.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+
+import pytest
+
+PUBLIC = {
+    "agentstream": [
+        "Agent",
+        "AgentRun",
+        "CancelToken",
+        "Payload",
+        "Principal",
+        "Progress",
+        "RunEvent",
+        "RunInput",
+        "Tool",
+        "ToolContext",
+        "ToolResult",
+        "Toolset",
+        "tool",
+    ],
+    "agentstream.tools": [
+        "InvalidArguments",
+        "Progress",
+        "Tool",
+        "ToolContext",
+        "ToolResult",
+        "ToolSource",
+        "Toolset",
+        "as_tool",
+        "tool",
+    ],
+    "agentstream.chat": [
+        "ACTION_EXECUTED",
+        "ActionCall",
+        "ActionError",
+        "ActionFailed",
+        "CJK",
+        "CONTEXT_LAST_LAYOUT",
+        "CYRILLIC",
+        "ChatConfig",
+        "ChatHooks",
+        "ClientAction",
+        "ContextType",
+        "DEFAULT_LAYOUT",
+        "LanguageGuard",
+        "LocationKeys",
+        "MissingAction",
+        "PREVIEW_SENT",
+        "Page",
+        "PayloadType",
+        "PayloadTypes",
+        "Script",
+        "ServerActions",
+        "SystemPrompt",
+        "Tab",
+        "UnknownAction",
+        "extract_suggestions",
+        "field_names",
+        "first_sentence",
+        "inject_from_context",
+        "insert_tool_markers",
+        "keep_fields",
+        "names_of",
+        "page_scope",
+        "preview_interceptor",
+        "strip_tool_markers",
+        "tool_history_payload",
+        "tool_marker",
+        "workflow_preview_data",
+    ],
+    "agentstream.providers": [
+        "ChatRequest",
+        "MessageComplete",
+        "MessageStart",
+        "ModelInfo",
+        "ModelRegistry",
+        "Provider",
+        "ProviderError",
+        "ProviderEvent",
+        "ReasoningChunk",
+        "RetryPolicy",
+        "TextChunk",
+        "Timeouts",
+        "ToolInputChunk",
+        "ToolSpec",
+        "ToolUseStart",
+        "resolve_provider",
+    ],
+    "agentstream.server": ["Settings", "SettingsError", "create_app"],
+    "agentstream.store": [
+        "ConversationDetail",
+        "ConversationNotFound",
+        "ConversationPage",
+        "ConversationSummary",
+        "DisplayMessage",
+        "DisplayToolCall",
+        "InvalidConversationId",
+        "InvalidCursor",
+        "SqlConversationStore",
+        "StoreNotMigrated",
+        "UnknownRun",
+        "create_engine",
+        "current_revision",
+        "head_revision",
+        "normalize_conversation_id",
+        "resolve_database_url",
+        "title_from_message",
+        "upgrade",
+    ],
+}
+
+
+@pytest.mark.parametrize("module_name", sorted(PUBLIC))
+def test_the_public_names_are_exactly_these(module_name: str) -> None:
+    module = importlib.import_module(module_name)
+    assert sorted(module.__all__) == sorted(PUBLIC[module_name])
+    assert len(set(module.__all__)) == len(module.__all__)
+    for name in module.__all__:
+        assert hasattr(module, name), f"{module_name}.{name} is exported but missing"
+
+
+def _written_docstring(obj: object) -> str:
+    """The docstring someone wrote: a dataclass without one gets its signature as ``__doc__``."""
+    doc = inspect.getdoc(obj) or ""
+    if inspect.isclass(obj) and doc.startswith(f"{obj.__name__}("):
+        return ""
+    return doc
+
+
+@pytest.mark.parametrize("module_name", sorted(PUBLIC))
+def test_every_public_class_and_function_says_what_it_is_for(module_name: str) -> None:
+    module = importlib.import_module(module_name)
+    assert (module.__doc__ or "").strip(), f"{module_name} has no module docstring"
+    undocumented = [
+        name
+        for name in module.__all__
+        if (inspect.isclass(getattr(module, name)) or inspect.isfunction(getattr(module, name)))
+        and not _written_docstring(getattr(module, name))
+    ]
+    assert undocumented == []
