@@ -1,7 +1,7 @@
 """What the conversation store adds to a run: before the first event and after the last.
 
 ``start_run`` (commit the user message, load history) happens before a run streams anything;
-``finish_run`` (commit the answer, build 004's conversation object) after its last token.
+``finish_run`` (commit the answer, build the ops agent's conversation object) after its last token.
 This times both on SQLite (a WAL file in a temp dir) and PostgreSQL (a throwaway database on
 127.0.0.1:5432, or ``AGENTSTREAM_BENCH_POSTGRES_URL``), for a new conversation and for one
 that already has 20 exchanges with a tool round-trip each, and prints p50/p99 in ms.

@@ -118,7 +118,7 @@ class SuggestedAction:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolHistoryEntry:
-    """One finished tool call, as the final answer reports it (002 ``tool_history``).
+    """One finished tool call, as the final answer reports it (the chat tray's ``tool_history``).
 
     ``text_offset`` is the length of the run's text when the call finished: where a
     ``[[tool:N]]`` marker belongs in the final message.
@@ -151,7 +151,7 @@ class RunStarted:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TurnStarted:
-    """A model turn begins (000 ``message_start``). ``turn`` is zero-based."""
+    """A model turn begins (the workflow assistant's ``message_start``). ``turn`` is zero-based."""
 
     run_id: str
     seq: int
@@ -177,7 +177,8 @@ class ReasoningDelta:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCallStarted:
-    """The model asked for a tool; its arguments may still be streaming (000 ``tool_call_start``).
+    """The model asked for a tool; its arguments may still be streaming (the workflow assistant's
+    ``tool_call_start``).
 
     ``index`` counts tool calls across the whole run, in the order the model made them.
     """
@@ -246,7 +247,8 @@ class ToolCallFinished:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PayloadEvent:
-    """Structured data for the client (000 ``workflow_preview``, 003 custom payloads)."""
+    """Structured data for the client (the workflow assistant's
+    ``workflow_preview``, the chat tray's custom payloads)."""
 
     run_id: str
     seq: int
@@ -268,7 +270,8 @@ class UsageEvent:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunWarning:
-    """Something went wrong and the run continues (004 ``warning``, e.g. ``tool_fallback``)."""
+    """Something went wrong and the run continues (the ops agent's ``warning``, e.g.
+    ``tool_fallback``)."""
 
     run_id: str
     seq: int

@@ -1,11 +1,11 @@
 """Conversation history: what was said, in a vendor-neutral form.
 
 Providers convert these to and from their vendor's wire types at their edge; the store persists
-them; the loop appends to them. They follow 000 §3: a user message, an assistant message with
-text, reasoning and tool calls, and the tool results fed back to the model. Vendor-specific
-opaque data that must survive a round-trip (Anthropic thinking signatures, Gemini thought
-signatures) rides along in ``signature``/``provider_data`` without the rest of the code knowing
-what it means.
+them; the loop appends to them. They come in the three kinds the agent loop needs: a user message,
+an assistant message with text, reasoning and tool calls, and the tool results fed back to the
+model. Vendor-specific opaque data that must survive a round-trip (Anthropic thinking signatures,
+Gemini thought signatures) rides along in ``signature``/``provider_data`` without the rest of the
+code knowing what it means.
 """
 
 from __future__ import annotations

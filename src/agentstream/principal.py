@@ -1,9 +1,9 @@
 """Who is asking: the authenticated caller of a run.
 
-Authentication (``agentstream.server.auth``) produces a :class:`Principal`; the run pipeline
-hands it to tools (user id and raw bearer token, which 000 forwards verbatim to downstream
-APIs) and to the store (ownership and tenant isolation). ``token`` is a secret: it is excluded
-from ``repr`` so it cannot leak into logs by accident.
+Authentication (``agentstream.server.auth``) produces a :class:`Principal`; the run pipeline hands
+it to tools (user id and raw bearer token, which the workflow assistant protocol forwards verbatim
+to downstream APIs) and to the store (ownership and tenant isolation). ``token`` is a secret: it is
+excluded from ``repr`` so it cannot leak into logs by accident.
 """
 
 from __future__ import annotations

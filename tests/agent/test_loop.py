@@ -269,7 +269,7 @@ async def test_a_timeout_the_tool_raises_is_the_tools_own_error() -> None:
     assert finished.duration_ms >= 50
 
 
-async def test_max_turns_ends_the_run_with_the_spec_message() -> None:
+async def test_max_turns_ends_the_run_with_the_rounds_exceeded_message() -> None:
     loop_call = {"tool_calls": [{"name": "add", "arguments": {"a": 1, "b": 1}}]}
     provider = scripted(loop_call, loop_call, loop_call)
     agent = Agent(model=provider, tools=[add], max_turns=3)
@@ -477,7 +477,7 @@ async def test_hooks_inject_summarise_and_intercept() -> None:
         for i, e in enumerate(events)
         if getattr(e, "call_id", None) == "3" and e.type == "tool_call_finished"
     )
-    assert events[preview_done + 1] is payload  # 000: tool_call_result, then workflow_preview
+    assert events[preview_done + 1] is payload  # tool_call_result, then workflow_preview
 
 
 async def test_tool_from_explicit_schema() -> None:

@@ -9,7 +9,7 @@ WORKFLOW = {
 }
 
 
-def test_000_context_has_preamble_prominent_ids_and_compact_json() -> None:
+def test_workflow_context_has_preamble_prominent_ids_and_compact_json() -> None:
     text = render_context(WORKFLOW, preamble="Current workflow:")
     assert text == (
         "Current workflow:\n"

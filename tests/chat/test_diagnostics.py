@@ -67,7 +67,7 @@ async def test_diagnostics_show_what_the_model_got_and_said() -> None:
     assert diagnostics["temperature"] == 0.0
     assert diagnostics["tools"] == ["search_articles"]
     assert diagnostics["system_prompt"].startswith("You are careful.\n\n## Context")
-    # 003: each message is {"role", "content"}, not our internal history shape.
+    # Each message is {"role", "content"}, not our internal history shape.
     assert diagnostics["messages"] == [
         {"role": "user", "content": "earlier"},
         {"role": "assistant", "content": "reply"},
@@ -109,9 +109,9 @@ async def test_parse_problems_are_reported_in_diagnostics() -> None:
     ]
 
 
-async def test_diagnostics_list_tool_round_trips_as_003_messages() -> None:
-    """A stored tool round trip reads as 003 shows it: the assistant's text as ``content``
-    (its calls beside it), the results as a user message of ``tool_result`` blocks; no
+async def test_diagnostics_list_tool_round_trips_as_role_and_content_messages() -> None:
+    """A stored tool round trip reads as the tray's diagnostics show it: the assistant's text as
+    ``content`` (its calls beside it), the results as a user message of ``tool_result`` blocks; no
     reasoning signatures or vendor data."""
     history = [
         UserMessage(content="find CRISPR"),

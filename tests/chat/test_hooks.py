@@ -116,7 +116,7 @@ def _agent(*turns: dict[str, Any], **kwargs: Any) -> Agent:
 # --- system prompt ------------------------------------------------------------------------------
 
 
-async def test_prompt_sections_follow_003s_order_with_page_identity_and_context() -> None:
+async def test_prompt_sections_follow_the_trays_order_with_page_identity_and_context() -> None:
     agent = _agent({"text": "Hello."})
     context = {"current_page": "reports", "report_id": 456, "stream_id": 123}
     await run_chat(agent, _config(), context=context)
@@ -181,7 +181,7 @@ def _ichor_agent() -> Agent:
     return Agent(model=scripted({"text": "Sure."}), tools=toolset)
 
 
-ICHOR = ChatConfig(  # 000's context-last layout is the default for context_type requests
+ICHOR = ChatConfig(  # the workflow layout (context last) is the default for context_type requests
     identity=ROLE,
     tool_guidance=TOOL_GUIDANCE,
     guidelines=RESPONSE_GUIDANCE,
@@ -191,7 +191,7 @@ ICHOR = ChatConfig(  # 000's context-last layout is the default for context_type
 )
 
 
-async def test_000_prompt_puts_the_context_last_with_the_workflow_id_prominent() -> None:
+async def test_workflow_prompt_puts_the_context_last_with_the_workflow_id_prominent() -> None:
     agent = _ichor_agent()
     context = {"workflow_id": WORKFLOW_ID, "rule_name": "Low Stock Alert", "nodes": []}
     await run_chat(agent, ICHOR, context=context, context_type="workflow")
@@ -207,7 +207,7 @@ async def test_000_prompt_puts_the_context_last_with_the_workflow_id_prominent()
     assert [t.name for t in request.tools] == ["get_workflow_rule"]
 
 
-async def test_000_tables_context_type_replaces_role_and_tool_guidance() -> None:
+async def test_tables_context_type_replaces_role_and_tool_guidance() -> None:
     agent = _ichor_agent()
     await run_chat(agent, ICHOR, context_type="tables")
     request = provider_of(agent).requests[0]
@@ -315,7 +315,7 @@ SEARCH_TURNS = (
 )
 
 
-async def test_markers_and_tool_history_follow_002() -> None:
+async def test_markers_go_in_the_message_and_tool_history_in_custom_payload() -> None:
     agent = _agent(*SEARCH_TURNS)
     done = completed(await run_chat(agent, _config(), tool_markers=True))
     assert done.message == (
@@ -438,7 +438,7 @@ async def test_default_chat_hooks_suit_any_agent() -> None:
     assert "SUGGESTED_ACTIONS:" not in system  # no actions to offer
 
 
-# --- page context builders and 000's tool hooks ------------------------------------------------
+# --- page context builders and the workflow assistant's tool hooks -----------------------------
 
 
 async def test_a_page_renders_its_own_context_possibly_async() -> None:
@@ -453,7 +453,7 @@ async def test_a_page_renders_its_own_context_possibly_async() -> None:
     assert "```json" not in system
 
 
-async def test_000_tool_hooks_inject_the_workflow_id_and_send_a_preview() -> None:
+async def test_workflow_tool_hooks_inject_the_workflow_id_and_send_a_preview() -> None:
     seen: list[str] = []
 
     @tool(prepare=inject_from_context("workflow_id", uuid_only=True))

@@ -28,7 +28,7 @@ def test_markers_go_where_the_calls_finished() -> None:
     assert tool_marker(3) == "[[tool:3]]"
 
 
-def test_tool_history_payload_is_002s_shape_in_index_order() -> None:
+def test_tool_history_payload_is_the_trays_shape_in_index_order() -> None:
     structured = ToolHistoryEntry(
         index=2, call_id="c2", tool_name="lookup", input={}, output={"n": 1}, is_error=True
     )

@@ -23,7 +23,7 @@ PARTS = {
 }
 
 
-def test_the_default_layout_is_003s_order() -> None:
+def test_the_default_layout_is_the_trays_section_order() -> None:
     prompt = build_system_prompt(PARTS)
     assert prompt.names == (
         "identity",
@@ -41,7 +41,7 @@ def test_the_default_layout_is_003s_order() -> None:
     assert prompt.text.endswith("Interpret, don't dump JSON.")
 
 
-def test_000_layout_puts_the_context_last() -> None:
+def test_the_workflow_layout_puts_the_context_last() -> None:
     prompt = build_system_prompt(PARTS, CONTEXT_LAST_LAYOUT)
     assert prompt.names == ("identity", "tool_guidance", "guidelines", "context")
     assert prompt.section("context") == "## Context\n{}"

@@ -200,7 +200,8 @@ def test_tray_markers_tool_history_and_broken_suggestions(serve: Serve) -> None:
             "is_error": False,
         }
     ]
-    # Exactly 002's shape, the same as without chat hooks: no null payload_id or summary.
+    # Exactly the tray's tool history shape, the same as without chat hooks: no null payload_id or
+    # summary.
     assert payload["custom_payload"] == {"type": "tool_history", "data": history}
     assert payload["tool_history"] == history
     broken_payload = _complete(broken)
@@ -262,7 +263,7 @@ def test_tray_diagnostics_without_secrets(serve: Serve) -> None:
     assert diagnostics["raw_llm_response"] == ANSWER
 
 
-# --- ichor (000) -------------------------------------------------------------------------------
+# --- ichor (workflow assistant) ----------------------------------------------------------------
 
 
 def _ichor_agent() -> Agent:
@@ -375,7 +376,7 @@ def test_ichor_tables_prompt_and_language_retry(serve: Serve) -> None:
     )
 
 
-# --- agent (004) -------------------------------------------------------------------------------
+# --- agent (ops agent) -------------------------------------------------------------------------
 
 
 def test_agent_dialect_tool_fallback_warning_and_string_context(serve: Serve) -> None:
@@ -408,10 +409,10 @@ def test_agent_dialect_tool_fallback_warning_and_string_context(serve: Serve) ->
 
 
 def test_only_the_tray_asks_the_model_for_suggestions_and_payload_markers(serve: Serve) -> None:
-    """000, 001 and 004 clients show every streamed character and have nowhere to put
-    suggestions or written payloads: telling their model to write ``SUGGESTED_VALUES:`` or
-    ``QUERY_SUGGESTION:`` lines would put those lines in ``content_chunk``/``message``/
-    ``token`` text. The tray (002/003) gets the instructions."""
+    """Workflow assistant, data playground and ops agent clients show every streamed character
+    and have nowhere to put suggestions or written payloads: telling their model to write
+    ``SUGGESTED_VALUES:`` or ``QUERY_SUGGESTION:`` lines would put those lines in
+    ``content_chunk``/``message``/``token`` text. The tray gets the instructions."""
     agent = Agent(
         model=_rules({"turns": [{"text": "Fine."}]}), tools=[search_articles], instructions="Hi."
     )
@@ -438,7 +439,7 @@ def test_only_the_tray_asks_the_model_for_suggestions_and_payload_markers(serve:
     assert "SUGGESTED_VALUES:" in tray
     assert "SUGGESTED_ACTIONS:" in tray
     assert "QUERY_SUGGESTION:" in tray
-    assert ichor == "Hi."  # 000's layout: role, tool guidance, response guidance, context
+    assert ichor == "Hi."  # the workflow layout: role, tool guidance, response guidance, context
     for system in others:
         assert system == (
             "Hi.\n\n## Capabilities\nTools you can call:\n"
@@ -447,8 +448,9 @@ def test_only_the_tray_asks_the_model_for_suggestions_and_payload_markers(serve:
 
 
 def test_ichor_retries_a_chinese_answer_in_english_by_default(serve: Serve) -> None:
-    """000 §3: a Chinese answer is retried with "Please respond in English, not Chinese." and
-    the client sees ``[Retrying in English...]`` as a content chunk. No agent setting needed."""
+    """A Chinese answer to a workflow client is retried with "Please respond in English, not
+    Chinese." and the client sees ``[Retrying in English...]`` as a content chunk. No agent setting
+    needed."""
     agent = Agent(
         model=_rules(
             {"match": "not Chinese", "turns": [{"text": ["This workflow has ", "three steps."]}]},
@@ -473,5 +475,5 @@ def test_ichor_retries_a_chinese_answer_in_english_by_default(serve: Serve) -> N
     ]
     retry = provider_of(agent).requests[1].messages[-1]
     assert retry == UserMessage(content="Please respond in English, not Chinese.")
-    # The tray's spec asks for no language: its answer stands as written.
+    # The tray asks for no language: its answer stands as written.
     assert "[Retrying" not in tray_text

@@ -62,7 +62,7 @@ def test_plain_injection_fills_only_missing_values_from_another_key() -> None:
     assert prepare({"report": 9}, _ctx({"report_id": 7})) == {"report": 9}
 
 
-def test_summarizers_reproduce_000s_table() -> None:
+def test_summarizers_shrink_action_types_and_rules_to_their_key_fields() -> None:
     action_types = keep_fields(
         "name",
         "description",

@@ -179,7 +179,7 @@ async def test_discovery_from_ollama_and_a_compatible_server(upstream: FakeUpstr
         ("openai:gpt-4.1-mini", "discovered", False),
         ("openai:qwen3:14b", "discovered", False),
     ]
-    # bare names, as 001's playground sends them, when they name one model
+    # bare names, as the data playground sends them, when they name one model
     resolved = registry.resolve("gpt-4.1-mini")
     assert resolved is not None and resolved.id == "openai:gpt-4.1-mini"
     assert registry.resolve("qwen3:14b") is None  # both Ollama and the other server have it

@@ -1,4 +1,4 @@
-"""Scripted agents that reproduce the example sequences of the specs."""
+"""Scripted agents that reproduce each protocol's example sequences."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from agentstream.events import Payload
 from agentstream.providers.scripted import ScriptedProvider
 from agentstream.tools import Progress, ToolContext, ToolResult, Toolset, tool
 
-# --- 000 ------------------------------------------------------------------------------------
+# --- workflow assistant ---------------------------------------------------------------------
 
 seen_tokens: list[str | None] = []
 seen_contexts: list[Any] = []
@@ -109,11 +109,11 @@ def ichor_agent() -> Agent:
     return Agent(model=ScriptedProvider(ICHOR_SCRIPT), tools=ichor_toolset())
 
 
-# --- 001 ------------------------------------------------------------------------------------
+# --- data playground ------------------------------------------------------------------------
 
 
 @tool
-def sqlPatternTool(input: str) -> ToolResult:  # noqa: N802 - the tool's name in 001
+def sqlPatternTool(input: str) -> ToolResult:  # noqa: N802 - the data playground's tool name
     """Find SQL patterns."""
     return ToolResult(text="[]", output="[]")
 
@@ -140,7 +140,7 @@ def playground_agent(model: str = "script") -> Agent:
     return Agent(model=ScriptedProvider(PLAYGROUND_SCRIPT, model=model), tools=[sqlPatternTool])
 
 
-# --- 002/003 --------------------------------------------------------------------------------
+# --- chat tray ------------------------------------------------------------------------------
 
 
 @tool
@@ -172,7 +172,7 @@ def tray_agent() -> Agent:
     return Agent(model=ScriptedProvider(TRAY_SCRIPT), tools=[search_articles])
 
 
-# --- 004 ------------------------------------------------------------------------------------
+# --- ops agent ------------------------------------------------------------------------------
 
 
 @tool(display=lambda args: "Alerting admin...")

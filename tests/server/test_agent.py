@@ -1,5 +1,5 @@
-"""Golden frames for ``agent`` (004), its JavaScript client in Node, and the store's
-``conversation`` frame."""
+"""Golden frames for ``agent`` (the ops agent protocol), its JavaScript client in Node, and the
+store's ``conversation`` frame."""
 
 from __future__ import annotations
 

@@ -164,10 +164,10 @@ def test_serve_command_rejects_a_chat_option_that_is_not_a_config(tmp_path: Path
 def test_client_chosen_conversation_ids_are_scoped_to_the_caller(
     serve: Serve, tmp_path: Path
 ) -> None:
-    """000 and 001 let the client name its conversation. The same name from another user or
-    another tenant is another conversation: it neither reads nor adds to the first, nobody can
-    claim it first, and its existence is not revealed. The stored conversation cannot be
-    reached by anyone else through any dialect or the conversations API (404)."""
+    """The workflow assistant and the data playground let the client name its conversation. The same
+    name from another user or another tenant is another conversation: it neither reads nor adds to
+    the first, nobody can claim it first, and its existence is not revealed. The stored conversation
+    cannot be reached by anyone else through any dialect or the conversations API (404)."""
     from agentstream.store import SqlConversationStore, create_engine, upgrade
     from tests.server.agents import ichor_agent
     from tests.server.helpers import bearer, token
@@ -268,7 +268,7 @@ def test_cors_wildcard_never_lets_another_site_use_the_session_cookie(serve: Ser
     for response in (preflight, read):
         assert response.headers.get("access-control-allow-origin") in (None, "*")
         assert "access-control-allow-credentials" not in response.headers
-    # Bearer callers from other origins still work (000's cross-origin clients).
+    # Bearer callers from other origins still work (the workflow assistant's cross-origin clients).
     assert with_bearer.status_code == 200
     assert with_bearer.headers["access-control-allow-origin"] == "*"
 

@@ -57,7 +57,7 @@ def test_bad_credentials_are_401(serve: Serve, headers: dict[str, str], reason: 
     assert "eyJ" not in response.text
 
 
-def test_valid_bearer_streams_and_cookie_only_where_specs_use_sessions(serve: Serve) -> None:
+def test_valid_bearer_streams_and_cookie_only_for_session_dialects(serve: Serve) -> None:
     server = serve(tray_agent(), auth=True)
     good = token("erin")
     cookie = {"Cookie": f"agentstream_session={good}"}
@@ -65,7 +65,7 @@ def test_valid_bearer_streams_and_cookie_only_where_specs_use_sessions(serve: Se
         ichor_with_cookie = client.post(ICHOR, json=BODY, headers=cookie)
         ok, text = stream_text(client, TRAY, json={"message": "hi"}, headers=cookie)
         by_bearer, _ = stream_text(client, ICHOR, json=BODY, headers=bearer(good))
-    assert ichor_with_cookie.status_code == 401  # 000 is bearer-only
+    assert ichor_with_cookie.status_code == 401  # the workflow assistant is bearer-only
     assert ok.status_code == 200
     assert datas(parse_sse(text))[-1]["type"] == "complete"
     assert by_bearer.status_code == 200

@@ -1,4 +1,5 @@
-"""Golden frames for ``ichor`` (000 §2) over a real uvicorn, plus its request rules."""
+"""Golden frames for ``ichor`` (the workflow assistant's event stream) over a real uvicorn, plus its
+request rules."""
 
 from __future__ import annotations
 
@@ -110,7 +111,7 @@ def test_context_type_selects_tools_and_context_reaches_them(serve: Serve) -> No
         "discover_action_types",
         "preview_workflow",
     }
-    # 000: the bearer token is forwarded verbatim to tools, with the request's context.
+    # The bearer token is forwarded verbatim to tools, with the request's context.
     assert agents.seen_tokens[-1] == jwt_token
     assert agents.seen_contexts[-1] == context
 

@@ -1,4 +1,4 @@
-"""Golden frames for ``playground`` (001 "Example Stream") and its request rules."""
+"""Golden frames for ``playground`` (the data playground's example stream) and its request rules."""
 
 from __future__ import annotations
 

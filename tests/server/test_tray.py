@@ -1,4 +1,5 @@
-"""Golden frames for ``tray`` (002/003) over a real uvicorn, cancel by run id, request rules."""
+"""Golden frames for ``tray`` (the chat tray) over a real uvicorn, cancel by run id and request
+rules."""
 
 from __future__ import annotations
 
@@ -91,7 +92,7 @@ def test_tool_flow_with_marker_and_complete_payload(serve: Serve) -> None:
 
 
 def test_answer_without_tools_has_no_null_custom_payload(serve: Serve) -> None:
-    """002: ``custom_payload?: CustomPayload`` is optional; a typed client rejects ``null``."""
+    """``custom_payload?: CustomPayload`` is optional; a typed tray client rejects ``null``."""
     provider = ScriptedProvider({"turns": [{"text": ["Hello", " there."]}]})
     server = serve(Agent(model=provider))
     with server.client() as client:
@@ -121,8 +122,8 @@ def test_answer_without_tools_has_no_null_custom_payload(serve: Serve) -> None:
 
 
 def test_concurrent_tools_are_shown_one_after_another(serve: Serve) -> None:
-    """002 "Process Tools": for each tool, tool_start, its progress, tool_complete and its
-    marker. The second call finishes first (the first waits for it), yet its frames follow
+    """For each tool, tool_start, its progress, tool_complete and its marker, one tool after
+    another. The second call finishes first (the first waits for it), yet its frames follow
     the first call's."""
     events: list[asyncio.Event] = []
 

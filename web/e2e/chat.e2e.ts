@@ -195,7 +195,7 @@ describe("chat", () => {
     await page.getByRole("button", { name: "Stop generating" }).click();
     await lastAnswer().getByTestId("stopped").waitFor();
     await waitIdle();
-    // Only `complete` carries conversation_id in 002; a run that never completes must say
+    // Only `complete` carries conversation_id in the chat tray protocol; a run that never completes must say
     // which conversation it started in (the tray status event's conversation_id), or the
     // next message would open a second conversation.
     expect(

@@ -23,8 +23,8 @@ class Agent:
 
     ``model`` is a ``provider:model`` id (``anthropic:claude-sonnet-4-5``), a
     :class:`~agentstream.providers.base.Provider`, or ``None`` for ``$AGENTSTREAM_MODEL``
-    (the offline demo when unset). ``max_turns`` is 20 as in 000; dialects that follow 002/003
-    pass 5 per request.
+    (the offline demo when unset). ``max_turns`` is 20, as the workflow assistant protocol has it;
+    the chat tray dialect passes 5 per request.
     """
 
     model: str | Provider | None = None

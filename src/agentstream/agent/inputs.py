@@ -81,8 +81,8 @@ class Retry:
 
 
 class AnswerCheck(Protocol):
-    """Inspects a final answer and may ask for one retry (000's "Chinese Response Retry",
-    generalised by :class:`agentstream.chat.LanguageGuard`). Each check fires at most once per
-    run."""
+    """Inspects a final answer and may ask for one retry (the workflow protocol's retry of answers
+    in the wrong language, generalised by :class:`agentstream.chat.LanguageGuard`). Each check fires
+    at most once per run."""
 
     def check(self, text: str) -> Retry | None: ...

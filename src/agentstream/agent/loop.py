@@ -1,4 +1,4 @@
-"""The agent loop (000 §3, 003 Flow 2): stream a turn, run the tools it asks for, feed the
+"""The agent loop: stream a turn, run the tools it asks for, feed the
 results back, repeat until a turn asks for none.
 
 :class:`Loop` knows nothing of HTTP, dialects or storage. It writes canonical events through an

@@ -1,6 +1,6 @@
-"""Response semantics above the loop (000, 002, 003): the system prompt's sections, the request
-context, scoped tools for pages, tabs and subtabs, payload types and markers, suggested values
-and actions, server actions, tool history, diagnostics and the language guard.
+"""Response semantics above the loop (workflow assistant, chat tray): the system prompt's sections,
+the request context, scoped tools for pages, tabs and subtabs, payload types and markers, suggested
+values and actions, server actions, tool history, diagnostics and the language guard.
 
 Everything is configured in one :class:`ChatConfig` and plugged into the run pipeline by
 :class:`ChatHooks`::

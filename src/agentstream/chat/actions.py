@@ -1,4 +1,4 @@
-"""Actions the model may suggest, and the server side of the ones that run on the server (002).
+"""Suggested actions (chat tray), and the server side of the ones that run on the server.
 
 A suggested action has a ``handler``: ``"client"`` actions run in the browser (close the chat,
 navigate), ``"server"`` actions are sent back in the next request (``interaction_type``
@@ -19,7 +19,7 @@ Errors, for the dialect to turn into HTTP statuses before anything is streamed::
 
 A handler that fails does not fail the request: the model is told the action failed (with the
 message of an :class:`ActionFailed`, or a generic one for any other exception, which is logged)
-and explains it to the user, as with a failing tool (000 §7).
+and explains it to the user, as with a failing tool.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 Everything has a default, so ``ChatConfig()`` suits any agent: its instructions are the
 identity, the request context is injected, suggestions and payload markers are parsed, tool
 history and diagnostics are attached when the request asks. An application adds its pages
-(003), its ``context_type`` variants (000), payload types and actions::
+(as the chat tray has them), its ``context_type`` variants (as the workflow assistant has
+them), payload types and actions::
 
     ChatConfig(
         pages=[Page(name="reports", identity="You help analysts read reports.",
@@ -31,17 +32,18 @@ from agentstream.runs.request import RunRequest
 __all__ = ["ChatConfig", "ContextType", "Instructions"]
 
 Instructions = str | Callable[[RunRequest], str | None] | None
-"""Custom instructions: fixed text, or text chosen per request (003's stream-specific
-instructions)."""
+"""Custom instructions: fixed text, or text chosen per request (the chat tray's
+stream-specific instructions)."""
 
 
 @dataclass(frozen=True, kw_only=True)
 class ContextType:
-    """A 000 ``context_type``: which tools and prompt a kind of request gets.
+    """A workflow assistant ``context_type``: which tools and prompt a kind of request gets.
 
-    ``None`` keeps the default for a section, ``""`` removes it: 000's ``tables`` replaces the
-    role block and drops the tool guidance with ``ContextType(identity=TABLES_ROLE,
-    tool_guidance="")``. ``scopes`` defaults to the context type's own name.
+    ``None`` keeps the default for a section, ``""`` removes it: the workflow assistant's ``tables``
+    context type replaces the role block and drops the tool guidance with
+    ``ContextType(identity=TABLES_ROLE, tool_guidance="")``. ``scopes`` defaults to the context
+    type's own name.
     """
 
     identity: str | None = None
@@ -58,13 +60,13 @@ class ChatConfig:
     identity: str | None = None
     """The default identity; ``None`` uses the agent's instructions."""
     tool_guidance: str | None = None
-    """000's tool guidance block (concepts, which tool for what)."""
+    """The workflow assistant's tool guidance block (concepts, which tool for what)."""
     guidelines: str | None = None
     """Response guidance: formatting rules."""
     instructions: Instructions = None
     layout: Sequence[str] = DEFAULT_LAYOUT
     context_type_layout: Sequence[str] = CONTEXT_LAST_LAYOUT
-    """The layout for requests with a 000 ``context_type``: role block, tool guidance,
+    """The layout for requests with a ``context_type``: role block, tool guidance,
     response guidance, then the context."""
     context_preamble: str = DEFAULT_PREAMBLE
     context_ids: IdKeys = None
@@ -80,11 +82,12 @@ class ChatConfig:
     """Client actions available on every page."""
     server_actions: ServerActions = field(default_factory=ServerActions)
     list_tools: bool = True
-    """List the run's tools in the capabilities section (003)."""
+    """List the run's tools in the capabilities section."""
     suggestions: bool = True
     """Tell the model how to write suggested values and actions (they are parsed regardless)."""
     tool_history_payload: bool = True
-    """Without another payload, ``custom_payload`` is the run's tool history (002)."""
+    """Without another payload, ``custom_payload`` is the run's tool history (for tray clients
+    that read their tool cards from it)."""
 
     def __post_init__(self) -> None:
         check_layout(self.layout)
@@ -119,7 +122,7 @@ class ChatConfig:
         return self.context_types.get(name) if name else None
 
     def scopes(self, context_type: str | None, location: Location) -> list[str]:
-        """000's context-type scopes, then 003's page, tab and subtab scopes."""
+        """The context type's scopes, then the page, tab and subtab scopes."""
         kind = self.context_type(context_type)
         if kind is not None and kind.scopes is not None:
             first = list(kind.scopes)

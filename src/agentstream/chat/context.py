@@ -1,9 +1,9 @@
-"""The request context as the model reads it (000 §6, 003 "CONTEXT").
+"""The request context as the model reads it.
 
-000 puts the client's UI state into the system prompt after a preamble, with the ids the
-model will need pulled out on lines of their own (``**Current workflow ID: `UUID`**``, easier
-for a model to copy than a value buried in JSON) and the whole context as one compact JSON
-block. 003 lets a page render its own loaded data instead of the JSON. Secret-looking keys
+The workflow assistant puts the client's UI state into the system prompt after a preamble, with the
+ids the model will need pulled out on lines of their own (``**Current workflow ID: `UUID`**``,
+easier for a model to copy than a value buried in JSON) and the whole context as one compact JSON
+block. The chat tray lets a page render its own loaded data instead of the JSON. Secret-looking keys
 are redacted first: the model has no use for a token, and the prompt ends up in diagnostics.
 """
 

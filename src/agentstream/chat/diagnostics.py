@@ -1,4 +1,4 @@
-"""Diagnostics for the ``complete`` event (003 "Diagnostics"), when a deployment enables them.
+"""Diagnostics for the ``complete`` event of the chat tray, when a deployment enables them.
 
 They show a developer what the model was given and what it said: model, limits, tool names,
 system prompt, messages, context and the raw response before markers were parsed. They never
@@ -31,7 +31,7 @@ def build_diagnostics(
     problems: Sequence[str] = (),
     secret_keys: AbstractSet[str] = SECRET_KEYS,
 ) -> dict[str, Any]:
-    """003's diagnostics object, scrubbed of secrets."""
+    """The chat tray's diagnostics object, scrubbed of secrets."""
     messages: list[Message] = [*run_input.history, UserMessage(content=run_input.message)]
     temperature = run_input.temperature if run_input.temperature is not None else agent.temperature
     diagnostics: dict[str, Any] = {
@@ -41,7 +41,7 @@ def build_diagnostics(
         "temperature": temperature,
         "tools": list(tool_names),
         "system_prompt": run_input.system if run_input.system is not None else agent.instructions,
-        "messages": [_as_003(message) for message in messages],
+        "messages": [_as_listed(message) for message in messages],
         "context": request.context,
         "raw_llm_response": raw_response,
     }
@@ -53,9 +53,9 @@ def build_diagnostics(
     return cleaned
 
 
-def _as_003(message: Message) -> dict[str, Any]:
-    """A message as 003 lists it: ``{"role", "content"}``. Tool results are a user message
-    of ``tool_result`` blocks (003 "Tool Execution Flow"); an assistant message that called
+def _as_listed(message: Message) -> dict[str, Any]:
+    """A message as the diagnostics list it: ``{"role", "content"}``. Tool results are a user
+    message of ``tool_result`` blocks, as the model received them; an assistant message that called
     tools also lists them under ``tool_calls`` (id, name, input). Reasoning and vendor data
     are left out: they are not the conversation a developer reads."""
     match message:

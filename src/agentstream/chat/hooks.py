@@ -95,8 +95,8 @@ class ChatHooks:
         )
 
     def answer_checks(self, agent: Agent, request: RunRequest) -> tuple[AnswerCheck, ...]:
-        """A :class:`LanguageGuard` when the request requires a language (000: English) and
-        the agent does not guard the language itself."""
+        """A :class:`LanguageGuard` when the request requires a language (the workflow assistant:
+        English) and the agent does not guard the language itself."""
         language = request.response_language
         if language is None or any(isinstance(c, LanguageGuard) for c in agent.answer_checks):
             return ()
@@ -162,8 +162,9 @@ class ChatHooks:
         config = self.config
         tools = agent.toolset.resolve(scopes) if config.list_tools else ()
         if not request.suggestions:
-            # The client cannot show suggestions, actions or written payloads (000, 001,
-            # 004): asking for them would put their marker lines in the streamed text.
+            # The client cannot show suggestions, actions or written payloads (workflow assistant,
+            # data playground, ops agent): asking for them would put their marker lines in the
+            # streamed text.
             return render_capabilities(tools=tools)
         actions = [*config.client_actions, *location.client_actions()]
         server = list(config.server_actions)

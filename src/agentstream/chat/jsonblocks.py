@@ -1,7 +1,7 @@
 """Finding ``MARKER: <json>`` blocks in a model's answer.
 
-Models announce structured output with a marker followed by JSON (002's ``SUGGESTED_VALUES:
-[...]``, 003's ``SCHEMA_PROPOSAL: {...}``). The JSON ends where its brackets balance, which a
+Models announce structured output with a marker followed by JSON (the tray's ``SUGGESTED_VALUES:
+[...]`` or ``SCHEMA_PROPOSAL: {...}``). The JSON ends where its brackets balance, which a
 regular expression cannot find: strings may contain brackets, quotes may be escaped, and text
 may follow on the same line. :func:`find_blocks` scans once, honouring JSON strings, and reports
 each occurrence either with its parsed value or with the reason it could not be read, so callers

@@ -1,11 +1,11 @@
-"""Keeping answers in the language the application expects (000 "Chinese Response Retry").
+"""Keeping answers in the language the application expects.
 
-Some models (000 runs qwen3 locally) drift into another language. :class:`LanguageGuard` is an
-:class:`~agentstream.agent.AnswerCheck`: when a final answer is written mostly in a script the
-agent must not answer in, the loop streams a notice to the client (``[Retrying in
-English...]``), asks once more with a corrective user message ("Please respond in English, not
-Chinese.") and keeps only the new answer. It fires at most once per run, so a model that
-insists still gets its answer delivered::
+Some models (the workflow assistant runs qwen3 locally) drift into another language.
+:class:`LanguageGuard` is an :class:`~agentstream.agent.AnswerCheck`: when a final answer is written
+mostly in a script the agent must not answer in, the loop streams a notice to the client
+(``[Retrying in English...]``), asks once more with a corrective user message ("Please respond in
+English, not Chinese.") and keeps only the new answer. It fires at most once per run, so a model
+that insists still gets its answer delivered::
 
     agent = Agent(model=..., answer_checks=[LanguageGuard()])  # English, not Chinese
     agent = Agent(model=..., answer_checks=[LanguageGuard("German", reject=[CYRILLIC])])
@@ -37,7 +37,7 @@ CJK = Script(
         "\U00020000-\U0002a6df]"
     ),
 )
-"""Han ideographs, kana and CJK punctuation (000's "CJK character scan")."""
+"""Han ideographs, kana and CJK punctuation: the characters a CJK scan looks for."""
 
 CYRILLIC = Script("Russian", re.compile("[\u0400-\u04ff]"))
 ARABIC = Script("Arabic", re.compile("[\u0600-\u06ff\u0750-\u077f]"))

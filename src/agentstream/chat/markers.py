@@ -1,4 +1,4 @@
-"""Tool markers (002): ``[[tool:N]]`` in the text shows where tool call N's card belongs.
+"""Tool markers (chat tray): ``[[tool:N]]`` in the text shows where tool call N's card belongs.
 
 The ``tray`` dialect streams a marker after each ``tool_complete``; the final message keeps
 them. Both use these functions, so the marker's form is written down once. The
@@ -50,9 +50,9 @@ def strip_tool_markers(message: str) -> str:
 
 
 def tool_history_payload(history: Iterable[ToolHistoryEntry]) -> Payload:
-    """002's ``custom_payload {type: "tool_history", data: [{tool_name, input, output}]}``:
-    what each ``[[tool:N]]`` card shows, in index order. ``output`` is text, as 002's cards
-    show it; ``index`` and ``is_error`` are added so a card can find its marker and show a
+    """The tray's ``custom_payload {type: "tool_history", data: [{tool_name, input, output}]}``:
+    what each ``[[tool:N]]`` card shows, in index order. ``output`` is text, as the tray's
+    cards show it; ``index`` and ``is_error`` are added so a card can find its marker and show a
     failure."""
     entries = sorted(history, key=lambda e: e.index)
     return Payload(

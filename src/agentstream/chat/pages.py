@@ -1,9 +1,9 @@
-"""Where the user is, and what that makes available (003 "Tool Resolution").
+"""Where the user is, and what that makes available: tools by page, tab and subtab.
 
 An application declares its pages, each with tabs and subtabs, and says what each offers:
 tools, payload types the model may produce, client actions, an identity and instructions. The
 request's context names the location (``current_page``, ``active_tab``, ``active_subtab``);
-:func:`locate` resolves it and :meth:`Location.scopes` gives the tool scopes in 003's order:
+:func:`locate` resolves it and :meth:`Location.scopes` gives the tool scopes in the tray's order:
 page, then tab, then subtab (the agent's global tools come first, added by
 :meth:`agentstream.tools.Toolset.resolve`).
 
@@ -100,7 +100,7 @@ class Page:
 
 @dataclass(frozen=True, kw_only=True)
 class LocationKeys:
-    """Which context keys name the location (003's names by default)."""
+    """Which context keys name the location (the chat tray's names by default)."""
 
     page: str = "current_page"
     tab: str = "active_tab"

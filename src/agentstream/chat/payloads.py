@@ -1,4 +1,4 @@
-"""Payload types (003 "Payload Types"): structured data for the client, from tools or the model.
+"""Payload types: structured data for the client, from tools or the model.
 
 A ``source="tool"`` payload comes from a tool's :class:`~agentstream.tools.ToolResult` (the loop
 streams it as a ``payload`` event). A ``source="llm"`` payload is written by the model into its
@@ -247,7 +247,7 @@ def describe_payload_types(types: Iterable[PayloadType]) -> str | None:
 
 def payload_manifest(payloads: Sequence[Payload]) -> str | None:
     """The payload manifest: earlier payloads in this conversation, one line each. Payloads
-    without an id cannot be referred to and are left out, as is the tool history (002's
+    without an id cannot be referred to and are left out, as is the tool history (the tray's
     ``custom_payload`` for tool cards, not something the model produced)."""
     lines = [
         f"- `{p.payload_id}` {p.kind}: {p.summary or default_summary(p.kind, p.data)}"

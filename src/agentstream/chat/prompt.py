@@ -1,8 +1,9 @@
 """The system prompt, assembled from named sections in a configurable order.
 
-003 builds its prompt as IDENTITY, CONTEXT, PAYLOAD MANIFEST, CAPABILITIES, CUSTOM
-INSTRUCTIONS, GUIDELINES (:data:`DEFAULT_LAYOUT`, which also has room for 000's tool guidance
-after the identity). 000 puts its fixed blocks first and the context last: role block, tool
+The chat tray builds its prompt as IDENTITY, CONTEXT, PAYLOAD MANIFEST, CAPABILITIES, CUSTOM
+INSTRUCTIONS, GUIDELINES (:data:`DEFAULT_LAYOUT`, which also has room for the workflow
+assistant's tool guidance after the identity). The workflow assistant puts its fixed blocks
+first and the context last: role block, tool
 guidance, response guidance, then the context (:data:`CONTEXT_LAST_LAYOUT`). A section with
 nothing to say is left out, so a bare agent's prompt is its instructions plus what the request
 adds. :class:`SystemPrompt` keeps the sections by name, so tests and diagnostics can see which
@@ -39,10 +40,11 @@ SECTION_NAMES = (
 """Every section a layout may name."""
 
 DEFAULT_LAYOUT = SECTION_NAMES
-"""003's order, with 000's tool guidance (empty unless configured) after the identity."""
+"""The tray's order, with the workflow assistant's tool guidance (empty unless configured)
+after the identity."""
 
 CONTEXT_LAST_LAYOUT = ("identity", "tool_guidance", "guidelines", "context")
-"""000's order: role block, tool guidance, response guidance, context."""
+"""The workflow assistant's order: role block, tool guidance, response guidance, context."""
 
 _HEADINGS = {
     "payload_manifest": "## Payloads in this conversation",
@@ -112,7 +114,7 @@ def render_capabilities(
     server_actions: Iterable[ServerAction] = (),
     suggestions: str | None = None,
 ) -> str | None:
-    """003's capabilities: the tools, the payloads the model may write, the actions it may
+    """The capabilities section: the tools, the payloads the model may write, the actions it may
     suggest, and how to write suggestions."""
     blocks: list[str] = []
     tool_lines = [f"- `{t.name}`: {_first_line(t.description)}" for t in tools]

@@ -1,4 +1,4 @@
-"""Suggested values and actions (002): quick replies and buttons the model offers.
+"""Suggested values and actions (chat tray): quick replies and buttons the model offers.
 
 The model ends its answer with ``SUGGESTED_VALUES: [...]`` and/or ``SUGGESTED_ACTIONS: [...]``.
 :func:`extract_suggestions` removes those blocks from the message and validates each item:

@@ -1,14 +1,14 @@
-"""Reusable tool hooks for 000's patterns, for ``@tool(prepare=..., summarize=...,
-intercept=...)``.
+"""Reusable tool hooks for the workflow assistant's patterns, for ``@tool(prepare=...,
+summarize=..., intercept=...)``.
 
 - :func:`inject_from_context`: fill an argument the model left out from the request context
-  (000 "Auto-Injected workflow_id"): with ``uuid_only`` a valid UUID the model gave is kept
+  (e.g. the current ``workflow_id``): with ``uuid_only`` a valid UUID the model gave is kept
   (it may mean another workflow) and a missing or non-UUID value (a rule name) is replaced.
 - :func:`keep_fields`, :func:`first_sentence`, :func:`field_names`, :func:`names_of`: shrink
-  results before the model reads them (000 "Tool Result Summarization"), e.g.
+  results before the model reads them, e.g.
   ``keep_fields("id", "name", "entity_name", "trigger_type", "is_active", under="rules")``.
-- :func:`preview_interceptor`: turn a validated result into a client payload (000's
-  ``workflow_preview``) and tell the model only that the preview was sent.
+- :func:`preview_interceptor`: turn a validated result into a client payload (the workflow
+  assistant's ``workflow_preview``) and tell the model only that the preview was sent.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ PREVIEW_SENT = {
     "message": "Preview sent to user for approval. Do not call create_workflow or "
     "update_workflow; wait for the user's decision.",
 }
-"""000's synthetic result for a preview tool."""
+"""The workflow assistant's synthetic result for a preview tool."""
 
 
 def is_uuid(value: Any) -> bool:
@@ -147,7 +147,7 @@ PreviewBuilder = Callable[[Any, dict[str, Any]], Any]
 
 
 def workflow_preview_data(result: Any, arguments: dict[str, Any]) -> dict[str, Any] | None:
-    """000's ``workflow_preview`` payload from a validation result and the tool's arguments;
+    """The ``workflow_preview`` payload from a validation result and the tool's arguments;
     ``None`` when validation failed (the model then sees the errors and can fix them)."""
     if isinstance(result, Mapping) and (result.get("error") or result.get("valid") is False):
         return None

@@ -1,7 +1,8 @@
 """``agentstream models``: print the models this deployment offers.
 
-The same list 001's ``listModels()`` serves: configured models (``AGENTSTREAM_MODELS``) plus
-what reachable Ollama and OpenAI-compatible servers report. ``--json`` prints it for scripts.
+The same list the data playground's ``listModels()`` serves: configured models
+(``AGENTSTREAM_MODELS``) plus what reachable Ollama and OpenAI-compatible servers report. ``--json``
+prints it for scripts.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The provider interface: 000 §4 in Python.
+"""The provider interface: a chat request in, a stream of model events out, in Python.
 
 A provider turns a :class:`ChatRequest` into an async generator of :data:`ProviderEvent`. It knows
 nothing of tools beyond their JSON Schemas, nothing of runs, dialects or storage. Each vendor
@@ -6,7 +6,7 @@ module converts at its edge: our messages to the vendor's request, the vendor's 
 events, the vendor's exceptions to :class:`ProviderError`.
 
 A stream ends in one of two ways: a :class:`MessageComplete` event, or a raised
-:class:`ProviderError` (000's ``error`` event, expressed the way Python streams fail). Closing
+:class:`ProviderError` (an ``error`` stream event, expressed the way Python streams fail). Closing
 the iterator (``aclose()``) must close the upstream HTTP request.
 """
 

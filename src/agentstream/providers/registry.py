@@ -7,7 +7,8 @@ offline scripted demo). :func:`resolve_provider` makes the provider; vendor modu
 only when asked for, so a deployment that uses one vendor never imports the other SDKs. The
 providers come from their declarations in :mod:`.catalog`, plugins included.
 
-:class:`ModelRegistry` is the list behind ``agentstream models`` and 001's ``listModels()``:
+:class:`ModelRegistry` is the list behind ``agentstream models`` and the data playground's
+``listModels()``:
 the configured models (code, or ``AGENTSTREAM_MODELS``, comma-separated, each optionally
 ``id=Display name``) plus, where reachable, the models the providers that can discover report
 (an Ollama server, an OpenAI-compatible server at ``OPENAI_BASE_URL``), asked with a short
@@ -200,7 +201,7 @@ class ModelRegistry:
 
     def resolve(self, id_or_name: str) -> ModelInfo | None:
         """A listed model by id (``openai:gpt-4.1-mini``) or by bare model name
-        (``gpt-4.1-mini``, as 001's playground sends) when exactly one listed model has it.
+        (``gpt-4.1-mini``, as the data playground sends) when exactly one listed model has it.
         Uses the last discovery; call :meth:`list_models` first to refresh it."""
         wanted = id_or_name.strip()
         known = self._known()

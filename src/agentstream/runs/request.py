@@ -14,7 +14,7 @@ __all__ = ["ActionRequest", "RunRequest"]
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ActionRequest:
-    """A suggested action with ``handler: "server"`` sent back by the client (002)."""
+    """A suggested action with ``handler: "server"`` sent back by the client (chat tray)."""
 
     action: str
     data: Any = None
@@ -29,10 +29,11 @@ class RunRequest:
     principal: Principal
     conversation_id: str | None = None
     create_conversation: bool = False
-    """Create the conversation under ``conversation_id`` if it does not exist (001 names its
-    own ids in ``metadata.conversationId``)."""
+    """Create the conversation under ``conversation_id`` if it does not exist (the data playground
+    names its own ids in ``metadata.conversationId``)."""
     history: Sequence[Message] | None = None
-    """History sent by the client (001); when set it is the context instead of the stored one."""
+    """History sent by the client (data playground); when set it is the context instead of the
+    stored one."""
     context: Any = None
     context_type: str | None = None
     model: str | None = None
@@ -44,12 +45,13 @@ class RunRequest:
     interaction_type: str | None = None
     action: ActionRequest | None = None
     response_language: str | None = None
-    """The language answers must be in (000: English); the chat hooks retry an answer
+    """The language answers must be in (workflow assistant: English); the chat hooks retry an answer
     written in another script once."""
     tool_markers: bool = False
     suggestions: bool = True
-    """The client shows suggested values and actions and custom payloads (002/003), so the
-    model may be asked for them. Dialects without them (000, 001, 004) say ``False``: their
+    """The client shows suggested values and actions and custom payloads (chat tray), so the
+    model may be asked for them. Dialects without them (workflow assistant, data playground,
+    ops agent) say ``False``: their
     clients would show the marker lines as text."""
     diagnostics: bool = False
     metadata: Mapping[str, Any] = field(default_factory=dict)

@@ -80,7 +80,7 @@ class ConversationStore(Protocol):
     ) -> dict[str, Any]:
         """Commit the rest of the run's messages (the final or partial assistant message),
         mark the run's status (``cancelled``/``failed`` = interrupted), and return the
-        conversation as 004's ``conversation`` object: ``{id, title, updated_at,
+        conversation as the ops agent's ``conversation`` object: ``{id, title, updated_at,
         conversation: [{role, content, created_at}, ...]}``."""
         ...
 

@@ -1,7 +1,7 @@
 """Titles written by the model, after a conversation's first answer.
 
-A new conversation is titled from its first message at once (004 shows the title in its first
-event). With a title writer the runner then asks for a better one in the background, after
+A new conversation is titled from its first message at once (the ops agent shows the title in its
+first event). With a title writer the runner then asks for a better one in the background, after
 the first run completed, so the answer is never delayed by it; the store keeps the user's own
 title if they renamed the conversation meanwhile.
 """

@@ -254,7 +254,8 @@ class SqlConversationStore:
         completed: RunCompleted | None = None,
         error: str | None = None,
     ) -> dict[str, Any]:
-        """Commit the run's last messages and status; return 004's ``conversation`` object."""
+        """Commit the run's last messages and status; return the ops agent's ``conversation``
+        object."""
         cid, now = canonical(conversation_id), utcnow()
         outcome = run_outcome(status, completed, error, now)
         async with self._writes.begin() as session:

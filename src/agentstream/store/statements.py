@@ -247,8 +247,8 @@ def message_row(
 async def display(
     session: AsyncSession, conversation_id: str, *, details: bool
 ) -> tuple[DisplayMessage, ...]:
-    """The conversation's messages as shown; without ``details`` just what 004's object
-    needs, without loading (or parsing) any JSON column."""
+    """The conversation's messages as shown; without ``details`` just what the ops agent's
+    ``conversation`` object needs, without loading (or parsing) any JSON column."""
     runs = select(RunRow).where(RunRow.conversation_id == conversation_id)
     messages = (
         select(MessageRow)

@@ -1,8 +1,8 @@
 """Conversation titles.
 
-004 shows ``conversation_title`` in its very first event, so a new conversation gets a title
-at once, cut from the first message. A better one can come from the model afterwards (the
-runner's ``titles`` option): ``SqlConversationStore.set_generated_title`` stores it unless the
+The ops agent protocol shows ``conversation_title`` in its very first event, so a new conversation
+gets a title at once, cut from the first message. A better one can come from the model afterwards
+(the runner's ``titles`` option): ``SqlConversationStore.set_generated_title`` stores it unless the
 user renamed the conversation meanwhile.
 """
 

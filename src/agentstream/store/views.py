@@ -12,7 +12,7 @@ with the tool round-trips folded into it. :func:`display_messages` does that fol
 * ``status`` is ``complete``, ``failed`` (the run ended with an error) or ``interrupted``
   (cancelled, the client went away, or the process died and the run never finished).
 
-Timestamps are ISO-8601 UTC ending in ``Z`` with millisecond precision, as in 004.
+Timestamps are ISO-8601 UTC ending in ``Z`` with millisecond precision, as the ops agent expects.
 """
 
 from __future__ import annotations
@@ -183,7 +183,7 @@ class ConversationDetail:
         }
 
     def to_agent_conversation(self) -> dict[str, Any]:
-        """004's ``conversation`` object."""
+        """The ops agent's ``conversation`` object."""
         return {
             "id": self.summary.id,
             "title": self.summary.title,
@@ -205,7 +205,7 @@ def display_messages(
     """Fold stored rows into what a person reads: per run, the user message and one answer.
     Without ``details`` only role, content, status and times are filled, and the rows' JSON
     columns (message bodies, run results) are never read, so callers may leave them unloaded
-    (004's ``conversation`` object needs no more)."""
+    (the ops agent's ``conversation`` object needs no more)."""
     by_run: dict[str, list[MessageRow]] = {run.id: [] for run in runs}
     for row in messages:
         if row.run_id in by_run:  # a run committed after ``runs`` was read: next time

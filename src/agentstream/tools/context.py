@@ -20,10 +20,10 @@ def _discard(_: Progress) -> None:
 class ToolContext:
     """Passed to a tool whose first parameter is annotated ``ToolContext``.
 
-    ``token`` is the caller's raw bearer token, for tools that call downstream APIs on the
-    user's behalf (000 forwards it verbatim); never log it. ``context`` is the request's
-    context object as the client sent it. ``report`` is safe to call from any thread, so sync
-    tools running in a worker thread can report progress too.
+    ``token`` is the caller's raw bearer token, for tools that call downstream APIs on the user's
+    behalf (the workflow assistant forwards it verbatim); never log it. ``context`` is the request's
+    context object as the client sent it. ``report`` is safe to call from any thread, so sync tools
+    running in a worker thread can report progress too.
     """
 
     principal: Principal
@@ -33,7 +33,7 @@ class ToolContext:
     conversation_id: str | None = None
     context: Any = None
     options: Mapping[str, Any] = field(default_factory=dict)
-    """Request options a tool may honour, e.g. ``rag_enabled`` from 001."""
+    """Request options a tool may honour, e.g. ``rag_enabled`` from the data playground."""
     _sink: Callable[[Progress], None] = field(default=_discard, repr=False)
 
     @property

@@ -6,10 +6,10 @@ pydantic model that is both the JSON Schema the model sees and the validator the
 arguments must pass. A first parameter annotated :class:`ToolContext` is supplied by the loop
 and hidden from the model.
 
-Hooks let an application adapt a tool without special cases in the loop (000 §3 and §5):
+Hooks let an application adapt a tool without special cases in the loop:
 ``prepare`` rewrites arguments before validation (auto-injecting ``workflow_id``), ``summarize``
 shrinks a result before the model sees it, and ``intercept`` turns a successful result into a
-client payload plus a synthetic result for the model (000's preview tools).
+client payload plus a synthetic result for the model (the workflow assistant's preview tools).
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ class Tool:
     summarize: Summarize | None = None
     intercept: Intercept | None = None
     display: Display | None = None
-    """Friendly text for clients while the tool runs (004 ``tool_start.display``)."""
+    """Friendly text for clients while the tool runs (the ops agent's ``tool_start.display``)."""
     validate: Callable[[dict[str, Any]], dict[str, Any]] = field(repr=False)
 
     def with_hooks(

@@ -2,7 +2,7 @@
 
 A tool may return a plain string (text for the model), any JSON-able value (serialised for the
 model, shown as-is to clients that display results), or a :class:`ToolResult` separating the
-text the model reads from a payload only the client sees (003). A streaming tool is a generator
+text the model reads from a payload only the client sees. A streaming tool is a generator
 that yields :class:`Progress` updates and finally a result.
 """
 
@@ -27,13 +27,13 @@ class ToolResult:
     payload: Payload | None = None
     """Structured data for the client only (a preview, search results)."""
     output: Any = None
-    """The value clients that display tool results see (004 ``tool_end.result``); defaults to
-    ``text``."""
+    """The value clients that display tool results see (the ops agent's ``tool_end.result``);
+    defaults to ``text``."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Progress:
-    """A progress update from a long-running tool (002 ``tool_progress``)."""
+    """A progress update from a long-running tool (the chat tray's ``tool_progress``)."""
 
     stage: str | None = None
     message: str | None = None

@@ -1,12 +1,14 @@
 """Which tools a run may use.
 
 A :class:`Toolset` holds global tools and tools registered under *scopes*: plain strings an
-application chooses. 000 filters by ``context_type`` (scope ``"workflow"``); 003 resolves
-"global + page + tab + subtab" (scopes ``"page:reports"``, ``"page:reports/tab:articles"``,
-...). :meth:`Toolset.resolve` returns the union in that order without duplicates.
+application chooses. The workflow assistant filters by ``context_type`` (scope ``"workflow"``); the
+chat tray resolves "global + page + tab + subtab" (scopes ``"page:reports"``,
+``"page:reports/tab:articles"``, ...). :meth:`Toolset.resolve` returns the union in that order
+without duplicates.
 
-A :class:`ToolSource` loads tools at run time (a remote catalogue, a plugin). If loading fails
-the run continues without those tools and the client gets a ``tool_fallback`` warning (004).
+A :class:`ToolSource` loads tools at run time (a remote catalogue, a plugin). If loading fails the
+run continues without those tools and the client gets a ``tool_fallback`` warning (as the ops agent
+shows it).
 """
 
 from __future__ import annotations

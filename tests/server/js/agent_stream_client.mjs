@@ -1,6 +1,6 @@
-// 004 "Example Frontend Handling", run verbatim in Node against a live server.
+// The ops agent protocol's example frontend handler, run verbatim in Node against a live server.
 //
-// Only what Node needs differs from the spec's snippet: the URL is absolute (BASE_URL) and the
+// Only what Node needs differs from the protocol's example: the URL is absolute (BASE_URL) and the
 // session cookie is sent explicitly (a browser would attach it). The switch's comments are
 // filled in to record what a UI would show; the result is printed as JSON for the test.
 const BASE_URL = process.env.BASE_URL;

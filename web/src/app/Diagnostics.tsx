@@ -1,5 +1,5 @@
 /**
- * The diagnostics drawer (003 "Diagnostics"): model, limits, tools, system prompt, messages,
+ * The diagnostics drawer: model, limits, tools, system prompt, messages,
  * context and raw response for one answer. A native modal <dialog> gives focus trapping and
  * Escape-to-close for free.
  */

@@ -1,5 +1,5 @@
 /**
- * The ChatTray's message states (002 "UI Components"): user bubble, thinking bubble, streaming
+ * The ChatTray's message states: user bubble, thinking bubble, streaming
  * answer with pulsing dots, amber tool-progress cards, final Markdown with inline tool cards,
  * chips, action buttons, payload cards, reasoning trace, token usage and inline errors.
  */

@@ -1,5 +1,5 @@
 /**
- * Client-side suggested actions (002 `handler: "client"`). The page first dispatches a
+ * Client-side suggested actions (`handler: "client"`). The page first dispatches a
  * cancelable `agentstream:action` event on `window` so an embedding page can handle its own
  * actions; if nobody calls `preventDefault()`, the built-in ones below run.
  */

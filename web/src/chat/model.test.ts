@@ -7,7 +7,7 @@ function play(events: TrayEvent[]): AssistantItem {
 }
 
 describe("applyEvent", () => {
-  it("follows the 002 event flow from thinking to a final answer with a tool", () => {
+  it("follows the tray's event flow from thinking to a final answer with a tool", () => {
     let a = newAnswer({ message: "hi" });
     a = applyEvent(a, { type: "status", message: "Thinking...", run_id: "r1" });
     expect([a.statusText, a.runId]).toEqual(["Thinking...", "r1"]);
@@ -55,7 +55,7 @@ describe("applyEvent", () => {
     });
   });
 
-  it("takes tool history from a 002 custom_payload and inserts markers when the message has none", () => {
+  it("takes tool history from a tool_history custom_payload and inserts markers when the message has none", () => {
     const a = play([
       {
         type: "complete",

@@ -1,8 +1,7 @@
 /**
  * The chat's view model: what the tray shows, as plain data, and the pure functions that build
  * it from stream events (live answers) or stored messages (opened conversations). Kept apart
- * from the components so the event handling of 002 "Frontend State Management" is testable
- * without a browser.
+ * from the components so the tray's event handling is testable without a browser.
  */
 import type { StoredMessage } from "../lib/api";
 import { insertMarkers } from "../lib/render";
@@ -189,7 +188,7 @@ function completeAnswer(item: AssistantItem, payload: CompletePayload): Assistan
   };
 }
 
-/** 002 puts tool history in `custom_payload: {type: "tool_history", data: [...]}`. */
+/** Tool history as the tray also sends it: `custom_payload: {type: "tool_history", data: [...]}`. */
 function historyFromCustomPayload(custom: CustomPayload | null | undefined): ToolHistoryEntry[] | null {
   if (custom && (custom.type ?? custom.kind) === "tool_history" && Array.isArray(custom.data)) {
     return custom.data as ToolHistoryEntry[];

@@ -1,5 +1,5 @@
 /**
- * Message text to safe HTML: `[[tool:N]]` markers (002 "Tool Call Markers") and Markdown.
+ * Message text to safe HTML: `[[tool:N]]` tool call markers and Markdown.
  *
  * The model's text is untrusted: it may echo user input or tool output containing HTML. All
  * Markdown goes through `marked` (GFM: tables, fenced code) and then DOMPurify, so the HTML

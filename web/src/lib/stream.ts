@@ -1,5 +1,5 @@
 /**
- * A small, framework-free client for agentstream's `tray` dialect (specs 002/003):
+ * A small, framework-free client for agentstream's `tray` dialect (the chat tray protocol):
  * `POST /api/chat/stream` answers with `text/event-stream` frames of `data: {json}`.
  *
  * Three layers, each usable on its own:
@@ -46,8 +46,8 @@ export interface SuggestedAction {
   style?: "primary" | "secondary" | "warning" | null;
 }
 
-/** A structured payload for the client. 003 names the discriminator `type`; agentstream's
- * canonical events call it `kind`. Either may be present. */
+/** A structured payload for the client. The tray protocol names the discriminator `type`;
+ * agentstream's canonical events call it `kind`. Either may be present. */
 export interface CustomPayload {
   type?: string;
   kind?: string;
@@ -100,7 +100,7 @@ export interface TextDeltaEvent {
   type: "text_delta";
   text: string;
 }
-/** Reasoning trace text (an additive extension of the tray dialect; 001 `thinking`). */
+/** Reasoning trace text (an additive extension of the tray dialect, like the data playground's `thinking`). */
 export interface ThinkingEvent {
   type: "thinking";
   text: string;

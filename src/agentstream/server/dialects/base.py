@@ -67,8 +67,8 @@ class RequestModel(BaseModel):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DialectDefaults:
-    """Per-dialect run options, as data (000: 20 turns and answers in English; 002: 5 turns
-    with tool markers and suggestions)."""
+    """Per-dialect run options, as data (workflow assistant: 20 turns and answers in English;
+    chat tray: 5 turns with tool markers and suggestions)."""
 
     max_turns: int | None = None
     tool_markers: bool = False
@@ -82,8 +82,8 @@ CLIENT_ID_LENGTH = 512
 
 
 def client_conversation_id(principal: Principal, client_id: str, field: str) -> str:
-    """The stored id of a conversation the client names itself (000 ``conversation_id``,
-    001 ``metadata.conversationId``).
+    """The stored id of a conversation the client names itself (the workflow assistant's
+    ``conversation_id``, the data playground's ``metadata.conversationId``).
 
     It is derived from the tenant, the user and the client's id (a UUIDv5), so ids chosen by
     different callers never meet: two tenants whose apps both number conversations 1, 2, 3
@@ -106,12 +106,13 @@ encoder object: the per-delta frames are built from it around a fixed prefix."""
 
 
 def as_text(value: Any) -> str:
-    """A tool's output as text for dialects that carry strings (001 ``output``, 002 history)."""
+    """A tool's output as text for dialects that carry strings (the data playground's
+    ``output``, the chat tray's tool history)."""
     return value if isinstance(value, str) else dumps(value)
 
 
 def iso_ms(timestamp: float) -> str:
-    """``2023-10-27T10:00:00.123Z`` (004 ``ts``)."""
+    """``2023-10-27T10:00:00.123Z`` (the ops agent's ``ts``)."""
     moment = datetime.fromtimestamp(timestamp, UTC)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
@@ -220,7 +221,8 @@ def event_stream(
 async def collect_frames(
     server: ServerContext, session: RunSession, encoder: Encoder
 ) -> list[Frame]:
-    """Every frame of a run, for answers that are one document (001 ``stream: false``)."""
+    """Every frame of a run, for answers that are one document (the data playground's
+    ``stream: false``)."""
     frames: list[Frame] = []
     encoder = shown_by(server, encoder)
     async with aclosing(run_events(session)) as events:

@@ -141,11 +141,11 @@ def _history(entry: ToolHistoryEntry) -> dict[str, Any]:
 
 
 class TrayEncoder:
-    """Frames in the tray's order: for each tool, ``tool_start``, its ``tool_progress``, then
-    ``tool_complete`` and its marker, one tool after another ("Process Tools: for each
-    tool"). The loop runs a turn's tools concurrently, so the frames of a call that is not
-    the oldest one still open are held back until the calls before it have completed; the
-    tools themselves are never delayed."""
+    """Frames in the order tray clients expect: for each tool, ``tool_start``, its
+    ``tool_progress``, then ``tool_complete`` and its marker, one tool after another. The loop
+    runs a turn's tools concurrently, so the frames of a call that is not the oldest one still
+    open are held back until the calls before it have completed; the tools themselves are
+    never delayed."""
 
     def __init__(self, *, include_reasoning: bool = False) -> None:
         self.include_reasoning = include_reasoning
