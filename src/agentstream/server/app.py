@@ -60,7 +60,14 @@ def create_app(
     replaces the one the settings describe; ``static_dir`` holds the built web UI (default
     ``agentstream/server/static``); ``models`` lists the other models clients may pick
     (default: :class:`ModelRegistry` from the environment); ``broker`` shares runs between
-    workers (default: Redis when ``AGENTSTREAM_REDIS_URL`` is set, else this process only)."""
+    workers (default: Redis when ``AGENTSTREAM_REDIS_URL`` is set, else this process only).
+
+    ``agentstream serve`` builds this app; build it yourself to mount it in a larger
+    application or to run it under another ASGI server::
+
+        store = await SqlConversationStore.open()  # AGENTSTREAM_DATABASE_URL or ./data
+        app = create_app(agent, store=store, hooks=ChatHooks(chat))
+    """
     settings = settings or Settings.from_env()
     settings.check()
     if broker is None:

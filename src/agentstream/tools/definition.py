@@ -143,7 +143,20 @@ def tool(
     intercept: Intercept | None = None,
     display: Display | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
-    """Make a tool from a typed function (sync or async, plain or generator)."""
+    """Make a tool from a typed function (sync or async, plain or generator)::
+
+        @tool(display=lambda args: f"Looking up {args['order_id']}…", timeout=10)
+        async def lookup_order(ctx: ToolContext, order_id: str) -> dict:
+            '''Look an order up.
+
+            Args:
+                order_id: The order number, e.g. A-17.
+            '''
+            return await orders.get(order_id, token=ctx.token)
+
+    The docstring (up to ``Args:``) is the description the model reads; the type hints are
+    the schema its arguments are validated against.
+    """
 
     def build(fn: Callable[..., Any]) -> Tool:
         summary, arg_docs = _parse_docstring(inspect.getdoc(fn) or "")
