@@ -163,7 +163,7 @@ def test_cors_preflight(serve: Serve) -> None:
             headers={
                 "Origin": "https://app.example",
                 "Access-Control-Request-Method": "POST",
-                "Access-Control-Request-Headers": "authorization, content-type",
+                "Access-Control-Request-Headers": "authorization, content-type, last-event-id",
             },
         )
         denied = client.options(
@@ -180,7 +180,8 @@ def test_cors_preflight(serve: Serve) -> None:
     assert preflight.status_code == 200
     assert preflight.headers["access-control-allow-origin"] == "https://app.example"
     assert "POST" in preflight.headers["access-control-allow-methods"]
-    assert "authorization" in preflight.headers["access-control-allow-headers"].lower()
+    allowed = preflight.headers["access-control-allow-headers"].lower()
+    assert "authorization" in allowed and "last-event-id" in allowed  # resuming a stream
     assert denied.status_code == 400
     assert "access-control-allow-origin" not in denied.headers
     assert plain.status_code == 204

@@ -129,7 +129,7 @@ def create_app(
             CORSMiddleware,
             allow_origins=list(settings.cors_origins),
             allow_methods=["GET", "POST", "PATCH", "DELETE", "OPTIONS"],
-            allow_headers=["Authorization", "Content-Type", "Accept"],
+            allow_headers=["Authorization", "Content-Type", "Accept", "Last-Event-ID"],
             # Credentials (the session cookie) only for origins named one by one: with "*"
             # Starlette would echo *any* origin with credentials allowed, letting every web
             # page read the conversations of a visitor who is signed in. Bearer tokens, which

@@ -70,7 +70,8 @@ def validation_error_body(errors: Sequence[Any]) -> tuple[str, str]:
         return field, "must not be empty"
     if kind in ("model_attributes_type", "dict_type") and field == "body":
         return field, "expected a JSON object"
-    return field, str(first.get("msg", "invalid value"))
+    # A validator's own ValueError reads "Value error, <its message>": the message is enough.
+    return field, str(first.get("msg", "invalid value")).removeprefix("Value error, ")
 
 
 _TYPE_TAGS = frozenset({"str", "int", "float", "bool", "none", "bytes", "dict", "list"})
