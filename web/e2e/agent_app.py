@@ -27,13 +27,20 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from agentstream import Agent, Payload, Progress, ToolContext, ToolResult, tool
-from agentstream.chat import ActionCall, ChatConfig, ServerActions
+from agentstream.chat import (
+    ActionCall,
+    ChatConfig,
+    GraphView,
+    PayloadAction,
+    PayloadType,
+    ServerActions,
+)
 from agentstream.providers.scripted import ScriptedProvider
 
 GATES = Path(os.environ.get("AGENTSTREAM_E2E_GATES", "e2e-gates"))
 
 
-@tool
+@tool(display=lambda args: f"Searching the articles for “{args['query']}”…")
 async def search_articles(ctx: ToolContext, query: str) -> AsyncIterator[Progress | ToolResult]:
     """Search the article index.
 
@@ -61,13 +68,21 @@ def preview_workflow(description: str, steps: list[str]) -> ToolResult:
         description: What the workflow does.
         steps: The steps, in order.
     """
+    edges = [
+        {"source": before, "target": step, "port": None if before is None else "done"}
+        for before, step in zip([None, *steps], steps, strict=False)
+    ]
     return ToolResult(
         text='{"status": "preview_sent"}',
         payload=Payload(
             kind="workflow_preview",
             data={
                 "description": description,
-                "workflow": {"name": description, "steps": [{"name": s} for s in steps]},
+                "workflow": {
+                    "name": description,
+                    "actions": [{"name": s, "kind": "step"} for s in steps],
+                    "edges": edges,
+                },
                 "is_update": False,
             },
             summary=f"Workflow preview: {description}",
@@ -188,4 +203,25 @@ async def reject_preview(call: ActionCall) -> str:
     return f"Preview {call.data['payload_id']} discarded."
 
 
-chat = ChatConfig(server_actions=actions)
+PREVIEW = PayloadType.tool(
+    "workflow_preview",
+    title="Workflow preview",
+    view=GraphView(
+        nodes="workflow.actions",
+        edges="workflow.edges",
+        node_id="name",
+        node_detail="kind",
+        edge_label="port",
+    ),
+    actions=[
+        PayloadAction(label="Approve", action="approve_preview", style="primary"),
+        PayloadAction(label="Reject", action="reject_preview"),
+    ],
+)
+
+chat = ChatConfig(
+    server_actions=actions,
+    payload_types=[PREVIEW],
+    app_name="E2E Assistant",
+    starter_prompts=["hello there", "search for CRISPR"],
+)
