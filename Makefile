@@ -1,5 +1,5 @@
 # The two commands a newcomer needs: `make run` and `make test`. Both install what is missing.
-.PHONY: run test setup lint typecheck pytest webtest bench
+.PHONY: run test setup lint typecheck pytest webtest bench example-workflows
 
 HOST ?= 127.0.0.1
 PORT ?= 8000
@@ -14,17 +14,21 @@ test:
 	$(MAKE) --no-print-directory lint typecheck webtest pytest
 
 lint:
-	$(VENV)/ruff check src tests bench
-	$(VENV)/ruff format --check src tests bench
+	$(VENV)/ruff check src tests bench examples
+	$(VENV)/ruff format --check src tests bench examples
 
 typecheck:
-	$(VENV)/mypy src
+	$(VENV)/mypy src examples
 
 pytest:
 	$(VENV)/pytest -q
 
 webtest:
 	@if [ -f web/package.json ]; then cd web && npm test --silent; fi
+
+example-workflows:
+	scripts/setup.sh
+	$(VENV)/agentstream serve examples.workflows.app:agent --chat examples.workflows.app:chat --host $(HOST) --port $(PORT)
 
 bench:
 	scripts/setup.sh
