@@ -134,6 +134,7 @@ def build(
             "tables": ContextType(identity=TABLES_ROLE_BLOCK, tool_guidance=""),
         },
         default_context_type="workflow",
+        max_turns=20,  # the workflow-assistant protocol's limit, in the web UI too
         payload_types=[
             PayloadType.tool(
                 "workflow_preview",

@@ -112,6 +112,7 @@ def test_payload_type_client_view_names_title_view_and_actions() -> None:
             ),
             "'charts' is not one of the context types ['tables']",
         ),
+        (lambda: ChatConfig(max_turns=0), "max_turns must be between 1 and 100, got 0"),
         (lambda: ChatConfig(mounts={"example": FastAPI()}), "must start with '/'"),
         (lambda: ChatConfig(mounts={"/example/": FastAPI()}), "not end with '/'"),
         (lambda: ChatConfig(mounts={"/api/mine": FastAPI()}), "shadow the server's own routes"),
@@ -257,3 +258,19 @@ async def test_a_request_with_its_own_context_type_keeps_it() -> None:
     default = RunRequest(message="x", principal=Principal(user_id="u"))
     prepared = await hooks.prepare(agent, default, [], [])
     assert [t.name for t in agent.toolset.resolve(prepared.scopes)] == ["propose_plan"]
+
+
+def test_the_configured_turn_limit_replaces_the_protocols(serve: Serve) -> None:
+    call = {"name": "list_tables", "arguments": {}}
+    model = ScriptedProvider({"turns": [{"tool_calls": [call]}] * 6 + [{"text": "Seven."}]})
+    toolset = Toolset()
+    toolset.add(list_tables)
+    agent = Agent(model=model, tools=toolset)
+    limited = serve(agent, hooks=ChatHooks(ChatConfig()))
+    with limited.client() as client:
+        frames = datas(parse_sse(client.post("/api/chat/stream", json={"message": "go"}).text))
+    assert frames[-1] == {"type": "error", "message": "Maximum tool-call rounds exceeded"}
+    longer = serve(agent, hooks=ChatHooks(ChatConfig(max_turns=7)))
+    with longer.client() as client:
+        frames = datas(parse_sse(client.post("/api/chat/stream", json={"message": "go"}).text))
+    assert frames[-1]["payload"]["message"].endswith("Seven.")

@@ -92,6 +92,10 @@ class ChatConfig:
     """Tell the model how to write suggested values and actions (they are parsed regardless)."""
     tool_history_payload: bool = True
     """Without another payload, ``custom_payload`` is the run's tool history (002)."""
+    max_turns: int | None = None
+    """The turn limit of every request, whatever its protocol's default (an assistant that
+    builds workflows step by step needs more than the tray's 5); ``None`` keeps each
+    protocol's."""
     default_context_type: str | None = None
     """The ``context_type`` of requests whose protocol carries none (the web UI and the other
     dialects), so they get that context type's tools and prompt too."""
@@ -124,6 +128,10 @@ class ChatConfig:
                     )
 
     def _check_client_fields(self) -> None:
+        if self.max_turns is not None and (
+            isinstance(self.max_turns, bool) or not 1 <= self.max_turns <= 100
+        ):
+            raise ValueError(f"max_turns must be between 1 and 100, got {self.max_turns!r}")
         if self.default_context_type is not None and (
             not self.default_context_type.strip()
             or (self.context_types and self.default_context_type not in self.context_types)

@@ -93,6 +93,7 @@ class ChatHooks:
             scopes=scopes,
             message=message,
             answer_checks=self.answer_checks(agent, request),
+            max_turns=self.config.max_turns,
         )
 
     def answer_checks(self, agent: Agent, request: RunRequest) -> tuple[AnswerCheck, ...]:

@@ -85,10 +85,13 @@ const NODE_W = 168;
 const NODE_H = 46;
 const GAP_X = 28;
 const GAP_Y = 54;
+/** Room beside the nodes for the labels of the edges between layers. */
+const LABEL_ROOM = 110;
 
 /** The graph as SVG: boxes in layers, top to bottom, arrows with their labels. */
 export function GraphDiagram({ layout, title }: { layout: GraphLayout; title: string }) {
-  const width = Math.max(1, layout.columns) * (NODE_W + GAP_X) - GAP_X + 16;
+  const labelled = layout.edges.some((e) => e.label);
+  const width = Math.max(1, layout.columns) * (NODE_W + GAP_X) - GAP_X + 16 + (labelled ? 2 * LABEL_ROOM : 0);
   const height = layout.layers * (NODE_H + GAP_Y) - GAP_Y + 16;
   const perLayer = new Map<number, number>();
   for (const n of layout.nodes) perLayer.set(n.layer, (perLayer.get(n.layer) ?? 0) + 1);
