@@ -28,6 +28,7 @@ from agentstream.chat import (
     PayloadType,
     ServerActions,
 )
+from agentstream.chat.toolhooks import is_uuid
 from agentstream.server.auth import Authenticator
 from agentstream.tools import Toolset
 from examples.workflows.backend.api import Backend, create
@@ -76,6 +77,8 @@ def _server_actions(api: WorkflowApi) -> ServerActions:
             raise ActionFailed("the approval did not carry the previewed workflow")
         workflow = preview["workflow"]
         rule_id = preview.get("workflow_id") if preview.get("is_update") else None
+        if rule_id is not None and not is_uuid(rule_id):
+            raise ActionFailed("the approval names no valid rule to update")
         try:
             if rule_id:
                 saved = await api.request(

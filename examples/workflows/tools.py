@@ -13,6 +13,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 from agentstream.chat import (
     field_names,
@@ -27,9 +28,7 @@ from examples.workflows.client import Executors, WorkflowApi
 from examples.workflows.drafts import Draft, DraftStore
 from examples.workflows.shapes import ActionSpec, WorkflowSpec, to_backend
 
-__all__ = ["CATEGORIES", "TABLE_TOOLS", "WorkflowTools"]
-
-CATEGORIES = ("Discovery", "Read", "Alerts", "Write", "Preview", "Draft")
+__all__ = ["WorkflowTools", "compact_rule", "flow_outline"]
 
 summarize_action_types = keep_fields(
     "name",
@@ -65,16 +64,17 @@ def _preview_summary(data: Any) -> str:
 preview = preview_interceptor(summary=_preview_summary)
 
 
+def edge_line(edge: dict[str, Any]) -> str:
+    """``"Start → Check Total"`` or ``"Check Total --output-true--> Alert Managers"``."""
+    if edge["source_action"] is None:
+        return f"Start → {edge['target_action']}"
+    port = edge.get("source_output") or "next"
+    return f"{edge['source_action']} --{port}--> {edge['target_action']}"
+
+
 def flow_outline(rule: dict[str, Any]) -> list[str]:
-    """``["Start → Check Total", "Check Total --output-true--> Alert Managers"]``."""
-    lines = []
-    for edge in rule.get("edges", []):
-        if edge["source_action"] is None:
-            lines.append(f"Start → {edge['target_action']}")
-        else:
-            port = edge.get("source_output") or "next"
-            lines.append(f"{edge['source_action']} --{port}--> {edge['target_action']}")
-    return lines
+    """The rule's edges, one line each."""
+    return [edge_line(edge) for edge in rule.get("edges", [])]
 
 
 def compact_rule(rule: Any) -> Any:
@@ -181,10 +181,8 @@ class WorkflowTools:
                 **found,
                 "rule": rule["name"],
                 "depth": _depths(rule).get(name),
-                "incoming": [
-                    e for e in flow_outline(rule) if e.endswith((f"> {name}", f"→ {name}"))
-                ],
-                "outgoing": [e for e in flow_outline(rule) if e.startswith(f"{name} --")],
+                "incoming": [edge_line(e) for e in rule["edges"] if e["target_action"] == name],
+                "outgoing": [edge_line(e) for e in rule["edges"] if e["source_action"] == name],
             }
 
         @tool(summarize=summarize_rules, display=lambda a: "Listing the workflow rules…")
@@ -403,12 +401,10 @@ class WorkflowTools:
             schema, dot, name = table.strip().partition(".")
             if not dot or not schema or not name:
                 raise ValueError(f"expected schema.table, got {table!r}")
-            return await executors.for_call(ctx).get(f"/v1/data/tables/{schema}/{name}")
+            path = f"/v1/data/tables/{quote(schema, safe='')}/{quote(name, safe='')}"
+            return await executors.for_call(ctx).get(path)
 
         return [list_tables, describe_table]
-
-
-TABLE_TOOLS = ("list_tables", "describe_table")
 
 
 def _needed(workflow_id: str | None) -> str:

@@ -204,11 +204,22 @@ def test_reject_tells_the_model_and_saves_nothing(start: Callable[..., App]) -> 
     assert "rejected the preview" in getattr(told, "content", "")
 
 
-def test_approving_without_a_workflow_is_a_failure_the_model_explains(
-    start: Callable[..., App],
+@pytest.mark.parametrize(
+    ("payload", "told"),
+    [
+        ({"workflow": {"name": ""}}, "The action failed: the backend refused it"),
+        ("not an object", "the approval did not carry the previewed workflow"),
+        (
+            {"workflow": {"name": "x"}, "is_update": True, "workflow_id": "../../data/tables"},
+            "the approval names no valid rule to update",
+        ),
+    ],
+)
+def test_a_bad_approval_is_a_failure_the_model_explains(
+    start: Callable[..., App], payload: Any, told: str
 ) -> None:
     app = start()
-    action = {"action": "approve_workflow", "data": {"payload": {"workflow": {"name": ""}}}}
+    action = {"action": "approve_workflow", "data": {"payload": payload}}
     with app.server.client() as client:
         reply = client.post(
             TRAY,
@@ -216,7 +227,7 @@ def test_approving_without_a_workflow_is_a_failure_the_model_explains(
             headers=bearer(token("alice")),
             timeout=30,
         )
-    assert "The action failed: the backend refused it" in reply.text
+    assert told in reply.text
 
 
 def test_a_draft_built_step_by_step_is_previewed(start: Callable[..., App]) -> None:

@@ -12,6 +12,8 @@ word in the user's message, so one server answers every test case:
 - ``ponder``   three seconds before the first word: the "Thinking..." state
 - ``fail``     the model fails with an error
 - ``preview``  a tool that sends a workflow preview payload, plus suggested actions
+- ``orders``   two payload cards: a type the config declares as a table with a client
+               button, and a type it does not declare
 - ``approve`` / ``reject``  answers to the preview's server actions, which run the
                ``approve_preview`` / ``reject_preview`` handlers below first (``chat``, served
                with ``--chat agent_app:chat``)
@@ -34,6 +36,7 @@ from agentstream.chat import (
     PayloadAction,
     PayloadType,
     ServerActions,
+    TableView,
 )
 from agentstream.providers.scripted import ScriptedProvider
 
@@ -88,6 +91,20 @@ def preview_workflow(description: str, steps: list[str]) -> ToolResult:
             summary=f"Workflow preview: {description}",
         ),
     )
+
+
+@tool
+def show_orders(kind: str) -> ToolResult:
+    """Show recent orders as a card.
+
+    Args:
+        kind: The payload type to send them as.
+    """
+    orders = [
+        {"id": "A-1", "total": 120, "status": "paid"},
+        {"id": "A-2", "total": 75, "status": "open"},
+    ]
+    return ToolResult(text="2 orders shown.", payload=Payload(kind=kind, data={"orders": orders}))
 
 
 HELLO = (
@@ -150,6 +167,18 @@ RULES = {
             ],
         },
         {"match": "slow", "turns": [{"text": SLOW, "delay": 0.15}]},
+        {
+            "match": "orders",
+            "turns": [
+                {
+                    "tool_calls": [
+                        {"name": "show_orders", "arguments": {"kind": "order_list"}},
+                        {"name": "show_orders", "arguments": {"kind": "mystery_box"}},
+                    ]
+                },
+                {"text": "Here are your orders."},
+            ],
+        },
         {"match": "ponder", "turns": [{"text": ["Done pondering."], "delay": 3}]},
         {
             "match": "fail",
@@ -185,7 +214,7 @@ RULES = {
 
 agent = Agent(
     model=ScriptedProvider(RULES, model="e2e-script"),
-    tools=[search_articles, preview_workflow],
+    tools=[search_articles, preview_workflow, show_orders],
     name="e2e",
     instructions="You are the end-to-end test agent.",
 )
@@ -219,9 +248,16 @@ PREVIEW = PayloadType.tool(
     ],
 )
 
+ORDERS = PayloadType.tool(
+    "order_list",
+    title="Recent orders",
+    view=TableView(rows="orders", columns=[("id", "Order"), ("total", "Total")]),
+    actions=[PayloadAction(label="Copy", action="copy_text", handler="client")],
+)
+
 chat = ChatConfig(
     server_actions=actions,
-    payload_types=[PREVIEW],
+    payload_types=[PREVIEW, ORDERS],
     app_name="E2E Assistant",
     starter_prompts=["hello there", "search for CRISPR"],
 )

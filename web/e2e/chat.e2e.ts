@@ -314,6 +314,31 @@ describe("chat", () => {
     await waitIdle();
   });
 
+  it("draws a declared payload type as a table with its buttons, and an undeclared one plainly", async () => {
+    await page.goto("/");
+    await send("recent orders");
+    await lastAnswer().getByText("Here are your orders.").waitFor();
+    await waitIdle();
+    const cards = page.getByTestId("payload-card");
+    await expect(cards.count()).resolves.toBe(2);
+    const table = cards.filter({ hasText: "Recent orders" });
+    await expect(table.getByRole("columnheader").allTextContents()).resolves.toEqual(["Order", "Total"]);
+    await expect(table.getByRole("row").nth(1).textContent()).resolves.toBe("A-1120");
+    // A client button goes to the page as a cancelable agentstream:action event with the payload.
+    await page.evaluate(() => {
+      addEventListener("agentstream:action", (e) => {
+        (window as unknown as { seen: unknown }).seen = (e as CustomEvent).detail;
+        e.preventDefault();
+      });
+    });
+    await table.getByRole("button", { name: "Copy" }).click();
+    const seen = await page.evaluate(() => (window as unknown as { seen: unknown }).seen);
+    expect(seen).toMatchObject({ action: "copy_text", handler: "client", data: { payload: { orders: [{ id: "A-1" }, { id: "A-2" }] } } });
+    const plain = cards.filter({ hasText: "Mystery box" });
+    await expect(plain.getByRole("button").count()).resolves.toBe(0);
+    await expect(plain.getByRole("table").count()).resolves.toBe(0);
+  });
+
   it("runs a client action in the page", async () => {
     await page.goto("/");
     await send("preview something");
