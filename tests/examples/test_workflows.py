@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from agentstream.chat import PREVIEW_SENT, ChatHooks
-from agentstream.messages import ToolResultsMessage
+from agentstream.messages import ToolResultsMessage, UserMessage
 from agentstream.providers.scripted import ScriptedProvider
 from agentstream.server.auth import authenticator_from_settings
 from agentstream.server.settings import Settings
@@ -187,6 +187,56 @@ def test_preview_then_approve_creates_the_rule_through_the_backend(
     again = app.chat("Create a low stock alert for inventory items")
     assert not [d for n, d in again if n == "workflow_preview"]
     assert "already exists" in _text(again)
+
+
+def test_an_update_preview_names_the_rule_and_approve_replaces_it(
+    start: Callable[..., App],
+) -> None:
+    workflow = {
+        "name": "Large Order Review",
+        "description": "Review orders over 20,000.",
+        "entity": "sales.orders",
+        "trigger_type": "on_create",
+        "actions": [
+            {
+                "name": "Check Total",
+                "action_type": "evaluate_condition",
+                "config": {"field": "total", "operator": "gt", "value": 20000},
+            },
+            {
+                "name": "Mail Managers",
+                "action_type": "send_email",
+                "config": {"to": "managers@example.com", "subject": "Large order"},
+                "after": "Check Total",
+            },
+        ],
+    }
+    arguments = {
+        "description": "Raise the threshold",
+        "workflow": workflow,
+        "workflow_id": "Large Order Review",
+    }
+    app = start(_script({"name": "preview_workflow", "arguments": arguments}))
+    rules = {r["name"]: r["id"] for r in app.api("GET", "/workflow/rules").json()}
+    events = app.chat("raise the threshold")
+    [preview] = [d for n, d in events if n == "workflow_preview"]
+    assert preview["is_update"] is True
+    assert preview["workflow_id"] == rules["Large Order Review"]  # the name, resolved
+    action = {"action": "approve_workflow", "data": {"payload": preview}}
+    with app.server.client() as client:
+        reply = client.post(
+            TRAY,
+            json={"message": "Approve", "interaction_type": "action_executed", "action": action},
+            headers=bearer(token("alice")),
+            timeout=30,
+        )
+    assert reply.status_code == 200
+    told = [m for m in app.provider.requests[-1].messages if isinstance(m, UserMessage)][-1]
+    assert "Outcome: Updated the rule “Large Order Review”" in told.content
+    saved = app.api("GET", f"/workflow/rules/{rules['Large Order Review']}").json()
+    assert [a["name"] for a in saved["actions"]] == ["Check Total", "Mail Managers"]
+    assert saved["description"] == "Review orders over 20,000."
+    assert len(app.api("GET", "/workflow/rules").json()) == 3  # replaced, not added
 
 
 def test_reject_tells_the_model_and_saves_nothing(start: Callable[..., App]) -> None:
