@@ -1,5 +1,5 @@
 # The two commands a newcomer needs: `make run` and `make test`. Both install what is missing.
-.PHONY: run test setup lint typecheck pytest webtest bench docs docs-serve
+.PHONY: run test setup lint typecheck pytest webtest bench docs docs-serve example-workflows
 
 HOST ?= 127.0.0.1
 PORT ?= 8000
@@ -16,17 +16,21 @@ test:
 	$(MAKE) --no-print-directory lint typecheck docs webtest pytest
 
 lint:
-	$(VENV)/ruff check src tests bench docs/rest_roles.py
-	$(VENV)/ruff format --check src tests bench docs/rest_roles.py
+	$(VENV)/ruff check src tests bench examples docs/rest_roles.py
+	$(VENV)/ruff format --check src tests bench examples docs/rest_roles.py
 
 typecheck:
-	$(VENV)/mypy src
+	$(VENV)/mypy src examples
 
 pytest:
 	$(VENV)/pytest -q
 
 webtest:
 	@if [ -f web/package.json ]; then cd web && npm test --silent; fi
+
+example-workflows:
+	scripts/setup.sh
+	$(VENV)/agentstream serve examples.workflows.app:agent --chat examples.workflows.app:chat --host $(HOST) --port $(PORT)
 
 bench:
 	scripts/setup.sh

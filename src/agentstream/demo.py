@@ -11,7 +11,14 @@ import asyncio
 from collections.abc import AsyncIterator
 
 from agentstream.agent import Agent
-from agentstream.chat import ActionCall, ChatConfig, ServerActions
+from agentstream.chat import (
+    ActionCall,
+    ChatConfig,
+    GraphView,
+    PayloadAction,
+    PayloadType,
+    ServerActions,
+)
 from agentstream.events import Payload
 from agentstream.providers.demo import NOTICE, demo_provider
 from agentstream.tools import Progress, ToolContext, ToolResult, tool
@@ -45,7 +52,11 @@ def preview_workflow(description: str, steps: list[str]) -> ToolResult:
         description: What the workflow does.
         steps: The workflow's steps, in order.
     """
-    workflow = {"name": description, "actions": [{"name": step} for step in steps]}
+    edges = [
+        {"source": before, "target": step}
+        for before, step in zip([None, *steps], steps, strict=False)
+    ]
+    workflow = {"name": description, "actions": [{"name": step} for step in steps], "edges": edges}
     return ToolResult(
         text='{"status":"preview_sent","message":"Preview sent to user for approval."}',
         payload=Payload(
@@ -80,7 +91,18 @@ async def reject_preview(call: ActionCall) -> str:
     return "The preview was rejected and discarded."
 
 
+WORKFLOW_PREVIEW = PayloadType.tool(
+    "workflow_preview",
+    title="Workflow preview",
+    view=GraphView(nodes="workflow.actions", edges="workflow.edges", node_id="name"),
+    actions=[
+        PayloadAction(label="Approve", action="approve_preview", style="primary"),
+        PayloadAction(label="Reject", action="reject_preview"),
+    ],
+)
+
+
 def demo_chat() -> ChatConfig:
-    """The demo's chat configuration: its preview card's Approve and Reject are server
-    actions."""
-    return ChatConfig(server_actions=demo_actions)
+    """The demo's chat configuration: its preview card is drawn as a graph, and its Approve
+    and Reject are server actions."""
+    return ChatConfig(server_actions=demo_actions, payload_types=[WORKFLOW_PREVIEW])

@@ -132,6 +132,8 @@ class ToolHistoryEntry:
     is_error: bool = False
     duration_ms: float = 0.0
     text_offset: int = 0
+    display: str | None = None
+    """The tool's friendly text for this call (``Tool.display``), for clients' tool cards."""
 
 
 # --- the events -----------------------------------------------------------------------------

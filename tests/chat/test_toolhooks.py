@@ -11,6 +11,7 @@ from agentstream.chat.toolhooks import (
     keep_fields,
     names_of,
     preview_interceptor,
+    workflow_preview_data,
 )
 from agentstream.events import Payload
 from agentstream.principal import Principal
@@ -133,3 +134,23 @@ def test_a_failed_validation_goes_to_the_model_unchanged() -> None:
     intercept = preview_interceptor()
     assert intercept({"valid": False, "errors": ["no trigger"]}, {}, _ctx()) is None
     assert intercept({"error": "bad"}, {}, _ctx()) is None
+
+
+def test_workflow_preview_data_prefers_what_the_tool_resolved() -> None:
+    resolved = {"name": "Low Stock", "entity_id": "e-1", "edges": []}
+    rule = "550e8400-e29b-41d4-a716-446655440000"
+    data = workflow_preview_data(
+        {"valid": True, "workflow": resolved, "workflow_id": rule},
+        {
+            "description": "Update it",
+            "workflow": {"entity": "inventory.items"},
+            "workflow_id": "Low Stock",
+        },
+    )
+    assert data == {
+        "description": "Update it",
+        "workflow": resolved,
+        "is_update": True,
+        "workflow_id": rule,
+    }
+    assert workflow_preview_data({"valid": False, "errors": ["x"]}, {"workflow": {}}) is None

@@ -12,6 +12,8 @@ word in the user's message, so one server answers every test case:
 - ``ponder``   three seconds before the first word: the "Thinking..." state
 - ``fail``     the model fails with an error
 - ``preview``  a tool that sends a workflow preview payload, plus suggested actions
+- ``orders``   two payload cards: a type the config declares as a table with a client
+               button, and a type it does not declare
 - ``approve`` / ``reject``  answers to the preview's server actions, which run the
                ``approve_preview`` / ``reject_preview`` handlers below first (``chat``, served
                with ``--chat agent_app:chat``)
@@ -27,13 +29,21 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from agentstream import Agent, Payload, Progress, ToolContext, ToolResult, tool
-from agentstream.chat import ActionCall, ChatConfig, ServerActions
+from agentstream.chat import (
+    ActionCall,
+    ChatConfig,
+    GraphView,
+    PayloadAction,
+    PayloadType,
+    ServerActions,
+    TableView,
+)
 from agentstream.providers.scripted import ScriptedProvider
 
 GATES = Path(os.environ.get("AGENTSTREAM_E2E_GATES", "e2e-gates"))
 
 
-@tool
+@tool(display=lambda args: f"Searching the articles for “{args['query']}”…")
 async def search_articles(ctx: ToolContext, query: str) -> AsyncIterator[Progress | ToolResult]:
     """Search the article index.
 
@@ -61,18 +71,40 @@ def preview_workflow(description: str, steps: list[str]) -> ToolResult:
         description: What the workflow does.
         steps: The steps, in order.
     """
+    edges = [
+        {"source": before, "target": step, "port": None if before is None else "done"}
+        for before, step in zip([None, *steps], steps, strict=False)
+    ]
     return ToolResult(
         text='{"status": "preview_sent"}',
         payload=Payload(
             kind="workflow_preview",
             data={
                 "description": description,
-                "workflow": {"name": description, "steps": [{"name": s} for s in steps]},
+                "workflow": {
+                    "name": description,
+                    "actions": [{"name": s, "kind": "step"} for s in steps],
+                    "edges": edges,
+                },
                 "is_update": False,
             },
             summary=f"Workflow preview: {description}",
         ),
     )
+
+
+@tool
+def show_orders(kind: str) -> ToolResult:
+    """Show recent orders as a card.
+
+    Args:
+        kind: The payload type to send them as.
+    """
+    orders = [
+        {"id": "A-1", "total": 120, "status": "paid"},
+        {"id": "A-2", "total": 75, "status": "open"},
+    ]
+    return ToolResult(text="2 orders shown.", payload=Payload(kind=kind, data={"orders": orders}))
 
 
 HELLO = (
@@ -135,6 +167,18 @@ RULES = {
             ],
         },
         {"match": "slow", "turns": [{"text": SLOW, "delay": 0.15}]},
+        {
+            "match": "orders",
+            "turns": [
+                {
+                    "tool_calls": [
+                        {"name": "show_orders", "arguments": {"kind": "order_list"}},
+                        {"name": "show_orders", "arguments": {"kind": "mystery_box"}},
+                    ]
+                },
+                {"text": "Here are your orders."},
+            ],
+        },
         {"match": "ponder", "turns": [{"text": ["Done pondering."], "delay": 3}]},
         {
             "match": "fail",
@@ -170,7 +214,7 @@ RULES = {
 
 agent = Agent(
     model=ScriptedProvider(RULES, model="e2e-script"),
-    tools=[search_articles, preview_workflow],
+    tools=[search_articles, preview_workflow, show_orders],
     name="e2e",
     instructions="You are the end-to-end test agent.",
 )
@@ -188,4 +232,32 @@ async def reject_preview(call: ActionCall) -> str:
     return f"Preview {call.data['payload_id']} discarded."
 
 
-chat = ChatConfig(server_actions=actions)
+PREVIEW = PayloadType.tool(
+    "workflow_preview",
+    title="Workflow preview",
+    view=GraphView(
+        nodes="workflow.actions",
+        edges="workflow.edges",
+        node_id="name",
+        node_detail="kind",
+        edge_label="port",
+    ),
+    actions=[
+        PayloadAction(label="Approve", action="approve_preview", style="primary"),
+        PayloadAction(label="Reject", action="reject_preview"),
+    ],
+)
+
+ORDERS = PayloadType.tool(
+    "order_list",
+    title="Recent orders",
+    view=TableView(rows="orders", columns=[("id", "Order"), ("total", "Total")]),
+    actions=[PayloadAction(label="Copy", action="copy_text", handler="client")],
+)
+
+chat = ChatConfig(
+    server_actions=actions,
+    payload_types=[PREVIEW, ORDERS],
+    app_name="E2E Assistant",
+    starter_prompts=["hello there", "search for CRISPR"],
+)

@@ -66,6 +66,12 @@ describe("chat", () => {
   it("shows the empty state, then streams an answer as sanitised markdown", async () => {
     await page.goto("/");
     await page.getByTestId("empty-state").waitFor();
+    // The app's name and starter prompts come from the server's ChatConfig.
+    await page.getByTestId("app-name").filter({ hasText: "E2E Assistant" }).waitFor();
+    await expect(page.getByTestId("brand").textContent()).resolves.toBe("E2E Assistant");
+    await expect(page.title()).resolves.toBe("New chat · E2E Assistant");
+    const starters = page.getByRole("group", { name: "Example prompts" }).getByRole("button");
+    await expect(starters.allTextContents()).resolves.toEqual(["hello there", "search for CRISPR"]);
     await screenshot(page, "01-empty-state");
 
     // The model picker lists the server's models with its default chosen, and sends it.
@@ -125,7 +131,8 @@ describe("chat", () => {
     await send("search articles");
     const progress = page.getByTestId("tool-progress");
     await progress.getByText("Found 15 articles...").waitFor();
-    await expect(progress.textContent()).resolves.toContain("search_articles");
+    // The tool's display text names what it does.
+    await expect(progress.textContent()).resolves.toContain("Searching the articles for “crispr”…");
     await expect(progress.textContent()).resolves.toContain("searching");
     await expect(progress.getByRole("progressbar").getAttribute("aria-valuenow")).resolves.toBe("50");
     await screenshot(page, "03-tool-progress");
@@ -138,6 +145,7 @@ describe("chat", () => {
     const card = lastAnswer().getByTestId("tool-card");
     const head = card.getByRole("button", { name: /search_articles/ });
     await expect(head.getAttribute("aria-expanded")).resolves.toBe("false");
+    await expect(card.getByTestId("tool-display").textContent()).resolves.toBe("Searching the articles for “crispr”…");
     await expect(card.getByText("Output").count()).resolves.toBe(0);
     // The card sits between the text before and after the call.
     const order = await lastAnswer().evaluate((el) => el.textContent ?? "");
@@ -160,6 +168,7 @@ describe("chat", () => {
     const storedText = await stored.evaluate((el) => el.textContent ?? "");
     expect(storedText.indexOf("Let me search")).toBeLessThan(storedText.indexOf("search_articles"));
     expect(storedText.indexOf("search_articles")).toBeLessThan(storedText.indexOf("I found 5"));
+    await expect(stored.getByTestId("tool-display").textContent()).resolves.toBe("Searching the articles for “crispr”…");
     await stored.getByRole("button", { name: /search_articles/ }).click();
     await stored.getByText("CRISPR basics").waitFor();
   });
@@ -276,7 +285,11 @@ describe("chat", () => {
     const card = page.getByTestId("payload-card");
     await card.getByText("Notify the team when stock runs low").first().waitFor();
     await waitIdle();
-    await card.getByRole("listitem").filter({ hasText: "Check stock level" }).waitFor();
+    // Drawn as its payload type says: a graph of the workflow's actions and labelled edges.
+    await expect(card.getByTestId("graph-node").count()).resolves.toBe(3); // Start + 2 steps
+    await card.getByTestId("graph-node").filter({ hasText: "Check stock level" }).waitFor();
+    await card.getByTestId("graph-edge").filter({ hasText: "done" }).waitFor();
+    await expect(card.locator(".payload-kind").textContent()).resolves.toBe("Workflow preview");
     await page.getByRole("group", { name: "Suggested actions" }).getByRole("button", { name: "Start over" }).waitFor();
     await screenshot(page, "09-workflow-preview");
 
@@ -288,14 +301,42 @@ describe("chat", () => {
     expect(body).toMatchObject({
       message: "Approve",
       interaction_type: "action_executed",
-      action: { action: "approve_preview", data: { payload_id: expect.any(String) } },
+      action: {
+        action: "approve_preview",
+        data: { payload_id: expect.any(String), payload: { description: "Notify the team when stock runs low" } },
+      },
       conversation_id: conversationId,
     });
     await page.getByTestId("user-message").filter({ hasText: "Approve" }).waitFor();
-    await card.getByText("Approval sent.").waitFor();
+    await card.getByText("Approve: sent.").waitFor();
     expect((await answered).ok()).toBe(true);
     await lastAnswer().getByText("The workflow is approved and saved.").waitFor();
     await waitIdle();
+  });
+
+  it("draws a declared payload type as a table with its buttons, and an undeclared one plainly", async () => {
+    await page.goto("/");
+    await send("recent orders");
+    await lastAnswer().getByText("Here are your orders.").waitFor();
+    await waitIdle();
+    const cards = page.getByTestId("payload-card");
+    await expect(cards.count()).resolves.toBe(2);
+    const table = cards.filter({ hasText: "Recent orders" });
+    await expect(table.getByRole("columnheader").allTextContents()).resolves.toEqual(["Order", "Total"]);
+    await expect(table.getByRole("row").nth(1).textContent()).resolves.toBe("A-1120");
+    // A client button goes to the page as a cancelable agentstream:action event with the payload.
+    await page.evaluate(() => {
+      addEventListener("agentstream:action", (e) => {
+        (window as unknown as { seen: unknown }).seen = (e as CustomEvent).detail;
+        e.preventDefault();
+      });
+    });
+    await table.getByRole("button", { name: "Copy" }).click();
+    const seen = await page.evaluate(() => (window as unknown as { seen: unknown }).seen);
+    expect(seen).toMatchObject({ action: "copy_text", handler: "client", data: { payload: { orders: [{ id: "A-1" }, { id: "A-2" }] } } });
+    const plain = cards.filter({ hasText: "Mystery box" });
+    await expect(plain.getByRole("button").count()).resolves.toBe(0);
+    await expect(plain.getByRole("table").count()).resolves.toBe(0);
   });
 
   it("runs a client action in the page", async () => {

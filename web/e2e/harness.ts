@@ -47,7 +47,19 @@ export function missingPrerequisite(): string | null {
   return null;
 }
 
-export async function startServer(): Promise<RunningServer> {
+export interface ServedApp {
+  /** `module:agent` and `module:chat` as `agentstream serve` takes them. */
+  agent: string;
+  chat: string;
+  /** Extra environment for the server (e.g. `AGENTSTREAM_MODEL: ""` for an offline demo). */
+  env?: Record<string, string>;
+}
+
+/** The scripted test agent of e2e/agent_app.py. */
+export const TEST_APP: ServedApp = { agent: "agent_app:agent", chat: "agent_app:chat" };
+
+/** Start `agentstream serve` for `app` (modules are found in e2e/ and the repository root). */
+export async function startServer(app: ServedApp = TEST_APP): Promise<RunningServer> {
   const port = await freePort();
   const home = mkdtempSync(join(tmpdir(), "agentstream-e2e-"));
   const gates = join(home, "gates");
@@ -55,12 +67,12 @@ export async function startServer(): Promise<RunningServer> {
   let log = "";
   const child: ChildProcess = spawn(
     AGENTSTREAM,
-    ["serve", "agent_app:agent", "--chat", "agent_app:chat", "--host", "127.0.0.1", "--port", String(port)],
+    ["serve", app.agent, "--chat", app.chat, "--host", "127.0.0.1", "--port", String(port)],
     {
       cwd: home,
       env: {
         ...process.env,
-        PYTHONPATH: [join(WEB_DIR, "e2e"), process.env.PYTHONPATH].filter(Boolean).join(":"),
+        PYTHONPATH: [join(WEB_DIR, "e2e"), REPO_DIR, process.env.PYTHONPATH].filter(Boolean).join(":"),
         AGENTSTREAM_DATA_DIR: join(home, "data"),
         AGENTSTREAM_E2E_GATES: gates,
         AGENTSTREAM_DIAGNOSTICS: "1",
@@ -68,6 +80,7 @@ export async function startServer(): Promise<RunningServer> {
         // parser meets real `: ping` lines mid-stream.
         AGENTSTREAM_HEARTBEAT_SECONDS: "1",
         PYTHONUNBUFFERED: "1",
+        ...app.env,
       },
       stdio: ["ignore", "pipe", "pipe"],
     },

@@ -103,6 +103,7 @@ class Loop:
         """The text of each finished turn; the final message joins them."""
         self._usage = Usage()
         self._history: list[ToolHistoryEntry] = []
+        self._displays: dict[str, str | None] = {}  # each call's Tool.display text
         self._payloads: list[Payload] = []
         self._tool_count = 0
         self._turn: TurnBuilder | None = None
@@ -316,7 +317,7 @@ class Loop:
                     index=call.index,
                     arguments=shown,
                     raw_arguments=call.raw_arguments if broken and not shown else None,
-                    display=_display(prepared, shown),
+                    display=self._displays.setdefault(call.call_id, _display(prepared, shown)),
                     started_at=time.time(),
                 )
             )
@@ -380,6 +381,7 @@ class Loop:
                 is_error=outcome.is_error,
                 duration_ms=outcome.duration_ms,
                 text_offset=len(self._message()),
+                display=self._displays.get(call.call_id),
             )
         )
         if payload is not None:

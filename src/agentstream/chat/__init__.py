@@ -27,7 +27,13 @@ from agentstream.chat.markers import (
     tool_marker,
 )
 from agentstream.chat.pages import LocationKeys, Page, Tab, page_scope
-from agentstream.chat.payloads import PayloadType, PayloadTypes
+from agentstream.chat.payloads import (
+    GraphView,
+    PayloadAction,
+    PayloadType,
+    PayloadTypes,
+    TableView,
+)
 from agentstream.chat.prompt import CONTEXT_LAST_LAYOUT, DEFAULT_LAYOUT, SystemPrompt
 from agentstream.chat.suggestions import extract_suggestions
 from agentstream.chat.toolhooks import (
@@ -55,16 +61,19 @@ __all__ = [
     "ChatHooks",
     "ClientAction",
     "ContextType",
+    "GraphView",
     "LanguageGuard",
     "LocationKeys",
     "MissingAction",
     "Page",
+    "PayloadAction",
     "PayloadType",
     "PayloadTypes",
     "Script",
     "ServerActions",
     "SystemPrompt",
     "Tab",
+    "TableView",
     "UnknownAction",
     "extract_suggestions",
     "field_names",

@@ -12,6 +12,11 @@ them), payload types and actions::
         payload_types=[PayloadType.llm("schema_proposal", instructions="...", is_global=False)],
         context_types={"tables": ContextType(identity=TABLES_ROLE, tool_guidance="")},
     )
+
+It also carries what a browser UI shows before the first answer (``app_name``,
+``starter_prompts``, how each payload type is drawn and which actions its card offers), served
+as :meth:`ChatConfig.client_view` on ``GET /api/chat/config``, and the application's own
+ASGI apps to mount beside the chat API (``mounts``: an example's REST backend).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 from agentstream.chat.actions import ClientAction, ServerActions
 from agentstream.chat.context import DEFAULT_PREAMBLE, IdKeys
@@ -29,7 +35,10 @@ from agentstream.chat.prompt import CONTEXT_LAST_LAYOUT, DEFAULT_LAYOUT, check_l
 from agentstream.chat.redaction import SECRET_KEYS
 from agentstream.runs.request import RunRequest
 
-__all__ = ["ChatConfig", "ContextType", "Instructions"]
+__all__ = ["RESERVED_PREFIXES", "ChatConfig", "ContextType", "Instructions"]
+
+RESERVED_PREFIXES = ("/api", "/v1", "/agent", "/docs", "/openapi.json", "/redoc")
+"""Paths the server's own routes use; a mount may not shadow them."""
 
 Instructions = str | Callable[[RunRequest], str | None] | None
 """Custom instructions: fixed text, or text chosen per request (the chat tray's
@@ -88,10 +97,26 @@ class ChatConfig:
     tool_history_payload: bool = True
     """Without another payload, ``custom_payload`` is the run's tool history (for tray clients
     that read their tool cards from it)."""
+    max_turns: int | None = None
+    """The turn limit of every request, whatever its protocol's default (an assistant that
+    builds workflows step by step needs more than the tray's 5); ``None`` keeps each
+    protocol's."""
+    default_context_type: str | None = None
+    """The ``context_type`` of requests whose protocol carries none (the web UI and the other
+    dialects), so they get that context type's tools and prompt too."""
+    app_name: str | None = None
+    """The application's name, shown by the web UI (default: "agentstream")."""
+    starter_prompts: Sequence[str] = ()
+    """Prompts the web UI offers on an empty chat (default: a generic few)."""
+    mounts: Mapping[str, Any] = field(default_factory=dict)
+    """ASGI applications the server mounts beside the chat API, by path prefix
+    (``{"/example-api": backend}``): an application's own REST API, served by the same
+    process. Prefixes start with ``/`` and may not shadow the server's own routes."""
 
     def __post_init__(self) -> None:
         check_layout(self.layout)
         check_layout(self.context_type_layout)
+        self._check_client_fields()
         names = [p.name for p in self.pages]
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
@@ -106,6 +131,55 @@ class ChatConfig:
                         f"{type(area).__name__.lower()} {area.name!r} declares unknown payload "
                         f"type(s) {unknown}; register them in ChatConfig.payload_types"
                     )
+
+    def _check_client_fields(self) -> None:
+        if self.max_turns is not None and (
+            isinstance(self.max_turns, bool) or not 1 <= self.max_turns <= 100
+        ):
+            raise ValueError(f"max_turns must be between 1 and 100, got {self.max_turns!r}")
+        if self.default_context_type is not None and (
+            not self.default_context_type.strip()
+            or (self.context_types and self.default_context_type not in self.context_types)
+        ):
+            raise ValueError(
+                f"default_context_type {self.default_context_type!r} is not one of the "
+                f"context types {sorted(self.context_types)}"
+            )
+        if isinstance(self.starter_prompts, str):
+            raise ValueError("starter_prompts is a list of prompts, not one string")
+        empty = [p for p in self.starter_prompts if not isinstance(p, str) or not p.strip()]
+        if empty:
+            raise ValueError(f"starter_prompts holds empty or non-text prompts: {empty!r}")
+        for prefix, app in self.mounts.items():
+            if not prefix.startswith("/") or prefix == "/" or prefix.endswith("/"):
+                raise ValueError(
+                    f"mount prefix {prefix!r} must start with '/', name a path, and not end "
+                    "with '/'"
+                )
+            if any(prefix == r or prefix.startswith(r + "/") for r in RESERVED_PREFIXES):
+                raise ValueError(f"mount prefix {prefix!r} would shadow the server's own routes")
+            if not callable(app):
+                raise ValueError(f"the mount at {prefix!r} is not an ASGI application")
+        for payload_type in self.payload_types:
+            for action in payload_type.actions:
+                if action.handler == "server" and action.action not in self.server_actions:
+                    raise ValueError(
+                        f"payload type {payload_type.name!r} offers the server action "
+                        f"{action.action!r}, which is not registered in server_actions"
+                    )
+
+    def effective_context_type(self, requested: str | None) -> str | None:
+        """The request's ``context_type``, or :attr:`default_context_type` when it has none."""
+        return requested or self.default_context_type
+
+    def client_view(self) -> dict[str, Any]:
+        """What a browser UI needs before the first answer: the app's name, its starter
+        prompts, and how to draw each payload type (its title, view and card actions)."""
+        return {
+            "app_name": self.app_name,
+            "starter_prompts": list(self.starter_prompts),
+            "payload_types": {t.name: t.client_view() for t in self.registry},
+        }
 
     @cached_property
     def registry(self) -> PayloadTypes:

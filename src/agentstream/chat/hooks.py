@@ -86,12 +86,14 @@ class ChatHooks:
     ) -> Preparation:
         message = await self.run_action(request)
         prompt = await self.system_prompt(agent, request, payloads)
-        scopes = self.config.scopes(request.context_type, self.config.locate(request.context))
+        context_type = self.config.effective_context_type(request.context_type)
+        scopes = self.config.scopes(context_type, self.config.locate(request.context))
         return Preparation(
             system=prompt.text,
             scopes=scopes,
             message=message,
             answer_checks=self.answer_checks(agent, request),
+            max_turns=self.config.max_turns,
         )
 
     def answer_checks(self, agent: Agent, request: RunRequest) -> tuple[AnswerCheck, ...]:
@@ -123,8 +125,9 @@ class ChatHooks:
         """The system prompt this request gets (also useful to inspect a configuration)."""
         config = self.config
         location = config.locate(request.context)
-        kind = config.context_type(request.context_type)
-        scopes = config.scopes(request.context_type, location)
+        context_type = config.effective_context_type(request.context_type)
+        kind = config.context_type(context_type)
+        scopes = config.scopes(context_type, location)
         self._install(agent)
         identity = location.identity or (kind.identity if kind else None) or config.identity
         parts = {
@@ -144,7 +147,7 @@ class ChatHooks:
             ),
             "guidelines": _choose(kind.guidelines if kind else None, config.guidelines),
         }
-        layout = config.layout if request.context_type is None else config.context_type_layout
+        layout = config.layout if context_type is None else config.context_type_layout
         return build_system_prompt(parts, layout)
 
     def _install(self, agent: Agent) -> None:

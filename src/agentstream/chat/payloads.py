@@ -10,6 +10,11 @@ from the message. The capabilities section of the prompt tells the model each ty
 Types are global (every page) or declared by a page, tab or subtab. Every payload gets an id and
 a one-line summary, which the payload manifest of later prompts lists so the model can refer to
 earlier payloads ("the schema you proposed, abc12345").
+
+A type also says how a client shows it: a ``title``, a ``view`` (:class:`GraphView` draws nodes
+and labelled edges, :class:`TableView` rows and columns; without one, the summary and the
+data) and the ``actions`` its card offers (:class:`PayloadAction`: an Approve button that runs
+a server action with the payload). :meth:`PayloadType.client_view` is what the web UI reads.
 """
 
 from __future__ import annotations
@@ -17,18 +22,22 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from pydantic import ValidationError
+from typing_extensions import TypedDict
 
 from agentstream.chat.jsonblocks import find_blocks, remove_spans, tidy
 from agentstream.events import Payload
 
 __all__ = [
     "ExtractedPayloads",
+    "GraphView",
+    "PayloadAction",
     "PayloadType",
+    "TableView",
     "PayloadTypes",
     "default_summary",
     "describe_payload_types",
@@ -40,6 +49,89 @@ log = logging.getLogger("agentstream.chat")
 
 _SUMMARY_LENGTH = 100
 _SUMMARY_KEYS = ("title", "name", "query", "description", "summary", "label")
+
+
+ActionStyle = Literal["primary", "secondary", "warning"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PayloadAction:
+    """A button on a payload's card.
+
+    ``handler="server"`` sends the action back like a suggested server action
+    (``interaction_type: "action_executed"``) with ``data`` ``{"payload_id": ..., "payload":
+    <the payload's data>}``; register its handler in ``ChatConfig.server_actions`` and validate
+    the data there (it comes from the client). ``handler="client"`` is run by the page (the
+    web UI dispatches its cancelable ``agentstream:action`` event with the same data).
+    """
+
+    label: str
+    action: str
+    handler: Literal["server", "client"] = "server"
+    style: ActionStyle | None = None
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.label.strip() or not self.action.strip():
+            raise ValueError("a payload action needs a label and an action name")
+
+    def client_view(self) -> dict[str, Any]:
+        view: dict[str, Any] = {"label": self.label, "action": self.action}
+        view["handler"] = self.handler
+        if self.style is not None:
+            view["style"] = self.style
+        if self.description:
+            view["description"] = self.description
+        return view
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GraphView:
+    """Draw a payload as a graph: the list at ``nodes`` (a dotted path into the payload's
+    data) as boxes, the list at ``edges`` as arrows between them labelled with
+    ``edge_label``. An edge without a source starts at a "Start" node. For a workflow:
+    ``GraphView(nodes="workflow.actions", edges="workflow.edges", node_id="name",
+    node_detail="action_type", edge_source="source_action", edge_target="target_action",
+    edge_label="source_output")``."""
+
+    nodes: str
+    edges: str
+    node_id: str = "id"
+    node_label: str = "name"
+    node_detail: str | None = None
+    edge_source: str = "source"
+    edge_target: str = "target"
+    edge_label: str | None = "label"
+
+    def client_view(self) -> dict[str, Any]:
+        return {"kind": "graph", **{k: getattr(self, k) for k in self.__dataclass_fields__}}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TableView:
+    """Show a payload as a table: the list at ``rows`` (a dotted path; ``""`` is the data
+    itself), one column per ``columns`` entry (``(key, heading)``; empty: every key of the
+    first row)."""
+
+    rows: str = ""
+    columns: Sequence[tuple[str, str]] = ()
+
+    def client_view(self) -> dict[str, Any]:
+        return {
+            "kind": "table",
+            "rows": self.rows,
+            "columns": [{"key": key, "label": label} for key, label in self.columns],
+        }
+
+
+class PayloadTypeView(TypedDict):
+    """How a client shows a payload type (``GET /api/chat/config``)."""
+
+    name: str
+    title: str
+    description: str
+    view: dict[str, Any] | None
+    actions: list[dict[str, Any]]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -62,10 +154,32 @@ class PayloadType:
     """A one-line summary of a payload's data (default: :func:`default_summary`)."""
     is_global: bool = True
     """Available on every page; otherwise only where a page, tab or subtab declares it."""
+    title: str | None = None
+    """The heading of its card (default: the name, humanised)."""
+    view: GraphView | TableView | None = None
+    """How a client draws the data (default: the summary, with the data on demand)."""
+    actions: Sequence[PayloadAction] = ()
+    """The buttons its card offers."""
 
     def __post_init__(self) -> None:
+        if not self.name.strip():
+            raise ValueError("a payload type needs a name")
         if self.source == "llm" and self.marker is None:
             object.__setattr__(self, "marker", f"{self.name.upper()}:")
+        names = [a.action for a in self.actions]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"payload type {self.name!r} declares action(s) twice: {duplicates}")
+
+    def client_view(self) -> PayloadTypeView:
+        """What a client needs to draw this type's cards."""
+        return {
+            "name": self.name,
+            "title": self.title or self.name.replace("_", " ").strip().capitalize(),
+            "description": self.description,
+            "view": self.view.client_view() if self.view is not None else None,
+            "actions": [a.client_view() for a in self.actions],
+        }
 
     @classmethod
     def llm(
@@ -78,6 +192,9 @@ class PayloadType:
         summarize: Callable[[Any], str] | None = None,
         description: str = "",
         is_global: bool = True,
+        title: str | None = None,
+        view: GraphView | TableView | None = None,
+        actions: Sequence[PayloadAction] = (),
     ) -> PayloadType:
         return cls(
             name=name,
@@ -88,6 +205,9 @@ class PayloadType:
             summarize=summarize,
             description=description,
             is_global=is_global,
+            title=title,
+            view=view,
+            actions=tuple(actions),
         )
 
     @classmethod
@@ -98,6 +218,9 @@ class PayloadType:
         summarize: Callable[[Any], str] | None = None,
         description: str = "",
         is_global: bool = True,
+        title: str | None = None,
+        view: GraphView | TableView | None = None,
+        actions: Sequence[PayloadAction] = (),
     ) -> PayloadType:
         return cls(
             name=name,
@@ -105,6 +228,9 @@ class PayloadType:
             summarize=summarize,
             description=description,
             is_global=is_global,
+            title=title,
+            view=view,
+            actions=tuple(actions),
         )
 
 
@@ -132,6 +258,9 @@ class PayloadTypes:
 
     def __contains__(self, name: object) -> bool:
         return name in self._types
+
+    def __iter__(self) -> Iterator[PayloadType]:
+        return iter(self._types.values())
 
     def available(self, declared: Sequence[str] = ()) -> list[PayloadType]:
         """The global types, then the ones a page declares."""

@@ -148,19 +148,23 @@ PreviewBuilder = Callable[[Any, dict[str, Any]], Any]
 
 def workflow_preview_data(result: Any, arguments: dict[str, Any]) -> dict[str, Any] | None:
     """The ``workflow_preview`` payload from a validation result and the tool's arguments;
-    ``None`` when validation failed (the model then sees the errors and can fix them)."""
-    if isinstance(result, Mapping) and (result.get("error") or result.get("valid") is False):
+    ``None`` when validation failed (the model then sees the errors and can fix them). A
+    result carrying ``workflow`` or ``workflow_id`` (resolved by the tool) is preferred to the
+    arguments."""
+    validated: Mapping[str, Any] = result if isinstance(result, Mapping) else {}
+    if validated.get("error") or validated.get("valid") is False:
         return None
-    workflow = arguments.get("workflow")
-    if workflow is None and isinstance(result, Mapping):
-        workflow = result.get("workflow")
+    # What the backend validated (names resolved to ids, edges expanded) wins over the
+    # arguments as the model wrote them.
+    workflow = validated.get("workflow", arguments.get("workflow"))
+    workflow_id = validated.get("workflow_id") or arguments.get("workflow_id")
     data: dict[str, Any] = {
         "description": arguments.get("description", ""),
         "workflow": workflow,
-        "is_update": bool(arguments.get("workflow_id")),
+        "is_update": bool(workflow_id),
     }
-    if arguments.get("workflow_id"):
-        data["workflow_id"] = arguments["workflow_id"]
+    if workflow_id:
+        data["workflow_id"] = workflow_id
     return data
 
 

@@ -30,6 +30,8 @@ class Preparation:
     ``None`` keeps the request's message."""
     answer_checks: Sequence[AnswerCheck] = ()
     """Checks on the final answer for this request, besides the agent's own."""
+    max_turns: int | None = None
+    """The turn limit for this request; ``None`` keeps the request's (its dialect's)."""
 
 
 class RunHooks(Protocol):

@@ -3,8 +3,9 @@
 Layers, outermost first: CORS (when origins are configured), the body limit (413 on a
 ``Content-Length`` over the limit, or on a streamed body that grows past it), FastAPI's
 exception handling (our JSON error shapes, see :mod:`agentstream.server.errors`), then the
-routes: the four dialects, ``/api/conversations`` when a store is configured, and the web UI
-last so API routes always win.
+routes: the four dialects, ``/api/conversations`` when a store is configured, ``/api/chat/config``
+for the web UI, the application's own mounted apps (``ChatConfig.mounts``), and the web UI last
+so API routes always win.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from agentstream.runs import (
     model_titles,
 )
 from agentstream.runs.store import ConversationStore
-from agentstream.server import runs, web
+from agentstream.server import client_config, runs, web
 from agentstream.server.auth import Authenticator, authenticator_from_settings
 from agentstream.server.context import ServerContext
 from agentstream.server.dialects import ROUTERS
@@ -109,6 +110,10 @@ def create_app(
 
         principal = server.principal(allow_cookie=True)
         app.include_router(conversations_router(store, principal))  # type: ignore[arg-type]
+    app.include_router(client_config.router(server))
+    chat_config = client_config.chat_config_of(runner.hooks)
+    for prefix, mounted in (chat_config.mounts if chat_config else {}).items():
+        app.mount(prefix, mounted)
     app.include_router(web.router(static_dir or web.STATIC_DIR))
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
     if not settings.cors_origins and settings.anonymous:

@@ -108,9 +108,11 @@ class DisplayToolCall:
     text_offset: int
     stopped: bool = False
     """The run was stopped while the call ran: it has no result (not a failure)."""
+    display: str | None = None
+    """The tool's friendly text for the call, when it has one."""
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        shown = {
             "index": self.index,
             "call_id": self.call_id,
             "tool_name": self.tool_name,
@@ -121,6 +123,9 @@ class DisplayToolCall:
             "text_offset": self.text_offset,
             "stopped": self.stopped,
         }
+        if self.display:
+            shown["display"] = self.display
+        return shown
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -284,6 +289,7 @@ def _tool_from_result(entry: dict[str, Any]) -> DisplayToolCall:
         is_error=bool(entry.get("is_error", False)),
         duration_ms=float(duration) if isinstance(duration, int | float) else None,
         text_offset=int(entry.get("text_offset", 0)),
+        display=entry["display"] if isinstance(entry.get("display"), str) else None,
     )
 
 

@@ -7,6 +7,7 @@ import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import { itemsFromMessages } from "../chat/model";
 import {
   deleteConversation,
+  getClientConfig,
   getConversation,
   listConversations,
   listModels,
@@ -14,6 +15,7 @@ import {
   type ConversationSummary,
   type ModelInfo,
 } from "../lib/api";
+import { EMPTY_CONFIG, type ClientConfig } from "../lib/payloads";
 import { StreamHttpError, type SuggestedAction } from "../lib/stream";
 import { runClientAction } from "./actions";
 import { Composer } from "./Composer";
@@ -24,6 +26,7 @@ import { conversationPath, parseRoute } from "./router";
 import { Sidebar } from "./Sidebar";
 import { useChat } from "./useChat";
 
+/** Offered on an empty chat when the server's config names no starter prompts. */
 const EXAMPLE_PROMPTS = [
   "What can you help me with?",
   "Which tools can you use?",
@@ -47,6 +50,7 @@ export function App() {
   const [sidebarOpen, setSidebarOpen] = useState(false);
   const [diagnostics, setDiagnostics] = useState<Record<string, unknown> | null>(null);
   const [loadedTitle, setLoadedTitle] = useState<string | null>(null);
+  const [config, setConfig] = useState<ClientConfig>(EMPTY_CONFIG);
   const inputRef = useRef<HTMLTextAreaElement>(null);
   const scrollRef = useRef<HTMLDivElement>(null);
   const stickToBottom = useRef(true);
@@ -142,6 +146,9 @@ export function App() {
 
   useEffect(() => {
     void refreshList();
+    getClientConfig()
+      .then(setConfig)
+      .catch(() => setConfig(EMPTY_CONFIG)); // an older server: the built-in defaults
     listModels()
       .then((list) => {
         setModels(list);
@@ -154,11 +161,12 @@ export function App() {
   }, []);
 
   // --- title ---
+  const appName = config.app_name ?? "agentstream";
   const current = conversations.find((c) => c.id === chat.conversationId);
   const title = chat.conversationId ? (current?.title ?? loadedTitle ?? "Conversation") : "New chat";
   useEffect(() => {
-    document.title = `${title} · agentstream`;
-  }, [title]);
+    document.title = `${title} · ${appName}`;
+  }, [title, appName]);
 
   // --- scrolling: follow the stream unless the reader scrolled up ---
   useEffect(() => {
@@ -231,6 +239,7 @@ export function App() {
     onAction,
     onRetry: chat.retry,
     onDiagnostics: setDiagnostics,
+    payloadTypes: config.payload_types,
   };
 
   const hasMessages = chat.items.length > 0;
@@ -242,6 +251,7 @@ export function App() {
       </a>
       <Sidebar
         open={sidebarOpen}
+        appName={appName}
         conversations={conversations}
         currentId={chat.conversationId}
         loading={listLoading}
@@ -345,7 +355,11 @@ export function App() {
                 </button>
               </div>
             )}
-            {!loading && !loadError && !hasMessages && <EmptyState prompts={EXAMPLE_PROMPTS} onPick={(p) => send(p)} />}
+            {!loading && !loadError && !hasMessages && <EmptyState
+                prompts={config.starter_prompts.length ? config.starter_prompts : EXAMPLE_PROMPTS}
+                appName={config.app_name}
+                onPick={(p) => send(p)}
+              />}
             {hasMessages && <MessageList items={chat.items} busy={chat.busy} handlers={handlers} />}
           </section>
         </div>

@@ -6,16 +6,20 @@
 import { useId, useState } from "preact/hooks";
 import type { AssistantItem, ChatItem, ToolCall, ToolProgressView } from "../chat/model";
 import { payloadKind, totalTokens } from "../chat/model";
+import type { PayloadTypeView } from "../lib/payloads";
 import { formatCount, formatValue, splitMarkers } from "../lib/render";
-import type { CustomPayload, SuggestedAction, Usage } from "../lib/stream";
+import type { SuggestedAction, Usage } from "../lib/stream";
 import { AlertIcon, BugIcon, ChevronIcon, SparkIcon, WrenchIcon } from "./icons";
 import { Markdown } from "./Markdown";
+import { PayloadCard } from "./PayloadCard";
 
 export interface MessageHandlers {
   onSend(text: string, interactionType?: string): void;
   onAction(action: SuggestedAction): void;
   onRetry(answerId: string): void;
   onDiagnostics(diagnostics: Record<string, unknown>): void;
+  /** How each payload type's card is drawn (from the server's config). */
+  payloadTypes: Record<string, PayloadTypeView>;
 }
 
 export function MessageList(props: {
@@ -87,7 +91,13 @@ function Answer(props: { item: AssistantItem; isLast: boolean; busy: boolean; ha
         </p>
       )}
       {item.payloads.map((p, i) => (
-        <PayloadCard key={p.payload_id ?? i} payload={p} enabled={interactive} onAction={handlers.onAction} />
+        <PayloadCard
+          key={p.payload_id ?? i}
+          payload={p}
+          type={handlers.payloadTypes[payloadKind(p)]}
+          enabled={interactive}
+          onAction={handlers.onAction}
+        />
       ))}
       {item.status === "cancelled" && (
         <p class="note note-stopped" data-testid="stopped">
@@ -198,7 +208,16 @@ export function ToolCard({ call, index }: { call: ToolCall | undefined; index: n
         onClick={() => setOpen(!open)}
       >
         <WrenchIcon />
-        <span class="tool-name">{name}</span>
+        {call?.display ? (
+          <>
+            <span class="tool-display" data-testid="tool-display">
+              {call.display}
+            </span>
+            <span class="tool-name tool-name-secondary">{name}</span>
+          </>
+        ) : (
+          <span class="tool-name">{name}</span>
+        )}
         {call?.stopped && <span class="badge badge-stopped">stopped</span>}
         {call?.isError && !call.stopped && <span class="badge badge-error">failed</span>}
         {typeof call?.durationMs === "number" && call.durationMs > 0 && (
@@ -245,7 +264,7 @@ function ProgressCard({ progress }: { progress: ToolProgressView }) {
     <div class="progress-card" data-testid="tool-progress" role="status">
       <div class="progress-head">
         <span class="spinner" aria-hidden="true" />
-        <span class="tool-name">{progress.name}</span>
+        <span class="tool-name">{progress.display ?? progress.name}</span>
         {progress.stage && <span class="stage">{progress.stage}</span>}
       </div>
       {progress.message && <p class="progress-message">{progress.message}</p>}
@@ -294,123 +313,24 @@ function UsageLine({ usage }: { usage: Usage }) {
   );
 }
 
-// --- payload cards ------------------------------------------------------------------------
-
-function PayloadCard(props: {
-  payload: CustomPayload;
-  enabled: boolean;
-  onAction(action: SuggestedAction): void;
+export function EmptyState({
+  prompts,
+  onPick,
+  appName,
+}: {
+  prompts: string[];
+  onPick(text: string): void;
+  appName?: string | null;
 }) {
-  const kind = payloadKind(props.payload);
-  if (kind === "workflow_preview") return <WorkflowPreviewCard {...props} />;
-  return (
-    <div class="payload-card" data-testid="payload-card">
-      <div class="payload-head">
-        <span class="payload-kind">{humanize(kind)}</span>
-      </div>
-      {props.payload.summary && <p>{props.payload.summary}</p>}
-      <details>
-        <summary>Data</summary>
-        <pre>{formatValue(props.payload.data)}</pre>
-      </details>
-    </div>
-  );
-}
-
-function WorkflowPreviewCard(props: {
-  payload: CustomPayload;
-  enabled: boolean;
-  onAction(action: SuggestedAction): void;
-}) {
-  const [decision, setDecision] = useState<"approved" | "rejected" | null>(null);
-  const data = (props.payload.data ?? {}) as {
-    description?: string;
-    workflow?: unknown;
-    is_update?: boolean;
-  };
-  const steps = workflowSteps(data.workflow);
-  const decide = (approve: boolean) => {
-    setDecision(approve ? "approved" : "rejected");
-    props.onAction({
-      label: approve ? "Approve" : "Reject",
-      action: approve ? "approve_preview" : "reject_preview",
-      handler: "server",
-      data: { payload_id: props.payload.payload_id ?? null, workflow: data.workflow ?? null },
-    });
-  };
-  return (
-    <section class="payload-card workflow-card" data-testid="payload-card" aria-label="Workflow preview">
-      <div class="payload-head">
-        <span class="payload-kind">Workflow preview</span>
-        {data.is_update && <span class="badge">Update</span>}
-      </div>
-      {data.description && <p class="workflow-desc">{data.description}</p>}
-      {steps.length > 0 && (
-        <ol class="workflow-steps">
-          {steps.map((s, i) => (
-            <li key={i}>{s}</li>
-          ))}
-        </ol>
-      )}
-      {data.workflow !== undefined && (
-        <details>
-          <summary>Workflow definition</summary>
-          <pre>{formatValue(data.workflow)}</pre>
-        </details>
-      )}
-      <div class="actions">
-        {decision ? (
-          <p class="muted" role="status">
-            {decision === "approved" ? "Approval sent." : "Rejection sent."}
-          </p>
-        ) : (
-          <>
-            <button type="button" class="btn btn-primary" disabled={!props.enabled} onClick={() => decide(true)}>
-              Approve
-            </button>
-            <button type="button" class="btn btn-secondary" disabled={!props.enabled} onClick={() => decide(false)}>
-              Reject
-            </button>
-          </>
-        )}
-      </div>
-    </section>
-  );
-}
-
-/** Best-effort list of step names for common workflow shapes ({steps|nodes: [{name|title|type}]}). */
-function workflowSteps(workflow: unknown): string[] {
-  if (!workflow || typeof workflow !== "object") return [];
-  const w = workflow as Record<string, unknown>;
-  const list = Array.isArray(w.steps) ? w.steps : Array.isArray(w.nodes) ? w.nodes : null;
-  if (!list) return [];
-  return list
-    .map((s) => {
-      if (typeof s === "string") return s;
-      if (s && typeof s === "object") {
-        const o = s as Record<string, unknown>;
-        const name = o.name ?? o.title ?? o.label ?? o.type ?? o.id;
-        return typeof name === "string" || typeof name === "number" ? String(name) : "";
-      }
-      return "";
-    })
-    .filter(Boolean)
-    .slice(0, 20);
-}
-
-function humanize(kind: string): string {
-  const s = kind.replace(/[_-]+/g, " ").trim();
-  return s.charAt(0).toUpperCase() + s.slice(1);
-}
-
-export function EmptyState({ prompts, onPick }: { prompts: string[]; onPick(text: string): void }) {
   return (
     <div class="empty" data-testid="empty-state">
       <div class="empty-mark">
         <SparkIcon />
       </div>
-      <h2>How can I help today?</h2>
-      <p class="muted">Ask a question, or start from one of these.</p>
+      <h2 data-testid="app-name">{appName ?? "How can I help today?"}</h2>
+      <p class="muted">
+        {appName ? "How can I help today? Ask a question, or start from one of these." : "Ask a question, or start from one of these."}
+      </p>
       <div class="examples" role="group" aria-label="Example prompts">
         {prompts.map((p) => (
           <button type="button" class="example" key={p} onClick={() => onPick(p)}>

@@ -8,6 +8,8 @@ import { PencilIcon, PlusIcon, TrashIcon, XIcon } from "./icons";
 
 export interface SidebarProps {
   open: boolean;
+  /** The application's name (from the server's config). */
+  appName: string;
   conversations: ConversationSummary[];
   currentId: string | null;
   loading: boolean;
@@ -35,7 +37,9 @@ export function Sidebar(props: SidebarProps) {
   return (
     <aside class={`sidebar${props.open ? " is-open" : ""}`} id="sidebar" aria-label="Conversations">
       <div class="sidebar-head">
-        <span class="brand">agentstream</span>
+        <span class="brand" data-testid="brand">
+          {props.appName}
+        </span>
         <button type="button" class="icon-btn sidebar-close" aria-label="Close conversation list" onClick={props.onClose}>
           <XIcon />
         </button>

@@ -7,6 +7,24 @@ function play(events: TrayEvent[]): AssistantItem {
 }
 
 describe("applyEvent", () => {
+  it("keeps a tool's display text from its start to its card and into the final history", () => {
+    let a = newAnswer({ message: "hi" });
+    a = applyEvent(a, { type: "tool_start", tool: "check", input: {}, tool_use_id: "t1", display: "Checking billing…" });
+    expect(a.running[0]?.display).toBe("Checking billing…");
+    a = applyEvent(a, { type: "tool_complete", tool: "check", index: 0 });
+    expect(a.tools[0]?.display).toBe("Checking billing…");
+    a = applyEvent(a, {
+      type: "complete",
+      payload: { message: "[[tool:0]] ok", tool_history: [{ tool_name: "check", index: 0, output: "ok" }] },
+    });
+    expect(a.tools[0]?.display).toBe("Checking billing…");
+    const stored = itemsFromMessages([
+      { role: "user", content: "hi" },
+      { role: "assistant", content: "ok", tool_history: [{ tool_name: "check", index: 0, display: "Checking billing…" }] },
+    ]);
+    expect((stored[1] as AssistantItem).tools[0]?.display).toBe("Checking billing…");
+  });
+
   it("follows the tray's event flow from thinking to a final answer with a tool", () => {
     let a = newAnswer({ message: "hi" });
     a = applyEvent(a, { type: "status", message: "Thinking...", run_id: "r1" });

@@ -27,12 +27,15 @@ export interface ToolCall {
   done: boolean;
   /** The run was stopped while this call ran: it has no result. */
   stopped?: boolean;
+  /** The tool's friendly text for this call ("Checking billing…"). */
+  display?: string;
 }
 
 export interface ToolProgressView {
   callId: string;
   name: string;
   input: unknown;
+  display?: string;
   stage?: string | null;
   message?: string | null;
   progress?: number | null;
@@ -114,6 +117,7 @@ export function applyEvent(item: AssistantItem, event: TrayEvent): AssistantItem
         callId: event.tool_use_id,
         name: event.tool,
         input: event.input,
+        ...(typeof event.display === "string" && event.display ? { display: event.display } : {}),
       };
       return { ...item, running: [...item.running, running], statusText: `Running ${event.tool}...` };
     }
@@ -143,6 +147,7 @@ export function applyEvent(item: AssistantItem, event: TrayEvent): AssistantItem
         done: true,
         isError: event.is_error ?? false,
         durationMs: event.duration_ms,
+        ...(started?.display ? { display: started.display } : {}),
       };
       const tools = [...item.tools.filter((t) => t.index !== event.index), call];
       return { ...item, running, tools, statusText: running.length ? item.statusText : null };
@@ -166,6 +171,7 @@ function stoppedCalls(item: AssistantItem): ToolCall[] {
     callId: r.callId,
     done: true,
     stopped: true,
+    ...(r.display ? { display: r.display } : {}),
   }));
 }
 
@@ -211,6 +217,7 @@ function mergeTools(live: ToolCall[], history: ToolHistoryEntry[] | null | undef
       callId: entry.call_id ?? seen?.callId,
       done: true,
       stopped: entry.stopped ?? false,
+      ...((entry.display ?? seen?.display) ? { display: entry.display ?? seen?.display } : {}),
     };
   });
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { deleteConversation, getConversation, listConversations, listModels, renameConversation } from "./api";
+import { deleteConversation, getClientConfig, getConversation, listConversations, listModels, renameConversation } from "./api";
 import { StreamHttpError } from "./stream";
 
 function recordingFetch(answer: () => Response) {
@@ -42,5 +42,20 @@ describe("api", () => {
     const models = [{ id: "scripted:x", name: "x", provider: "scripted", default: true }];
     expect(await listModels({ fetch: recordingFetch(() => json({ models })).fetch })).toEqual(models);
     expect(await listModels({ fetch: recordingFetch(() => json({})).fetch })).toEqual([]);
+  });
+
+  it("reads the client config and keeps only well-formed parts", async () => {
+    const types = { plan: { name: "plan", title: "Plan", view: null, actions: [] } };
+    const good = recordingFetch(() => json({ app_name: "Planner", starter_prompts: ["Plan it", " ", 3], payload_types: types }));
+    await expect(getClientConfig({ fetch: good.fetch })).resolves.toEqual({
+      app_name: "Planner",
+      starter_prompts: ["Plan it"],
+      payload_types: types,
+    });
+    expect(good.calls[0]?.url).toBe("/api/chat/config");
+    const odd = recordingFetch(() => json({ app_name: "", starter_prompts: "x", payload_types: null }));
+    await expect(getClientConfig({ fetch: odd.fetch })).resolves.toEqual({ app_name: null, starter_prompts: [], payload_types: {} });
+    const missing = recordingFetch(() => json({ detail: "Not Found" }, 404));
+    await expect(getClientConfig({ fetch: missing.fetch })).rejects.toBeInstanceOf(StreamHttpError);
   });
 });

@@ -10,6 +10,7 @@ import {
   type ToolHistoryEntry,
   type Usage,
 } from "./stream";
+import { EMPTY_CONFIG, type ClientConfig } from "./payloads";
 
 export interface ConversationSummary {
   id: string;
@@ -108,4 +109,18 @@ export function deleteConversation(id: string, options: ApiOptions = {}): Promis
 export async function listModels(options: ApiOptions = {}): Promise<ModelInfo[]> {
   const body = await request<{ models?: ModelInfo[] }>("/api/chat/models", { method: "GET" }, options);
   return Array.isArray(body?.models) ? body.models : [];
+}
+
+/** The app's name, starter prompts and payload cards (`GET /api/chat/config`); a server that
+ * does not have the endpoint gives the empty configuration. */
+export async function getClientConfig(options: ApiOptions = {}): Promise<ClientConfig> {
+  const body = await request<Partial<ClientConfig> | undefined>("/api/chat/config", { method: "GET" }, options);
+  return {
+    app_name: typeof body?.app_name === "string" && body.app_name ? body.app_name : null,
+    starter_prompts: Array.isArray(body?.starter_prompts)
+      ? body.starter_prompts.filter((p): p is string => typeof p === "string" && p.trim() !== "")
+      : [],
+    payload_types:
+      body?.payload_types && typeof body.payload_types === "object" ? body.payload_types : EMPTY_CONFIG.payload_types,
+  };
 }

@@ -66,6 +66,8 @@ export interface ToolHistoryEntry {
   duration_ms?: number;
   /** The run was stopped while the call ran (a stored conversation says so). */
   stopped?: boolean;
+  /** The tool's friendly text for this call. */
+  display?: string;
   /** Where the `[[tool:N]]` marker belongs in the message, in Unicode code points. */
   text_offset?: number;
 }
@@ -110,6 +112,8 @@ export interface ToolStartEvent {
   tool: string;
   input: unknown;
   tool_use_id: string;
+  /** The tool's friendly text for this call (an extension of this server). */
+  display?: string;
 }
 export interface ToolProgressEvent {
   type: "tool_progress";

@@ -2,7 +2,8 @@
 
 ``status {message: "Thinking...", run_id}`` first (``run_id`` is additive: the stop button
 posts it to ``POST /api/chat/runs/{run_id}/cancel``), ``text_delta {text}``, ``tool_start
-{tool, input, tool_use_id}``, ``tool_progress {tool, stage, message, progress, data}``,
+{tool, input, tool_use_id, display?}`` (``display``: the tool's friendly text, additive),
+``tool_progress {tool, stage, message, progress, data}``,
 ``tool_complete {tool, index, is_error, duration_ms}`` followed by a ``text_delta`` carrying
 the ``[[tool:N]]`` marker, then ``complete {payload}``, ``error {message}`` or ``cancelled``. With
 ``include_reasoning: true`` the model's reasoning streams as ``thinking {text}`` frames (an
@@ -131,13 +132,16 @@ def _payload(payload: Payload) -> dict[str, Any]:
 
 
 def _history(entry: ToolHistoryEntry) -> dict[str, Any]:
-    return {
+    shown = {
         "tool_name": entry.tool_name,
         "input": entry.input,
         "output": as_text(entry.output),
         "index": entry.index,
         "is_error": entry.is_error,
     }
+    if entry.display:
+        shown["display"] = entry.display
+    return shown
 
 
 class TrayEncoder:
@@ -224,13 +228,15 @@ class TrayEncoder:
                 if not self.include_reasoning:
                     return ()
                 return (("thinking", dumps({"type": "thinking", "text": text})),)
-            case ToolCallArgs(call_id=call_id, name=name, arguments=arguments):
+            case ToolCallArgs(call_id=call_id, name=name, arguments=arguments, display=display):
                 start = {
                     "type": "tool_start",
                     "tool": name,
                     "input": arguments,
                     "tool_use_id": call_id,
                 }
+                if display:  # additive: the tool's friendly text, for its card
+                    start["display"] = display
                 return (("tool_start", dumps(start)),)
             case ToolProgress(name=name, stage=stage, message=message, fraction=f, data=data):
                 progress = {

@@ -1,0 +1,48 @@
+"""``GET /api/chat/config``: what a browser UI needs before the first answer.
+
+The application's name, its starter prompts, and for each payload type its card title, how to
+draw its data and the actions its card offers, all from the :class:`~agentstream.chat.ChatConfig`
+the server was started with. A server whose hooks are not :class:`~agentstream.chat.ChatHooks`
+answers the same shape with nothing configured, so a client needs no special case.
+"""
+
+# No ``from __future__ import annotations``: FastAPI reads the route annotations at runtime.
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends
+from pydantic import BaseModel
+
+from agentstream.chat import ChatConfig
+from agentstream.principal import Principal
+from agentstream.runs import RunHooks
+from agentstream.server.context import ServerContext
+
+__all__ = ["PATH", "ClientConfig", "chat_config_of", "router"]
+
+PATH = "/api/chat/config"
+
+
+class ClientConfig(BaseModel):
+    app_name: str | None = None
+    starter_prompts: list[str] = []
+    payload_types: dict[str, dict[str, Any]] = {}
+
+
+def chat_config_of(hooks: RunHooks) -> ChatConfig | None:
+    """The chat configuration behind ``hooks``, when they are configured by one."""
+    config = getattr(hooks, "config", None)
+    return config if isinstance(config, ChatConfig) else None
+
+
+def router(server: ServerContext) -> APIRouter:
+    api = APIRouter(tags=["web UI"])
+    CurrentPrincipal = Annotated[Principal, Depends(server.principal(allow_cookie=True))]
+    config = chat_config_of(server.runner.hooks)
+    answer = ClientConfig.model_validate(config.client_view()) if config else ClientConfig()
+
+    @api.get(PATH, summary="The app's name, starter prompts and payload cards, for a chat UI")
+    async def client_config(principal: CurrentPrincipal) -> ClientConfig:
+        return answer
+
+    return api
