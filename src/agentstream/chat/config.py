@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 from agentstream.chat.actions import ClientAction, ServerActions
 from agentstream.chat.context import DEFAULT_PREAMBLE, IdKeys
@@ -27,6 +28,9 @@ from agentstream.chat.payloads import PayloadType, PayloadTypes
 from agentstream.chat.prompt import CONTEXT_LAST_LAYOUT, DEFAULT_LAYOUT, check_layout
 from agentstream.chat.redaction import SECRET_KEYS
 from agentstream.runs.request import RunRequest
+
+if TYPE_CHECKING:
+    from agentstream.server.auth import Authenticator
 
 __all__ = ["ChatConfig", "ContextType", "Instructions"]
 
@@ -83,6 +87,14 @@ class ChatConfig:
     """Tell the model how to write suggested values and actions (they are parsed regardless)."""
     tool_history_payload: bool = True
     """Without another payload, ``custom_payload`` is the run's tool history (002)."""
+    mounts: Mapping[str, Any] = field(default_factory=dict)
+    """ASGI applications the server serves beside the chat endpoints, by path prefix
+    (``{"/example-api": api}``): the application's own REST API, a sign-in page. A prefix
+    must start with ``/`` and must not shadow the chat endpoints (``/api``, ``/v1``,
+    ``/agent``)."""
+    authenticator: Authenticator | None = None
+    """Who is calling, when the application keeps its own sessions (a sign-in page that sets a
+    cookie); ``None`` uses the authentication the server settings describe."""
 
     def __post_init__(self) -> None:
         check_layout(self.layout)
@@ -91,6 +103,8 @@ class ChatConfig:
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
             raise ValueError(f"pages declared twice: {duplicates}")
+        for prefix in self.mounts:
+            check_mount(prefix)
         registry = self.registry
         for page in self.pages:
             areas: list[Page | Tab] = [page, *page.tabs, *(s for t in page.tabs for s in t.subtabs)]
@@ -124,3 +138,16 @@ class ChatConfig:
         else:
             first = [context_type] if context_type else []
         return list(dict.fromkeys([*first, *location.scopes()]))
+
+
+RESERVED_PREFIXES = ("/api", "/v1", "/agent", "/openapi.json", "/docs", "/assets")
+"""Paths of the server's own routes; a mount may not take them."""
+
+
+def check_mount(prefix: str) -> None:
+    """Raise ``ValueError`` for a mount prefix the server cannot serve beside its routes."""
+    if not prefix.startswith("/") or prefix == "/" or prefix.endswith("/"):
+        raise ValueError(f"mount prefix {prefix!r} must start with '/' and not end with one")
+    for reserved in RESERVED_PREFIXES:
+        if prefix == reserved or prefix.startswith(reserved + "/"):
+            raise ValueError(f"mount prefix {prefix!r} would shadow the server's {reserved}")

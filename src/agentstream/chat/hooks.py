@@ -250,14 +250,15 @@ def _choose(override: str | None, default: str | None) -> str | None:
 
 
 async def _page_text(location: Location, request: RunRequest) -> str | None:
-    page = location.page
-    if page is None or page.context is None:
+    found = location.context_builder
+    if found is None:
         return None
+    name, build = found
     try:
-        text = page.context(request.context)
+        text = build(request.context)
         if inspect.isawaitable(text):
             text = await text
     except Exception:  # the chat still works with the raw context
-        log.exception("the context builder of page %r failed", page.name)
+        log.exception("the context builder of %r failed", name)
         return None
     return text

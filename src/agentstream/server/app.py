@@ -19,6 +19,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentstream.agent import Agent
+from agentstream.chat import ChatHooks
 from agentstream.providers.registry import ModelRegistry
 from agentstream.runs import (
     LocalBroker,
@@ -60,8 +61,13 @@ def create_app(
     replaces the one the settings describe; ``static_dir`` holds the built web UI (default
     ``agentstream/server/static``); ``models`` lists the other models clients may pick
     (default: :class:`ModelRegistry` from the environment); ``broker`` shares runs between
-    workers (default: Redis when ``AGENTSTREAM_REDIS_URL`` is set, else this process only)."""
+    workers (default: Redis when ``AGENTSTREAM_REDIS_URL`` is set, else this process only).
+    When ``hooks`` are :class:`~agentstream.chat.ChatHooks`, their configuration's ``mounts``
+    are served and its ``authenticator`` is used unless one is given here."""
     settings = settings or Settings.from_env()
+    config = hooks.config if isinstance(hooks, ChatHooks) else None
+    if authenticator is None and config is not None:
+        authenticator = config.authenticator
     settings.check()
     if broker is None:
         broker = RedisBroker(settings.redis_url) if settings.redis_url else LocalBroker()
@@ -99,6 +105,9 @@ def create_app(
 
         principal = server.principal(allow_cookie=True)
         app.include_router(conversations_router(store, principal))  # type: ignore[arg-type]
+    if config is not None:
+        for prefix, mounted in config.mounts.items():
+            app.mount(prefix, mounted)
     app.include_router(web.router(static_dir or web.STATIC_DIR))
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
     if not settings.cors_origins and settings.anonymous:
