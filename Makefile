@@ -1,5 +1,5 @@
 # The two commands a newcomer needs: `make run` and `make test`. Both install what is missing.
-.PHONY: run test setup lint typecheck pytest webtest bench
+.PHONY: run test setup lint typecheck pytest webtest bench example-ops example-playground example-research
 
 HOST ?= 127.0.0.1
 PORT ?= 8000
@@ -14,11 +14,11 @@ test:
 	$(MAKE) --no-print-directory lint typecheck webtest pytest
 
 lint:
-	$(VENV)/ruff check src tests bench
-	$(VENV)/ruff format --check src tests bench
+	$(VENV)/ruff check src tests bench examples
+	$(VENV)/ruff format --check src tests bench examples
 
 typecheck:
-	$(VENV)/mypy src
+	$(VENV)/mypy src examples
 
 pytest:
 	$(VENV)/pytest -q
@@ -29,3 +29,10 @@ webtest:
 bench:
 	scripts/setup.sh
 	$(VENV)/python bench/loop_overhead.py
+
+# The example applications (examples/<name>/README.md), each on its offline scripted model
+# unless AGENTSTREAM_MODEL is set.
+EXAMPLES := example-ops example-playground example-research
+$(EXAMPLES): example-%:
+	scripts/setup.sh
+	$(VENV)/agentstream serve examples.$*.app:agent --chat examples.$*.app:chat --host $(HOST) --port $(PORT)

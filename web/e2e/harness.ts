@@ -47,7 +47,13 @@ export function missingPrerequisite(): string | null {
   return null;
 }
 
-export async function startServer(): Promise<RunningServer> {
+/** What to serve: by default the e2e agent in e2e/agent_app.py; an example application is
+ * `{ app: "examples.ops.app" }`, served from the repository root. */
+export interface ServeOptions {
+  app?: string;
+}
+
+export async function startServer(options: ServeOptions = {}): Promise<RunningServer> {
   const port = await freePort();
   const home = mkdtempSync(join(tmpdir(), "agentstream-e2e-"));
   const gates = join(home, "gates");
@@ -55,14 +61,26 @@ export async function startServer(): Promise<RunningServer> {
   let log = "";
   const child: ChildProcess = spawn(
     AGENTSTREAM,
-    ["serve", "agent_app:agent", "--chat", "agent_app:chat", "--host", "127.0.0.1", "--port", String(port)],
+    [
+      "serve",
+      `${options.app ?? "agent_app"}:agent`,
+      "--chat",
+      `${options.app ?? "agent_app"}:chat`,
+      "--host",
+      "127.0.0.1",
+      "--port",
+      String(port),
+    ],
     {
-      cwd: home,
+      cwd: options.app ? REPO_DIR : home,
       env: {
         ...process.env,
         PYTHONPATH: [join(WEB_DIR, "e2e"), process.env.PYTHONPATH].filter(Boolean).join(":"),
         AGENTSTREAM_DATA_DIR: join(home, "data"),
         AGENTSTREAM_E2E_GATES: gates,
+        // Examples answer with their offline scripted models.
+        AGENTSTREAM_MODEL: "",
+        AGENTSTREAM_MODELS: "",
         AGENTSTREAM_DIAGNOSTICS: "1",
         // Heartbeat comments every second: the tool test waits longer, so the browser's
         // parser meets real `: ping` lines mid-stream.
