@@ -32,7 +32,7 @@ function exampleSession(name: string): { page: () => Page; server: () => Running
   const errors: string[] = [];
   beforeAll(async () => {
     server = await startServer({ app: `examples.${name}.app` });
-    context = await browser.newContext({ viewport: { width: 1280, height: 860 }, baseURL: server.url });
+    context = await browser.newContext({ viewport: { width: 1280, height: 1000 }, baseURL: server.url });
     page = await context.newPage();
     page.on("pageerror", (e) => errors.push(String(e)));
     page.setDefaultTimeout(20_000);
@@ -90,6 +90,31 @@ describe("ops example", () => {
     expect(listed.tickets).toHaveLength(1);
     expect(listed.tickets[0]).toMatchObject({ opened_by: "maria", priority: "high" });
     await keepScreenshot(page, "ops");
+    expect(session.errors).toEqual([]);
+  });
+});
+
+describe("playground example", () => {
+  const session = exampleSession("playground");
+
+  it("offers its models, reasons, queries the brand's database and shows a table", async () => {
+    const page = session.page();
+    await page.goto("/");
+    const picker = page.getByRole("combobox", { name: "Model" });
+    await expect(picker.inputValue()).resolves.toBe("scripted:analyst");
+    await expect(picker.locator("option").allTextContents()).resolves.toEqual(
+      expect.arrayContaining([expect.stringContaining("Analyst"), expect.stringContaining("Quick")]),
+    );
+    await send(page, "Show 10 customers");
+    await waitIdle(page);
+    const answer = page.getByTestId("assistant-message").last();
+    await answer.getByTestId("reasoning").waitFor();
+    await answer.getByRole("button", { name: /sqlPatternTool/ }).waitFor();
+    await expect(answer.locator("table tbody tr").count()).resolves.toBe(10);
+    await expect(answer.locator("table td").first().textContent()).resolves.toBe("1");
+    await answer.locator("table th", { hasText: "segment" }).waitFor();
+    await answer.evaluate((el) => el.scrollIntoView({ block: "start" }));
+    await keepScreenshot(page, "playground");
     expect(session.errors).toEqual([]);
   });
 });

@@ -87,6 +87,10 @@ class ChatConfig:
     """Tell the model how to write suggested values and actions (they are parsed regardless)."""
     tool_history_payload: bool = True
     """Without another payload, ``custom_payload`` is the run's tool history (002)."""
+    option_scopes: Mapping[str, str] = field(default_factory=dict)
+    """Request options that offer a tool scope while they are true: ``{"rag_enabled": "rag"}``
+    offers the tools registered under ``"rag"`` only to requests whose ``rag_enabled``
+    option is on (001's ``ragEnabled``), so the model never sees a tool it may not use."""
     mounts: Mapping[str, Any] = field(default_factory=dict)
     """ASGI applications the server serves beside the chat endpoints, by path prefix
     (``{"/example-api": api}``): the application's own REST API, a sign-in page. A prefix
@@ -130,14 +134,22 @@ class ChatConfig:
     def context_type(self, name: str | None) -> ContextType | None:
         return self.context_types.get(name) if name else None
 
-    def scopes(self, context_type: str | None, location: Location) -> list[str]:
-        """000's context-type scopes, then 003's page, tab and subtab scopes."""
+    def scopes(
+        self,
+        context_type: str | None,
+        location: Location,
+        options: Mapping[str, Any] | None = None,
+    ) -> list[str]:
+        """000's context-type scopes, then 003's page, tab and subtab scopes, then the scopes
+        the request's ``options`` turn on (:attr:`option_scopes`)."""
         kind = self.context_type(context_type)
         if kind is not None and kind.scopes is not None:
             first = list(kind.scopes)
         else:
             first = [context_type] if context_type else []
-        return list(dict.fromkeys([*first, *location.scopes()]))
+        chosen = options or {}
+        by_option = [scope for key, scope in self.option_scopes.items() if chosen.get(key) is True]
+        return list(dict.fromkeys([*first, *location.scopes(), *by_option]))
 
 
 RESERVED_PREFIXES = ("/api", "/v1", "/agent", "/openapi.json", "/docs", "/assets")

@@ -86,7 +86,9 @@ class ChatHooks:
     ) -> Preparation:
         message = await self.run_action(request)
         prompt = await self.system_prompt(agent, request, payloads)
-        scopes = self.config.scopes(request.context_type, self.config.locate(request.context))
+        scopes = self.config.scopes(
+            request.context_type, self.config.locate(request.context), request.tool_options
+        )
         return Preparation(
             system=prompt.text,
             scopes=scopes,
@@ -124,7 +126,7 @@ class ChatHooks:
         config = self.config
         location = config.locate(request.context)
         kind = config.context_type(request.context_type)
-        scopes = config.scopes(request.context_type, location)
+        scopes = config.scopes(request.context_type, location, request.tool_options)
         self._install(agent)
         identity = location.identity or (kind.identity if kind else None) or config.identity
         parts = {
