@@ -76,13 +76,13 @@ def _turn(request: ChatRequest) -> ScriptedTurn:
         note = check.get("note")
         message = f"{summary}{f' ({note})' if note else ''}. Reported by the user: {asked[:200]}"
         return _say(
-            f"\n\n{summary}{f', {note}' if note else ''}. I am alerting the admin.",
+            f"{summary}{f', {note}' if note else ''}. I am alerting the admin.",
             tool_calls=[
                 {"name": "alert_admin", "arguments": {"message": message, "priority": "high"}}
             ],
         )
     return _say(
-        f"\n\nDone: ticket **#{opened.get('ticket_id')}** is open with "
+        f"Done: ticket **#{opened.get('ticket_id')}** is open with "
         f"{opened.get('priority')} priority, and the admin on duty has been alerted. Ask me "
         "about the ticket any time in this conversation."
     )

@@ -38,14 +38,14 @@ def _turn(request: ChatRequest, *, reasons: bool) -> ScriptedTurn:
     if turn == 0:
         if DATA_WORDS.search(asked) and "sqlPatternTool" in offered:
             return say(
-                f"{DEMO_LABEL}\n\nLet me query the database.\n\n",
+                f"{DEMO_LABEL}\n\nLet me query the database.",
                 reasoning=f"The user asks for data (“{asked[:80]}”). sqlPatternTool turns "
                 "such a request into a read-only query over this brand's shop database.",
                 tool_calls=[{"name": "sqlPatternTool", "arguments": {"input": asked}}],
             )
         if "searchDocuments" in offered:
             return say(
-                f"{DEMO_LABEL}\n\nLet me look that up in the brand's documents.\n\n",
+                f"{DEMO_LABEL}\n\nLet me look that up in the brand's documents.",
                 reasoning="This is not a question about rows in the database; the brand's "
                 "documents (policies, shipping, support) may answer it.",
                 tool_calls=[{"name": "searchDocuments", "arguments": {"query": asked}}],

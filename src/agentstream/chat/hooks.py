@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from agentstream.agent import Agent, AnswerCheck, RunInput
-from agentstream.chat.actions import ActionCall, MissingAction
+from agentstream.chat.actions import ActionCall, ClientAction, MissingAction
 from agentstream.chat.config import ChatConfig
 from agentstream.chat.context import render_context
 from agentstream.chat.diagnostics import build_diagnostics
@@ -167,13 +167,15 @@ class ChatHooks:
             # The client cannot show suggestions, actions or written payloads (000, 001,
             # 004): asking for them would put their marker lines in the streamed text.
             return render_capabilities(tools=tools)
-        actions = [*config.client_actions, *location.client_actions()]
+        actions: dict[str, ClientAction] = {}
+        for action in (*config.client_actions, *location.client_actions()):
+            actions.setdefault(action.name, action)  # an action named twice is listed once
         server = list(config.server_actions)
         available = config.registry.available(location.payload_types())
         return render_capabilities(
             tools=tools,
             payload_types=describe_payload_types(available),
-            client_actions=actions,
+            client_actions=list(actions.values()),
             server_actions=server,
             suggestions=(
                 suggestion_instructions(with_actions=bool(actions or server))
