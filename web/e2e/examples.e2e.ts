@@ -118,3 +118,32 @@ describe("playground example", () => {
     expect(session.errors).toEqual([]);
   });
 });
+
+describe("research example", () => {
+  const session = exampleSession("research");
+
+  it("searches the corpus with progress, shows results and a query suggestion, then reads an article", async () => {
+    const page = session.page();
+    await page.goto("/");
+    await send(page, "Find recent articles on CRISPR base editing");
+    await page.getByTestId("tool-progress").waitFor();
+    await waitIdle(page);
+    const answer = page.getByTestId("assistant-message").last();
+    await answer.getByRole("button", { name: /search_articles/ }).waitFor();
+    await answer.getByText("I found 4 articles; the most relevant:").waitFor();
+    const cards = answer.getByTestId("payload-card");
+    await cards.filter({ hasText: "4 articles for “CRISPR base editing”" }).waitFor();
+    await cards.filter({ hasText: "Query suggestion: CRISPR base editing randomised trial" }).waitFor();
+    await expect(answer.textContent()).resolves.not.toContain("QUERY_SUGGESTION");
+    await answer.evaluate((el) => el.scrollIntoView({ block: "start" }));
+    await keepScreenshot(page, "research");
+
+    await page.getByRole("group", { name: "Suggested replies" }).getByRole("button", { name: "Read the first" }).click();
+    await waitIdle(page);
+    const reading = page.getByTestId("assistant-message").last();
+    await reading.getByRole("button", { name: /fetch_article/ }).waitFor();
+    await reading.getByText("CRISPR: base editing in a randomised trial (2024)").waitFor();
+    await page.getByRole("group", { name: "Suggested actions" }).getByRole("button", { name: "Open in the reader" }).waitFor();
+    expect(session.errors).toEqual([]);
+  });
+});
