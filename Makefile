@@ -1,5 +1,5 @@
 # The two commands a newcomer needs: `make run` and `make test`. Both install what is missing.
-.PHONY: run test setup lint typecheck pytest webtest bench docs docs-serve example-workflows
+.PHONY: run test setup lint typecheck pytest webtest bench docs docs-serve example-workflows example-ops example-playground example-research
 
 HOST ?= 127.0.0.1
 PORT ?= 8000
@@ -28,10 +28,6 @@ pytest:
 webtest:
 	@if [ -f web/package.json ]; then cd web && npm test --silent; fi
 
-example-workflows:
-	scripts/setup.sh
-	$(VENV)/agentstream serve examples.workflows.app:agent --chat examples.workflows.app:chat --host $(HOST) --port $(PORT)
-
 bench:
 	scripts/setup.sh
 	$(VENV)/python bench/loop_overhead.py
@@ -42,3 +38,10 @@ docs:
 docs-serve:
 	scripts/setup.sh
 	$(VENV)/mkdocs serve
+
+# The example applications (examples/<name>/README.md), each on its offline scripted model
+# unless AGENTSTREAM_MODEL is set.
+EXAMPLES := example-workflows example-ops example-playground example-research
+$(EXAMPLES): example-%:
+	scripts/setup.sh
+	$(VENV)/agentstream serve examples.$*.app:agent --chat examples.$*.app:chat --host $(HOST) --port $(PORT)

@@ -36,3 +36,13 @@ def test_scopes_are_the_context_type_then_the_location() -> None:
     ]
     assert config.scopes("tables", Location()) == ["tables", "shared"]
     assert config.scopes(None, Location()) == []
+
+
+def test_request_options_turn_on_their_scopes() -> None:
+    from agentstream.chat.pages import Location
+
+    config = ChatConfig(option_scopes={"rag_enabled": "rag"})
+    assert config.scopes(None, Location(), {"rag_enabled": True}) == ["rag"]
+    assert config.scopes(None, Location(), {"rag_enabled": False}) == []
+    assert config.scopes(None, Location(), {"rag_enabled": "yes"}) == []
+    assert config.scopes(None, Location(), None) == []

@@ -529,3 +529,14 @@ async def test_instructions_may_be_chosen_per_request() -> None:
     without = await hooks.system_prompt(agent, RunRequest(message="hi", principal=USER), ())
     assert without.names == ("identity", "capabilities")
     assert "SUGGESTED_VALUES" not in without.text
+
+
+async def test_an_action_offered_by_the_app_and_its_page_is_listed_once() -> None:
+    close = ClientAction(name="close_chat", description="Close the chat")
+    page = Page(name="reports", client_actions=[close, ClientAction(name="open_article")])
+    hooks = ChatHooks(ChatConfig(client_actions=[close], pages=[page]))
+    prompt = await hooks.system_prompt(
+        _agent(), RunRequest(message="hi", principal=USER, context={"current_page": "reports"})
+    )
+    assert prompt.text.count("`close_chat`") == 1
+    assert "`open_article`" in prompt.text

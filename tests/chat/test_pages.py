@@ -109,3 +109,38 @@ def test_page_scope() -> None:
     assert page_scope("p", "t") == "page:p/tab:t"
     assert page_scope("p", "t", "s") == "page:p/tab:t/subtab:s"
     assert page_scope("p", None, "s") == "page:p"
+
+
+def test_a_tab_or_subtab_has_its_own_identity_and_context_builder() -> None:
+    def page_context(context: object) -> str:
+        return "page data"
+
+    def notes_context(context: object) -> str:
+        return "notes data"
+
+    page = Page(
+        name="reports",
+        identity="Page identity.",
+        context=page_context,
+        tabs=[
+            Tab(name="articles"),
+            Tab(
+                name="notes",
+                identity="Notes identity.",
+                context=notes_context,
+                subtabs=[Tab(name="drafts", identity="Drafts identity.")],
+            ),
+        ],
+    )
+    pages = {"reports": page}
+    on_articles = locate(pages, {"current_page": "reports", "active_tab": "articles"})
+    on_notes = locate(pages, {"current_page": "reports", "active_tab": "notes"})
+    on_drafts = locate(
+        pages, {"current_page": "reports", "active_tab": "notes", "active_subtab": "drafts"}
+    )
+    assert on_articles.identity == "Page identity."
+    assert on_articles.context_builder == ("reports", page_context)
+    assert on_notes.identity == "Notes identity."
+    assert on_notes.context_builder == ("notes", notes_context)
+    assert on_drafts.identity == "Drafts identity."
+    assert on_drafts.context_builder == ("notes", notes_context)

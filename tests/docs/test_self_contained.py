@@ -15,7 +15,8 @@ ROOT = Path(__file__).parents[2]
 CITATIONS = re.compile(
     r"\.\./shared|shared/spec"  # a path outside the repository
     r"|(?<!RFC \d{4} )(?<!HTML )§"  # a section sign, except standards cited by name
-    r"|\bspecs? 00\d|\b00[0-4](?:'s\b| ?§|/00[0-4]\b|\s+\"[A-Z])"  # "spec 000", "002's", "003 \"Flow\""
+    r"|\bspecs? 00\d"  # "spec 000"
+    r"|(?<![\w.,:#-])00[0-4](?![\w.,%])"  # a document number: "000", "002's", "(003)"
 )
 
 

@@ -139,7 +139,7 @@ def test_history_temperature_rag_and_reasoning_reach_the_run(serve: Serve) -> No
     ]
     assert first.temperature == 0.2
     assert first.options["reasoning"] == "high"
-    assert seen == [{"rag_enabled": False}]
+    assert seen == [{"rag_enabled": False, "brand_ref": "brand_123"}]
 
 
 def test_run_failure_is_error_then_status_failed(serve: Serve) -> None:

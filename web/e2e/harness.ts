@@ -75,6 +75,9 @@ export async function startServer(app: ServedApp = TEST_APP): Promise<RunningSer
         PYTHONPATH: [join(WEB_DIR, "e2e"), REPO_DIR, process.env.PYTHONPATH].filter(Boolean).join(":"),
         AGENTSTREAM_DATA_DIR: join(home, "data"),
         AGENTSTREAM_E2E_GATES: gates,
+        // Examples answer with their offline scripted models.
+        AGENTSTREAM_MODEL: "",
+        AGENTSTREAM_MODELS: "",
         AGENTSTREAM_DIAGNOSTICS: "1",
         // Heartbeat comments every second: the tool test waits longer, so the browser's
         // parser meets real `: ping` lines mid-stream.

@@ -38,10 +38,23 @@ class Agent:
     model_options: Mapping[str, Any] = field(default_factory=dict)
     tool_sources: Sequence[ToolSource] = ()
     answer_checks: Sequence[AnswerCheck] = ()
+    offered_models: Mapping[str, Provider] = field(default_factory=dict)
+    """Other models clients may pick (the data playground's ``listModels()``): ready-made
+    providers by id, ``"id"`` or ``"id=Display name"``; an application's own offline models,
+    for instance."""
     toolset: Toolset = field(init=False)
     _providers: dict[str, Provider] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
+        self.model_names: dict[str, str] = {}
+        """Display names of :attr:`offered_models`, by id."""
+        for key, provider in self.offered_models.items():
+            model_id, _, display = key.partition("=")
+            model_id = model_id.strip()
+            if not model_id:
+                raise ValueError(f"offered model {key!r} has no id")
+            self.model_names[model_id] = display.strip() or model_id
+            self._providers[model_id] = provider
         if isinstance(self.tools, Toolset):
             self.toolset = self.tools
             return

@@ -368,6 +368,7 @@ class Loop:
                 error=outcome.error,
                 payload=payload,
                 duration_ms=outcome.duration_ms,
+                display=outcome.display,
                 finished_at=time.time(),
             )
         )

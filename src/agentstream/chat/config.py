@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentstream.chat.actions import ClientAction, ServerActions
 from agentstream.chat.context import DEFAULT_PREAMBLE, IdKeys
@@ -35,9 +35,12 @@ from agentstream.chat.prompt import CONTEXT_LAST_LAYOUT, DEFAULT_LAYOUT, check_l
 from agentstream.chat.redaction import SECRET_KEYS
 from agentstream.runs.request import RunRequest
 
+if TYPE_CHECKING:
+    from agentstream.server.auth import Authenticator
+
 __all__ = ["RESERVED_PREFIXES", "ChatConfig", "ContextType", "Instructions"]
 
-RESERVED_PREFIXES = ("/api", "/v1", "/agent", "/docs", "/openapi.json", "/redoc")
+RESERVED_PREFIXES = ("/api", "/v1", "/agent", "/assets", "/docs", "/openapi.json", "/redoc")
 """Paths the server's own routes use; a mount may not shadow them."""
 
 Instructions = str | Callable[[RunRequest], str | None] | None
@@ -112,6 +115,14 @@ class ChatConfig:
     """ASGI applications the server mounts beside the chat API, by path prefix
     (``{"/example-api": backend}``): an application's own REST API, served by the same
     process. Prefixes start with ``/`` and may not shadow the server's own routes."""
+    option_scopes: Mapping[str, str] = field(default_factory=dict)
+    """Request options that offer a tool scope while they are true: ``{"rag_enabled": "rag"}``
+    offers the tools registered under ``"rag"`` only to requests whose ``rag_enabled``
+    option is on (the data playground's ``ragEnabled``), so the model never sees a tool it may
+    not use."""
+    authenticator: Authenticator | None = None
+    """Who is calling, when the application keeps its own sessions (a sign-in page that sets a
+    cookie); ``None`` uses the authentication the server settings describe."""
 
     def __post_init__(self) -> None:
         check_layout(self.layout)
@@ -195,11 +206,19 @@ class ChatConfig:
     def context_type(self, name: str | None) -> ContextType | None:
         return self.context_types.get(name) if name else None
 
-    def scopes(self, context_type: str | None, location: Location) -> list[str]:
-        """The context type's scopes, then the page, tab and subtab scopes."""
+    def scopes(
+        self,
+        context_type: str | None,
+        location: Location,
+        options: Mapping[str, Any] | None = None,
+    ) -> list[str]:
+        """The context type's scopes, then the page, tab and subtab scopes, then the scopes
+        the request's ``options`` turn on (:attr:`option_scopes`)."""
         kind = self.context_type(context_type)
         if kind is not None and kind.scopes is not None:
             first = list(kind.scopes)
         else:
             first = [context_type] if context_type else []
-        return list(dict.fromkeys([*first, *location.scopes()]))
+        chosen = options or {}
+        by_option = [scope for key, scope in self.option_scopes.items() if chosen.get(key) is True]
+        return list(dict.fromkeys([*first, *location.scopes(), *by_option]))

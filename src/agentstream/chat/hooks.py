@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from agentstream.agent import Agent, AnswerCheck, RunInput
-from agentstream.chat.actions import ActionCall, MissingAction
+from agentstream.chat.actions import ActionCall, ClientAction, MissingAction
 from agentstream.chat.config import ChatConfig
 from agentstream.chat.context import render_context
 from agentstream.chat.diagnostics import build_diagnostics
@@ -87,7 +87,9 @@ class ChatHooks:
         message = await self.run_action(request)
         prompt = await self.system_prompt(agent, request, payloads)
         context_type = self.config.effective_context_type(request.context_type)
-        scopes = self.config.scopes(context_type, self.config.locate(request.context))
+        scopes = self.config.scopes(
+            context_type, self.config.locate(request.context), request.tool_options
+        )
         return Preparation(
             system=prompt.text,
             scopes=scopes,
@@ -127,7 +129,7 @@ class ChatHooks:
         location = config.locate(request.context)
         context_type = config.effective_context_type(request.context_type)
         kind = config.context_type(context_type)
-        scopes = config.scopes(context_type, location)
+        scopes = config.scopes(context_type, location, request.tool_options)
         self._install(agent)
         identity = location.identity or (kind.identity if kind else None) or config.identity
         parts = {
@@ -169,13 +171,15 @@ class ChatHooks:
             # data playground, ops agent): asking for them would put their marker lines in the
             # streamed text.
             return render_capabilities(tools=tools)
-        actions = [*config.client_actions, *location.client_actions()]
+        actions: dict[str, ClientAction] = {}
+        for action in (*config.client_actions, *location.client_actions()):
+            actions.setdefault(action.name, action)  # an action named twice is listed once
         server = list(config.server_actions)
         available = config.registry.available(location.payload_types())
         return render_capabilities(
             tools=tools,
             payload_types=describe_payload_types(available),
-            client_actions=actions,
+            client_actions=list(actions.values()),
             server_actions=server,
             suggestions=(
                 suggestion_instructions(with_actions=bool(actions or server))
@@ -254,14 +258,15 @@ def _choose(override: str | None, default: str | None) -> str | None:
 
 
 async def _page_text(location: Location, request: RunRequest) -> str | None:
-    page = location.page
-    if page is None or page.context is None:
+    found = location.context_builder
+    if found is None:
         return None
+    name, build = found
     try:
-        text = page.context(request.context)
+        text = build(request.context)
         if inspect.isawaitable(text):
             text = await text
     except Exception:  # the chat still works with the raw context
-        log.exception("the context builder of page %r failed", page.name)
+        log.exception("the context builder of %r failed", name)
         return None
     return text

@@ -51,9 +51,15 @@ def page_scope(page: str, tab: str | None = None, subtab: str | None = None) -> 
 
 @dataclass(frozen=True, kw_only=True)
 class Tab:
-    """A tab of a page, or a subtab of a tab (a subtab's own ``subtabs`` are not used)."""
+    """A tab of a page, or a subtab of a tab (a subtab's own ``subtabs`` are not used).
+
+    ``identity`` and ``context`` replace the page's on this tab (the innermost area that
+    sets one wins), as for a :class:`Page`.
+    """
 
     name: str
+    identity: str | None = None
+    context: ContextBuilder | None = None
     tools: Sequence[Tool | Callable[..., Any]] = ()
     payload_types: Sequence[str] = ()
     """Names of non-global payload types the model may produce here."""
@@ -137,7 +143,13 @@ class Location:
 
     @property
     def identity(self) -> str | None:
-        return self.page.identity if self.page is not None else None
+        """The innermost identity declared: subtab, then tab, then page."""
+        return next((a.identity for a in reversed(self.areas) if a.identity), None)
+
+    @property
+    def context_builder(self) -> tuple[str, ContextBuilder] | None:
+        """The innermost context builder declared, with the name of its area."""
+        return next(((a.name, a.context) for a in reversed(self.areas) if a.context), None)
 
     def payload_types(self) -> list[str]:
         return _unique(name for area in self.areas for name in area.payload_types)

@@ -62,6 +62,8 @@ def create_app(
     ``agentstream/server/static``); ``models`` lists the other models clients may pick
     (default: :class:`ModelRegistry` from the environment); ``broker`` shares runs between
     workers (default: Redis when ``AGENTSTREAM_REDIS_URL`` is set, else this process only).
+    When ``hooks`` are :class:`~agentstream.chat.ChatHooks`, their configuration's ``mounts``
+    are served and its ``authenticator`` is used unless one is given here.
 
     ``agentstream serve`` builds this app; build it yourself to mount it in a larger
     application or to run it under another ASGI server::
@@ -70,6 +72,9 @@ def create_app(
         app = create_app(agent, store=store, hooks=ChatHooks(chat))
     """
     settings = settings or Settings.from_env()
+    config = client_config.chat_config_of(hooks) if hooks is not None else None
+    if authenticator is None and config is not None:
+        authenticator = config.authenticator
     settings.check()
     if broker is None:
         broker = RedisBroker(settings.redis_url) if settings.redis_url else LocalBroker()
@@ -111,8 +116,7 @@ def create_app(
         principal = server.principal(allow_cookie=True)
         app.include_router(conversations_router(store, principal))  # type: ignore[arg-type]
     app.include_router(client_config.router(server))
-    chat_config = client_config.chat_config_of(runner.hooks)
-    for prefix, mounted in (chat_config.mounts if chat_config else {}).items():
+    for prefix, mounted in (config.mounts if config is not None else {}).items():
         app.mount(prefix, mounted)
     app.include_router(web.router(static_dir or web.STATIC_DIR))
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)

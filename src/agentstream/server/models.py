@@ -40,9 +40,15 @@ class ModelCatalog:
 
     async def models(self) -> list[ModelInfo]:
         own = self._agent.model_id
-        listed: list[ModelInfo] = [_own(own)]
+        listed: list[ModelInfo] = [_own(own, self._agent.model_names.get(own))]
+        for model_id, name in self._agent.model_names.items():
+            if model_id != own:
+                provider = model_id.partition(":")[0] if ":" in model_id else "agent"
+                listed.append(
+                    {"id": model_id, "name": name, "provider": provider, "default": False}
+                )
         for info in await self._registry.list_models():
-            if info.id != own:
+            if info.id != own and info.id not in self._agent.model_names:
                 listed.append(
                     {
                         "id": info.id,
@@ -60,6 +66,8 @@ class ModelCatalog:
         :class:`ModelUnavailable`."""
         if model is None or model == self._agent.model_id:
             return None
+        if model in self._agent.model_names:
+            return model
         await self._registry.list_models()  # refreshes discovered models when stale
         info = self._registry.resolve(model)
         if info is None:
@@ -74,7 +82,10 @@ class ModelCatalog:
         return info.id
 
 
-def _own(model_id: str) -> ModelInfo:
+def _own(model_id: str, name: str | None = None) -> ModelInfo:
+    if name is not None:
+        provider = model_id.partition(":")[0] if ":" in model_id else "agent"
+        return {"id": model_id, "name": name, "provider": provider, "default": True}
     try:
         info = model_info(model_id)
         name, provider = info.display_name, info.provider

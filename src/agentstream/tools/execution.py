@@ -47,6 +47,7 @@ class CallOutcome:
     error: ToolError | None = None
     payload: Payload | None = None
     duration_ms: float = 0.0
+    display: str | None = None
 
 
 def error_outcome(kind: str, message: str, exception_type: str | None = None) -> CallOutcome:
@@ -127,6 +128,7 @@ async def run_call(
         error=outcome.error,
         payload=outcome.payload,
         duration_ms=duration,
+        display=outcome.display,
     )
 
 
@@ -189,7 +191,9 @@ def _shape(t: Tool, value: Any, arguments: dict[str, Any], ctx: ToolContext) -> 
             value = intercepted
     if isinstance(value, ToolResult):
         output = value.output if value.output is not None else value.text
-        return CallOutcome(result=value.text, output=output, payload=value.payload)
+        return CallOutcome(
+            result=value.text, output=output, payload=value.payload, display=value.display
+        )
     for_model = t.summarize(value) if t.summarize is not None else value
     text = for_model if isinstance(for_model, str) else json.dumps(for_model, default=str)
     return CallOutcome(result=text, output=value)

@@ -29,6 +29,9 @@ class ToolResult:
     output: Any = None
     """The value clients that display tool results see (the ops agent's ``tool_end.result``);
     defaults to ``text``."""
+    display: str | None = None
+    """Friendly text for clients when the call ends ("Admin alerted, ticket #42"), as the tool's
+    ``display`` hook gives it when the call starts (the ops agent's ``tool_end.display``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -22,7 +22,9 @@ Choices the data playground protocol leaves open:
   isError}], error?}`` with status 200 (``state: "failed"`` and ``error`` when the run failed).
 * ``reasoningMode``: ``off``/``none`` disables reasoning, ``on`` enables it, ``low``/
   ``medium``/``high`` set an effort; ``default`` leaves the model's own setting.
-* ``ragEnabled`` (default true) reaches tools as ``ToolContext.options["rag_enabled"]``.
+* ``ragEnabled`` (default true) reaches tools as ``ToolContext.options["rag_enabled"]``, the
+  brand as ``options["brand_ref"]`` (and ``options["structure"]`` when given), so a tool reads
+  only that tenant's data.
 
 Reference: ``docs/protocols/playground.md``.
 """
@@ -166,7 +168,11 @@ def to_run_request(
         max_turns=DEFAULTS.max_turns,
         suggestions=DEFAULTS.suggestions,
         model_options={} if reasoning is None else {"reasoning": reasoning},
-        tool_options={"rag_enabled": body.ragEnabled},
+        tool_options={
+            "rag_enabled": body.ragEnabled,
+            "brand_ref": body.brandRef,
+            **({"structure": chosen_structure} if chosen_structure else {}),
+        },
         metadata=metadata,
     )
 

@@ -1,0 +1,54 @@
+"""What every example shares: where its data lives, and which model answers.
+
+Each example keeps its data (SQLite files, documents) under
+``$AGENTSTREAM_DATA_DIR/examples/<name>`` (``./data/examples/<name>`` by default, next to the
+conversation store), created on first use. With ``AGENTSTREAM_MODEL`` set the example talks
+to that model; without it, an offline scripted model walks through the example's main story,
+and every answer it gives says so.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from agentstream.messages import Message, ToolResultsMessage, UserMessage
+from agentstream.providers.base import Provider
+
+__all__ = ["DEMO_LABEL", "data_dir", "model_or", "tool_results_since_user"]
+
+DEMO_LABEL = (
+    "*Offline demo: these answers are scripted. Set `AGENTSTREAM_MODEL` "
+    "(e.g. `anthropic:claude-sonnet-4-5`) to talk to a real model.*"
+)
+
+
+def data_dir(name: str) -> Path:
+    """The example's data directory (not created here)."""
+    return Path(os.environ.get("AGENTSTREAM_DATA_DIR") or "data") / "examples" / name
+
+
+def model_or(demo: Provider) -> str | Provider:
+    """``$AGENTSTREAM_MODEL`` when set, else the example's offline scripted model."""
+    return os.environ.get("AGENTSTREAM_MODEL") or demo
+
+
+def tool_results_since_user(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """The JSON results of the tools called since the latest user message, oldest first
+    (a scripted model reads them to answer with real figures). Non-JSON results are
+    ``{"text": ...}``."""
+    found: list[dict[str, Any]] = []
+    for message in reversed(messages):
+        if isinstance(message, UserMessage):
+            break
+        if isinstance(message, ToolResultsMessage):
+            for part in reversed(message.results):
+                try:
+                    value = json.loads(part.content)
+                except ValueError:
+                    value = {"text": part.content}
+                found.append({"tool": part.name, "is_error": part.is_error, "value": value})
+    return list(reversed(found))

@@ -1,0 +1,66 @@
+"""The research assistant: helps an analyst search a corpus of articles and build reports.
+
+Serve it from the repository root::
+
+    agentstream serve examples.research.app:agent --chat examples.research.app:chat
+
+Its endpoint of record is ``POST /api/chat/stream`` (the chat tray protocol: ``status``,
+``text_delta`` with ``[[tool:N]]`` markers, ``tool_start``, ``tool_progress``,
+``tool_complete``, ``complete`` with suggested values and actions, custom payloads, tool
+history and diagnostics), which the web UI speaks.
+
+* Pages, tabs and subtabs (``reports`` > ``articles`` > ``extraction``, ``reports`` >
+  ``notes``, ``search``), each with its identity, context builder and tools, chosen by the
+  request's ``context``.
+* Global tools: ``search_articles`` (streaming progress; a ``search_results`` payload) and
+  ``fetch_article``, over a generated corpus of 320 articles indexed with SQLite FTS5.
+* LLM payloads ``schema_proposal`` (extraction subtab) and ``query_suggestion`` (everywhere),
+  and the ``apply_schema`` server action that applies a proposal to its report.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentstream import Agent
+from agentstream.chat import ChatConfig
+from examples._common import data_dir, model_or
+from examples.research.corpus import Library
+from examples.research.demo import research_demo_model
+from examples.research.pages import research_pages
+from examples.research.payloads import CLOSE_CHAT, PAYLOAD_TYPES, actions_for
+from examples.research.tools import ResearchTools
+
+__all__ = ["agent", "build", "chat"]
+
+IDENTITY = """You are a research assistant for analysts. Search the article corpus with
+`search_articles`, read articles with `fetch_article`, cite articles by id (A0042), and say
+plainly when the corpus has nothing on a question."""
+
+GUIDELINES = """Answer in Markdown, briefly: a sentence, then the articles as a list.
+Offer suggested values for the obvious next questions."""
+
+
+def build(directory: Path | None = None) -> tuple[Agent, ChatConfig]:
+    """The agent and its chat configuration, with the corpus in ``directory``."""
+    library = Library((directory or data_dir("research")) / "library.db")
+    tools = ResearchTools(library)
+    agent = Agent(
+        model=model_or(research_demo_model()),
+        tools=[tools.search_articles, tools.fetch_article],
+        instructions=IDENTITY,
+        name="research",
+        max_turns=5,
+    )
+    chat = ChatConfig(
+        identity=IDENTITY,
+        guidelines=GUIDELINES,
+        pages=research_pages(library, tools),
+        payload_types=PAYLOAD_TYPES,
+        client_actions=[CLOSE_CHAT],
+        server_actions=actions_for(library),
+    )
+    return agent, chat
+
+
+agent, chat = build()

@@ -1,0 +1,147 @@
+"""The research assistant's offline model: a scripted analyst that searches the corpus for
+what the user asks, lists the best articles, and then, depending on what the page offers,
+proposes extraction fields for the open report (with an ``apply_schema`` button) or a narrower
+query; it reads an article when asked for one by id, and confirms applied actions. Every
+answer is labelled as the offline demo."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from agentstream.providers.base import ChatRequest
+from agentstream.providers.scripted import ScriptedProvider, ScriptedTurn, position
+from examples._common import DEMO_LABEL, tool_results_since_user
+
+__all__ = ["research_demo_model"]
+
+_DELAY = 0.01
+ARTICLE_ID = re.compile(r"\b[Aa]\d{4}\b")
+LEAD_IN = re.compile(
+    r"^(please )?(find|search( for)?|look for|show me)?\s*(the )?(recent |latest |new )?"
+    r"(articles?|papers?|studies|research)?\s*(on|about|for)?\s*",
+    re.IGNORECASE,
+)
+FIELDS = [
+    {"name": "study_type", "type": "text", "description": "Trial, cohort, meta-analysis..."},
+    {"name": "sample_size", "type": "integer", "description": "Participants or samples"},
+    {"name": "off_target_rate", "type": "number", "description": "Reported off-target edits, %"},
+]
+
+
+def _say(text: str, **extra: Any) -> ScriptedTurn:
+    return ScriptedTurn.model_validate({"text": text, "delay": _DELAY, **extra})
+
+
+def _line(marker: str, value: Any) -> str:
+    return f"{marker} {json.dumps(value, ensure_ascii=False)}"
+
+
+def _turn(request: ChatRequest) -> ScriptedTurn:
+    asked, turn = position(request)
+    offered = {spec.name for spec in request.tools}
+    if "\nOutcome: " in asked or "\nThe action failed" in asked:
+        outcome = asked.split("\n", 1)[1].removeprefix("Outcome: ").strip()
+        values = [{"label": "Show the report", "value": "What does the report hold now?"}]
+        return _say(f"Done. {outcome}\n\n{_line('SUGGESTED_VALUES:', values)}")
+    if turn == 0:
+        wanted = ARTICLE_ID.search(asked)
+        if wanted and "fetch_article" in offered:
+            return _say(
+                f"{DEMO_LABEL}\n\nLet me read {wanted.group(0).upper()}.",
+                tool_calls=[
+                    {"name": "fetch_article", "arguments": {"article_id": wanted.group(0)}}
+                ],
+            )
+        query = LEAD_IN.sub("", asked.strip()).rstrip("?.! ") or asked.strip()
+        arguments: dict[str, Any] = {"query": query[:200]}
+        if re.search(r"\b(recent|latest|new)\b", asked, re.IGNORECASE):
+            arguments["year_from"] = 2020
+        return _say(
+            f"{DEMO_LABEL}\n\nLet me search the corpus for “{arguments['query']}”.",
+            tool_calls=[{"name": "search_articles", "arguments": arguments}],
+        )
+    results = tool_results_since_user(request.messages)
+    last: dict[str, Any] = results[-1] if results else {"tool": "", "value": {}, "is_error": True}
+    if last["is_error"]:
+        return _say(f"That did not work: {last['value'].get('error', 'the tool failed')}")
+    if last["tool"] == "fetch_article":
+        article = last["value"]
+        return _say(
+            f"**{article['title']}** ({article['journal']}, {article['year']}; "
+            f"{article['authors']}): {article['abstract']}\n\n"
+            + _line(
+                "SUGGESTED_ACTIONS:",
+                [
+                    {
+                        "label": "Open in the reader",
+                        "action": "open_article",
+                        "handler": "client",
+                        "data": {"article_id": article["id"]},
+                        "style": "secondary",
+                    }
+                ],
+            )
+        )
+    return _say(_after_search(request, last["value"]))
+
+
+def _after_search(request: ChatRequest, found: dict[str, Any]) -> str:
+    text = found.get("text", "")
+    articles = re.findall(r"^(A\d{4}) \((\d{4}), [^)]*\): (.+)$", text, re.MULTILINE)
+    total = re.match(r"(\d+) articles match", text)
+    count = int(total.group(1)) if total else len(articles)
+    if not articles:
+        values = [{"label": "Search more broadly", "value": "Find articles on gene editing"}]
+        return f"Nothing in the corpus matches.\n\n{_line('SUGGESTED_VALUES:', values)}"
+    best = "\n".join(f"- **{i}** ({y}): {t}" for i, y, t in articles[:3])
+    answer = f"I found {count} articles; the most relevant:\n\n{best}\n\n"
+    system = request.system
+    if "SCHEMA_PROPOSAL:" in system:
+        found_id = re.search(r"report_id\W+(\d+)", system)
+        report_id = int(found_id.group(1)) if found_id else 1
+        proposal = {
+            "report_id": report_id,
+            "fields": FIELDS,
+            "rationale": "These let the report compare safety across study designs.",
+        }
+        action = {
+            "label": "Apply schema",
+            "action": "apply_schema",
+            "handler": "server",
+            "data": {"report_id": report_id, "fields": FIELDS},
+            "style": "primary",
+        }
+        values = [{"label": "Read the first", "value": f"Read {articles[0][0]}"}]
+        return (
+            answer
+            + "To compare them in the report, I propose extracting these fields:\n\n"
+            + _line("SCHEMA_PROPOSAL:", proposal)
+            + "\n"
+            + _line("SUGGESTED_ACTIONS:", [action])
+            + "\n"
+            + _line("SUGGESTED_VALUES:", values)
+        )
+    first_year = min(int(y) for _, y, _ in articles)
+    query = re.search(r"match '([^']*)'", text)
+    narrower = {
+        "query": f"{query.group(1) if query else 'these'} randomised trial",
+        "year_from": max(first_year, 2022),
+        "rationale": "Randomised trials since 2022 give the strongest recent evidence.",
+    }
+    values = [
+        {"label": "Read the first", "value": f"Read {articles[0][0]}"},
+        {"label": "Only trials", "value": f"Find recent articles on {narrower['query']}"},
+    ]
+    return (
+        answer
+        + "A narrower search may serve you better:\n\n"
+        + _line("QUERY_SUGGESTION:", narrower)
+        + "\n"
+        + _line("SUGGESTED_VALUES:", values)
+    )
+
+
+def research_demo_model() -> ScriptedProvider:
+    return ScriptedProvider(_turn, model="research-demo")
