@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from agentstream.messages import Message, ToolResultsMessage, UserMessage
 from agentstream.providers.base import Provider
 
-__all__ = ["DEMO_LABEL", "data_dir", "model_or", "tool_results_since_user"]
+__all__ = ["DEMO_LABEL", "SqliteFile", "data_dir", "model_or", "tool_results_since_user"]
 
 DEMO_LABEL = (
     "*Offline demo: these answers are scripted. Set `AGENTSTREAM_MODEL` "
@@ -52,3 +55,54 @@ def tool_results_since_user(messages: Sequence[Message]) -> list[dict[str, Any]]
                     value = {"text": part.content}
                 found.append({"tool": part.name, "is_error": part.is_error, "value": value})
     return list(reversed(found))
+
+
+class SqliteFile:
+    """An example's SQLite file, created with its first data on first use.
+
+    It is built in a temporary file moved into place when complete, so an interrupted first
+    run never leaves half a database behind; tools run in worker threads, so creation is
+    guarded by a lock and each operation opens its own connection (:meth:`_connect`).
+    Subclasses write :meth:`_create`.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._ready = False
+        self._lock = threading.Lock()
+
+    def _create(self, db: sqlite3.Connection) -> None:
+        """Make the schema and the first data (one transaction, on the new file)."""
+        raise NotImplementedError
+
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        """A connection in a transaction: committed when the block ends, rolled back if it
+        raises; rows read as :class:`sqlite3.Row`."""
+        self._ensure()
+        connection = sqlite3.connect(self.path, timeout=10)
+        connection.row_factory = sqlite3.Row
+        try:
+            with connection:
+                yield connection
+        finally:
+            connection.close()
+
+    def _ensure(self) -> None:
+        if self._ready:
+            return
+        with self._lock:
+            if self._ready:
+                return
+            if not self.path.exists():
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                partial = self.path.with_suffix(".tmp")
+                partial.unlink(missing_ok=True)
+                db = sqlite3.connect(partial)
+                try:
+                    with db:
+                        self._create(db)
+                finally:
+                    db.close()
+                partial.replace(self.path)
+            self._ready = True

@@ -11,13 +11,11 @@ import hashlib
 import hmac
 import secrets
 import sqlite3
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
+
+from examples._common import SqliteFile
 
 __all__ = ["DEMO_ACCOUNTS", "OpsDatabase", "Ticket", "UnknownService"]
 
@@ -101,41 +99,12 @@ def _token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-class OpsDatabase:
-    """The example's SQLite file at ``path``; thread-safe (a connection per operation)."""
+class OpsDatabase(SqliteFile):
+    """The example's SQLite file at ``path``: accounts, sessions, services and tickets."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._ready = False
-        self._lock = threading.Lock()
-
-    @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        self._ensure()
-        connection = sqlite3.connect(self.path, timeout=10)
-        connection.row_factory = sqlite3.Row
-        try:
-            with connection:
-                yield connection
-        finally:
-            connection.close()
-
-    def _ensure(self) -> None:
-        if self._ready:
-            return
-        with self._lock:
-            if self._ready:
-                return
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            connection = sqlite3.connect(self.path, timeout=10)
-            try:
-                with connection:
-                    connection.executescript(SCHEMA)
-                    if connection.execute("SELECT count(*) FROM users").fetchone()[0] == 0:
-                        self._seed(connection)
-            finally:
-                connection.close()
-            self._ready = True
+    def _create(self, db: sqlite3.Connection) -> None:
+        db.executescript(SCHEMA)
+        self._seed(db)
 
     @staticmethod
     def _seed(connection: sqlite3.Connection) -> None:

@@ -11,12 +11,11 @@ import json
 import random
 import re
 import sqlite3
-import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
+
+from examples._common import SqliteFile
 
 __all__ = ["ARTICLE_COUNT", "Library", "UnknownArticle", "UnknownReport"]
 
@@ -127,56 +126,22 @@ def _generate(rng: random.Random) -> Iterator[dict[str, Any]]:
         }
 
 
-class Library:
-    """The corpus and the reports, in the SQLite file at ``path``; thread-safe."""
+class Library(SqliteFile):
+    """The corpus and the reports, in the SQLite file at ``path``."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._ready = False
-        self._lock = threading.Lock()
-
-    @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        self._ensure()
-        connection = sqlite3.connect(self.path, timeout=10)
-        connection.row_factory = sqlite3.Row
-        try:
-            with connection:
-                yield connection
-        finally:
-            connection.close()
-
-    def _ensure(self) -> None:
-        if self._ready:
-            return
-        with self._lock:
-            if not self._ready:
-                if not self.path.exists():
-                    self._create()
-                self._ready = True
-
-    def _create(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        partial = self.path.with_suffix(".tmp")
-        partial.unlink(missing_ok=True)
-        db = sqlite3.connect(partial)
-        try:
-            with db:
-                db.executescript(SCHEMA)
-                for article in _generate(random.Random(SEED)):
-                    db.execute(
-                        "INSERT INTO articles VALUES (:id, :title, :authors, :journal, :year, "
-                        ":topic, :study_type, :sample_size, :abstract, :keywords)",
-                        article,
-                    )
-                    db.execute(
-                        "INSERT INTO article_index VALUES (:id, :title, :abstract, :keywords)",
-                        article,
-                    )
-                db.executemany("INSERT INTO reports VALUES (?, ?, ?)", REPORTS)
-        finally:
-            db.close()
-        partial.replace(self.path)
+    def _create(self, db: sqlite3.Connection) -> None:
+        db.executescript(SCHEMA)
+        for article in _generate(random.Random(SEED)):
+            db.execute(
+                "INSERT INTO articles VALUES (:id, :title, :authors, :journal, :year, "
+                ":topic, :study_type, :sample_size, :abstract, :keywords)",
+                article,
+            )
+            db.execute(
+                "INSERT INTO article_index VALUES (:id, :title, :abstract, :keywords)",
+                article,
+            )
+        db.executemany("INSERT INTO reports VALUES (?, ?, ?)", REPORTS)
 
     # --- articles -------------------------------------------------------------------------
 
