@@ -230,8 +230,8 @@ def run_client(raw: str) -> None:
 
     spec = json.loads(raw)
     result = uvloop.run(client(spec))
-    sys.stdout.write(json.dumps(result))
-    sys.stdout.flush()
+    # A file, not stdout: the event loop may leave stdout non-blocking, cutting a large write.
+    Path(spec["out"]).write_text(json.dumps(result))
 
 
 # --- measuring ----------------------------------------------------------------------------
@@ -362,6 +362,7 @@ async def load(
     offsets = [ramp * n / streams for n in range(streams)]
     timeout = 60 + answer * 4
     procs = []
+    tmp = tempfile.TemporaryDirectory()
     for part in range(clients):
         spec = {
             "port": server.port,
@@ -370,6 +371,7 @@ async def load(
             "start": start,
             "offsets": offsets[part::clients],
             "timeout": timeout,
+            "out": str(Path(tmp.name) / f"client-{part}.json"),
         }
         procs.append(spawn([sys.executable, __file__, "--client", json.dumps(spec)]))
     base_rss = rss_kb(server.pid)
@@ -386,11 +388,16 @@ async def load(
     await asyncio.sleep(max(0.0, start - time.perf_counter() - 0.2))
     cpu_before = cpu_ns(server.pid)
     sampler.start()
-    outputs = await asyncio.gather(*(asyncio.to_thread(p.communicate) for p in procs))
+    await asyncio.gather(*(asyncio.to_thread(p.wait) for p in procs))
     cpu = cpu_ns(server.pid) - cpu_before
     sampling = False
     sampler.join()
-    results = [s for out, _ in outputs for s in json.loads(out)["streams"]]
+    results = [
+        s
+        for part in range(clients)
+        for s in json.loads((Path(tmp.name) / f"client-{part}.json").read_text())["streams"]
+    ]
+    tmp.cleanup()
     ok = [s for s in results if "error" not in s and s["first"]]
     all_open = max((s["first"] for s in ok), default=0.0)
     gaps: list[float] = []
