@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 from sqlalchemy import and_, delete, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, async_sessionmaker
 
 from agentstream.events import RunCompleted
 from agentstream.messages import Message, UserMessage
@@ -36,6 +36,7 @@ from agentstream.runs.store import (
     RunStatus,
     StartedRun,
 )
+from agentstream.store.commits import GroupCommit, Refused
 from agentstream.store.engine import create_engine, is_sqlite, safe_url, use_wal, writer
 from agentstream.store.errors import (
     InvalidConversationId,
@@ -45,7 +46,14 @@ from agentstream.store.errors import (
 )
 from agentstream.store.history import load_messages, provider_history
 from agentstream.store.migrate import current_revision, head_revision, upgrade
-from agentstream.store.models import TITLE_LENGTH, ConversationRow, MessageRow, RunRow, utcnow
+from agentstream.store.models import (
+    MESSAGES,
+    RUNS,
+    TITLE_LENGTH,
+    ConversationRow,
+    MessageRow,
+    utcnow,
+)
 from agentstream.store.statements import (
     Bumped,
     before,
@@ -84,6 +92,8 @@ __all__ = [
 log = logging.getLogger("agentstream.store")
 
 MAX_PAGE = 100
+WRITE_TRANSACTIONS = 4
+"""Group-commit transactions at a time on a database with row locks (PostgreSQL)."""
 _CREATE_ATTEMPTS = 3
 
 
@@ -95,6 +105,11 @@ class SqlConversationStore:
         self._engine = engine
         self._reads = async_sessionmaker(engine, expire_on_commit=False)
         self._writes = async_sessionmaker(writer(engine), expire_on_commit=False)
+        # SQLite has one writer: one transaction at a time, shared by whoever is waiting.
+        committers = 1 if engine.dialect.name == "sqlite" else WRITE_TRANSACTIONS
+        self._commits = GroupCommit(writer(engine), committers=committers)
+        self._ordinals: dict[str, tuple[str, int]] = {}
+        """Runs this process started and has not finished: conversation id and ordinal."""
 
     @classmethod
     async def open(cls, url: str | None = None, *, migrate: bool | None = None) -> Self:
@@ -118,6 +133,7 @@ class SqlConversationStore:
         return self._engine
 
     async def close(self) -> None:
+        await self._commits.drain()
         await self._engine.dispose()
 
     async def __aenter__(self) -> Self:
@@ -185,21 +201,22 @@ class SqlConversationStore:
         metadata: dict[str, Any] | None,
         create_if_missing: bool,
     ) -> StartedRun:
-        now = utcnow()
         cid = conversation_id or str(uuid.uuid4())
-        async with self._writes.begin() as session:
+
+        async def work(conn: AsyncConnection) -> tuple[StartedRun, int]:
+            now = utcnow()
             bumped: Bumped | None = None
             if conversation_id is not None:
-                bumped = await bump(session, principal, cid, 1, now, new_run=True, model=model)
-                if bumped is None and not (create_if_missing and not await exists(session, cid)):
-                    raise ConversationNotFound(conversation_id)
+                bumped = await bump(conn, principal, cid, 1, now, new_run=True, model=model)
+                if bumped is None and not (create_if_missing and not await exists(conn, cid)):
+                    raise Refused(ConversationNotFound(conversation_id))
             if bumped is None:
-                bumped = await create(session, principal, cid, user_message, now, model, metadata)
+                bumped = await create(conn, principal, cid, user_message, now, model, metadata)
             elif metadata:
-                bumped = await merge_metadata(session, cid, bumped, metadata)
+                bumped = await merge_metadata(conn, cid, bumped, metadata)
             ordinal = bumped.next_ordinal - 1
-            await session.execute(
-                insert(RunRow).values(
+            await conn.execute(
+                insert(RUNS).values(
                     id=run_id,
                     conversation_id=cid,
                     ordinal=ordinal,
@@ -208,19 +225,39 @@ class SqlConversationStore:
                     started_at=now,
                 )
             )
-            user_row = message_row(
-                cid, run_id, ordinal, bumped.next_seq - 1, now, UserMessage(content=user_message)
+            user = UserMessage(content=user_message)
+            await conn.execute(
+                insert(MESSAGES).values(
+                    message_row(cid, run_id, ordinal, bumped.next_seq - 1, now, user)
+                )
             )
-            await session.execute(insert(MessageRow).values(**user_row))
-            history, payloads = await before(session, cid, ordinal)
-        return StartedRun(
-            conversation_id=cid,
-            first_run=ordinal == 0,
-            title=bumped.title,
-            history=history,
-            metadata=bumped.metadata,
-            payloads=payloads,
+            history, payloads = await before(conn, cid, ordinal)
+            started = StartedRun(
+                conversation_id=cid,
+                first_run=ordinal == 0,
+                title=bumped.title,
+                history=history,
+                metadata=bumped.metadata,
+                payloads=payloads,
+            )
+            return started, ordinal
+
+        started, ordinal = await self._commits.run(work, key=cid)
+        self._ordinals[run_id] = (cid, ordinal)
+        return started
+
+    async def _ordinal(self, conn: AsyncConnection, run_id: str, cid: str) -> int:
+        """The run's ordinal in conversation ``cid`` (remembered from its start when this
+        process started it). Raises :class:`UnknownRun`."""
+        known = self._ordinals.get(run_id)
+        if known is not None and known[0] == cid:
+            return known[1]
+        ordinal = await conn.scalar(
+            select(RUNS.c.ordinal).where(RUNS.c.id == run_id, RUNS.c.conversation_id == cid)
         )
+        if ordinal is None:
+            raise UnknownRun(f"run {run_id} was not started in this conversation")
+        return int(ordinal)
 
     async def append_messages(
         self,
@@ -233,15 +270,15 @@ class SqlConversationStore:
         """Commit a finished tool round-trip (or any messages the run produced so far)."""
         if not messages:
             return
-        cid, now = canonical(conversation_id), utcnow()
-        async with self._writes.begin() as session:
-            bumped = await claim(session, principal, cid, len(messages), now)
-            ordinal = await session.scalar(
-                select(RunRow.ordinal).where(RunRow.id == run_id, RunRow.conversation_id == cid)
-            )
-            if ordinal is None:
-                raise UnknownRun(f"run {run_id} was not started in this conversation")
-            await insert_messages(session, cid, run_id, ordinal, bumped, now, messages)
+        cid = canonical(conversation_id)
+
+        async def work(conn: AsyncConnection) -> None:
+            now = utcnow()
+            bumped = await claim(conn, principal, cid, len(messages), now)
+            ordinal = await self._ordinal(conn, run_id, cid)
+            await insert_messages(conn, cid, run_id, ordinal, bumped, now, messages)
+
+        await self._commits.run(work, key=cid)
 
     async def finish_run(
         self,
@@ -255,29 +292,35 @@ class SqlConversationStore:
         error: str | None = None,
     ) -> dict[str, Any]:
         """Commit the run's last messages and status; return 004's ``conversation`` object."""
-        cid, now = canonical(conversation_id), utcnow()
-        outcome = run_outcome(status, completed, error, now)
-        async with self._writes.begin() as session:
-            bumped = await claim(session, principal, cid, len(messages), now)
-            ordinal = await session.scalar(
-                update(RunRow)
-                .where(RunRow.id == run_id, RunRow.conversation_id == cid)
-                .values(**outcome)
-                .returning(RunRow.ordinal)
-                .execution_options(synchronize_session=False)
+        cid = canonical(conversation_id)
+        status_of_answer = "complete" if status == "completed" else "interrupted"
+
+        async def work(conn: AsyncConnection) -> dict[str, Any]:
+            now = utcnow()
+            outcome = run_outcome(status, completed, error, now)
+            bumped = await claim(conn, principal, cid, len(messages), now)
+            ordinal = await conn.scalar(
+                update(RUNS)
+                .where(RUNS.c.id == run_id, RUNS.c.conversation_id == cid)
+                .values(outcome)
+                .returning(RUNS.c.ordinal)
             )
             if ordinal is None:
                 raise UnknownRun(f"run {run_id} was not started in this conversation")
-            status_of_answer = "complete" if status == "completed" else "interrupted"
             await insert_messages(
-                session, cid, run_id, ordinal, bumped, now, messages, status_of_answer
+                conn, cid, run_id, ordinal, bumped, now, messages, status_of_answer
             )
             assert bumped.summary is not None
-            shown = await display(session, cid, details=False)
-        detail = ConversationDetail(
-            summary=bumped.summary, metadata=bumped.metadata, messages=shown
-        )
-        return detail.to_agent_conversation()
+            shown = await display(conn, cid, details=False)
+            detail = ConversationDetail(
+                summary=bumped.summary, metadata=bumped.metadata, messages=shown
+            )
+            return detail.to_agent_conversation()
+
+        try:
+            return await self._commits.run(work, key=cid)
+        finally:
+            self._ordinals.pop(run_id, None)
 
     # --- the REST API -------------------------------------------------------------------------
 

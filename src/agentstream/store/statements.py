@@ -1,5 +1,8 @@
 """The SQL behind :class:`~agentstream.store.repository.SqlConversationStore`, one small
-function per step, each taking the open session of the transaction it belongs to.
+function per step, each taking the open connection (or, for reads, session) of the
+transaction it belongs to. The run pipeline's writes are SQLAlchemy Core statements on the
+tables, not ORM units of work: they run for every run start and finish, and the ORM's flush
+costs more Python time than the database spends on the statement.
 
 Ownership is in the statements themselves: :func:`owned` is part of every WHERE clause that
 touches a conversation. :func:`bump` is how a writing transaction starts: one
@@ -17,24 +20,26 @@ import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from pydantic import TypeAdapter
-from sqlalchemy import func, insert, select, update
-from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import defer
+from sqlalchemy import insert, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from agentstream.events import Payload, RunCompleted
 from agentstream.messages import Message
 from agentstream.principal import Principal
 from agentstream.runs.store import ConversationNotFound, RunStatus
+from agentstream.store.commits import Refused
 from agentstream.store.errors import InvalidCursor
 from agentstream.store.history import dump_message, load_messages, provider_history
-from agentstream.store.models import ConversationRow, MessageRow, RunRow
+from agentstream.store.models import CONVERSATIONS, MESSAGES, RUNS, ConversationRow
 from agentstream.store.titles import title_from_message
 from agentstream.store.views import (
     ConversationSummary,
     DisplayMessage,
+    StoredMessage,
+    StoredRun,
     display_messages,
     strip_markers,
 )
@@ -95,10 +100,8 @@ class Bumped:
 
 
 def owned(principal: Principal) -> tuple[Any, ...]:
-    return (
-        ConversationRow.owner_id == principal.user_id,
-        ConversationRow.tenant_id == (principal.tenant_id or ""),
-    )
+    c = CONVERSATIONS.c
+    return (c.owner_id == principal.user_id, c.tenant_id == (principal.tenant_id or ""))
 
 
 def canonical(conversation_id: str) -> str:
@@ -119,13 +122,15 @@ async def owned_row(
     return row
 
 
-async def exists(session: AsyncSession, conversation_id: str) -> bool:
-    found = await session.scalar(select(func.count()).where(ConversationRow.id == conversation_id))
-    return bool(found)
+async def exists(conn: AsyncConnection, conversation_id: str) -> bool:
+    found = await conn.scalar(
+        select(CONVERSATIONS.c.id).where(CONVERSATIONS.c.id == conversation_id)
+    )
+    return found is not None
 
 
 async def bump(
-    session: AsyncSession,
+    conn: AsyncConnection,
     principal: Principal,
     conversation_id: str,
     messages: int,
@@ -136,28 +141,18 @@ async def bump(
 ) -> Bumped | None:
     """Claim the caller's conversation row for this transaction (its lock) and allocate
     ``messages`` sequence numbers, and a run ordinal for a ``new_run``. None when the
-    conversation is not the caller's."""
-    values: dict[str, Any] = {
-        "next_seq": ConversationRow.next_seq + messages,
-        "updated_at": now,
-    }
+    conversation is not the caller's (and nothing was written)."""
+    c = CONVERSATIONS.c
+    values: dict[str, Any] = {"next_seq": c.next_seq + messages, "updated_at": now}
     if new_run:
-        values["next_ordinal"] = ConversationRow.next_ordinal + 1
+        values["next_ordinal"] = c.next_ordinal + 1
     if model is not None:
         values["model"] = model
-    result = await session.execute(
-        update(ConversationRow)
-        .where(ConversationRow.id == conversation_id, *owned(principal))
-        .values(**values)
-        .returning(
-            ConversationRow.title,
-            ConversationRow.metadata_,
-            ConversationRow.next_seq,
-            ConversationRow.next_ordinal,
-            ConversationRow.created_at,
-            ConversationRow.model,
-        )
-        .execution_options(synchronize_session=False)
+    result = await conn.execute(
+        update(CONVERSATIONS)
+        .where(c.id == conversation_id, *owned(principal))
+        .values(values)
+        .returning(c.title, c.metadata, c.next_seq, c.next_ordinal, c.created_at, c.model)
     )
     row = result.first()
     if row is None:
@@ -170,7 +165,7 @@ async def bump(
 
 
 async def create(
-    session: AsyncSession,
+    conn: AsyncConnection,
     principal: Principal,
     conversation_id: str,
     first_message: str,
@@ -178,44 +173,46 @@ async def create(
     model: str | None,
     metadata: dict[str, Any] | None,
 ) -> Bumped:
+    """Insert a new conversation whose first run (ordinal 0) and first message (seq 0) the
+    caller inserts in the same transaction."""
     title = title_from_message(first_message)
-    await session.execute(
-        insert(ConversationRow).values(
+    stored = _jsonable(metadata)
+    await conn.execute(
+        insert(CONVERSATIONS).values(
             id=conversation_id,
             tenant_id=principal.tenant_id or "",
             owner_id=principal.user_id,
             title=title,
             title_source="message",
             model=model,
-            metadata_=_jsonable(metadata),
+            metadata=stored,
             created_at=now,
             updated_at=now,
             next_seq=1,
             next_ordinal=1,
         )
     )
-    return Bumped(title, _jsonable(metadata), 1, 1)
+    return Bumped(title, stored, 1, 1)
 
 
 def _jsonable(metadata: dict[str, Any] | None) -> dict[str, Any]:
     """``metadata`` as JSON-compatible data (values JSON cannot hold become strings)."""
+    if not metadata:
+        return {}
     dumped: dict[str, Any] = _METADATA_ADAPTER.dump_python(
-        dict(metadata or {}), mode="json", fallback=str
+        dict(metadata), mode="json", fallback=str
     )
     return dumped
 
 
 async def merge_metadata(
-    session: AsyncSession, conversation_id: str, bumped: Bumped, metadata: dict[str, Any]
+    conn: AsyncConnection, conversation_id: str, bumped: Bumped, metadata: dict[str, Any]
 ) -> Bumped:
     merged = {**bumped.metadata, **_jsonable(metadata)}
-    await session.execute(
-        update(ConversationRow)
-        .where(ConversationRow.id == conversation_id)
-        .values(metadata_=merged)
-        .execution_options(synchronize_session=False)
+    await conn.execute(
+        update(CONVERSATIONS).where(CONVERSATIONS.c.id == conversation_id).values(metadata=merged)
     )
-    return Bumped(bumped.title, merged, bumped.next_seq, bumped.next_ordinal)
+    return Bumped(bumped.title, merged, bumped.next_seq, bumped.next_ordinal, bumped.summary)
 
 
 def message_row(
@@ -244,40 +241,48 @@ def message_row(
     }
 
 
+_SHOWN_RUN = tuple(
+    RUNS.c[name]
+    for name in ("id", "ordinal", "status", "answer", "error", "started_at", "finished_at")
+)
+_SHOWN_MESSAGE = tuple(
+    MESSAGES.c[name] for name in ("id", "run_id", "seq", "role", "text", "status", "created_at")
+)
+
+
 async def display(
-    session: AsyncSession, conversation_id: str, *, details: bool
+    conn: AsyncConnection | AsyncSession, conversation_id: str, *, details: bool
 ) -> tuple[DisplayMessage, ...]:
     """The conversation's messages as shown; without ``details`` just what 004's object
     needs, without loading (or parsing) any JSON column."""
-    runs = select(RunRow).where(RunRow.conversation_id == conversation_id)
+    runs = select(*(RUNS.c if details else _SHOWN_RUN)).where(
+        RUNS.c.conversation_id == conversation_id
+    )
     messages = (
-        select(MessageRow)
-        .where(MessageRow.conversation_id == conversation_id)
-        .order_by(MessageRow.ordinal, MessageRow.seq)
+        select(*(MESSAGES.c if details else _SHOWN_MESSAGE))
+        .where(MESSAGES.c.conversation_id == conversation_id)
+        .order_by(MESSAGES.c.ordinal, MESSAGES.c.seq)
     )
     if not details:
-        runs = runs.options(
-            defer(RunRow.result, raiseload=True), defer(RunRow.usage, raiseload=True)
-        )
-        messages = messages.where(MessageRow.role != "tool").options(
-            defer(MessageRow.body, raiseload=True), defer(MessageRow.reasoning, raiseload=True)
-        )
-    return display_messages(
-        list(await session.scalars(runs)), await session.scalars(messages), details=details
-    )
+        messages = messages.where(MESSAGES.c.role != "tool")
+    run_rows = cast(Sequence[StoredRun], (await conn.execute(runs)).all())
+    message_rows = cast(Iterable[StoredMessage], await conn.execute(messages))
+    return display_messages(run_rows, message_rows, details=details)
 
 
 async def claim(
-    session: AsyncSession, principal: Principal, conversation_id: str, messages: int, now: datetime
+    conn: AsyncConnection, principal: Principal, conversation_id: str, messages: int, now: datetime
 ) -> Bumped:
-    bumped = await bump(session, principal, conversation_id, messages, now)
+    """:func:`bump`, refusing (before writing anything) a conversation that is not the
+    caller's."""
+    bumped = await bump(conn, principal, conversation_id, messages, now)
     if bumped is None:
-        raise ConversationNotFound(conversation_id)
+        raise Refused(ConversationNotFound(conversation_id))
     return bumped
 
 
 async def insert_messages(
-    session: AsyncSession,
+    conn: AsyncConnection,
     conversation_id: str,
     run_id: str,
     ordinal: int,
@@ -286,7 +291,8 @@ async def insert_messages(
     messages: Sequence[Message],
     status: str = "complete",
 ) -> None:
-    """Insert ``messages`` with the sequence numbers ``bumped`` just allocated."""
+    """Insert ``messages`` with the sequence numbers ``bumped`` just allocated, in one
+    statement (executemany)."""
     if not messages:
         return
     first = bumped.next_seq - len(messages)
@@ -294,7 +300,7 @@ async def insert_messages(
         message_row(conversation_id, run_id, ordinal, first + offset, now, message, status)
         for offset, message in enumerate(messages)
     ]
-    await session.execute(insert(MessageRow), rows)
+    await conn.execute(insert(MESSAGES), rows)
 
 
 def run_outcome(
@@ -313,21 +319,21 @@ def run_outcome(
 
 
 async def before(
-    session: AsyncSession, conversation_id: str, ordinal: int
+    conn: AsyncConnection, conversation_id: str, ordinal: int
 ) -> tuple[list[Message], list[Payload]]:
     """The provider history and the payloads of the runs before run ``ordinal``."""
     if ordinal == 0:
         return [], []
-    bodies = await session.scalars(
-        select(MessageRow.body)
-        .where(MessageRow.conversation_id == conversation_id, MessageRow.ordinal < ordinal)
-        .order_by(MessageRow.ordinal, MessageRow.seq)
+    bodies = await conn.scalars(
+        select(MESSAGES.c.body)
+        .where(MESSAGES.c.conversation_id == conversation_id, MESSAGES.c.ordinal < ordinal)
+        .order_by(MESSAGES.c.ordinal, MESSAGES.c.seq)
     )
     history = provider_history(load_messages(bodies))
-    results = await session.scalars(
-        select(RunRow.result)
-        .where(RunRow.conversation_id == conversation_id, RunRow.ordinal < ordinal)
-        .order_by(RunRow.ordinal)
+    results = await conn.scalars(
+        select(RUNS.c.result)
+        .where(RUNS.c.conversation_id == conversation_id, RUNS.c.ordinal < ordinal)
+        .order_by(RUNS.c.ordinal)
     )
     return history, _earlier_payloads(results)
 
