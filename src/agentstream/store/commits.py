@@ -9,6 +9,12 @@ a committer task runs everything queued so far in one transaction, then resolves
 caller's future once that transaction has committed. A caller is never told "done" before its
 rows are durable, exactly as with a transaction of its own.
 
+Works are synchronous functions of a SQLAlchemy ``Connection`` and a whole transaction runs
+in one go, never returning to the event loop between statements: on a SQLite file, in a
+writer thread of its own with the stdlib driver (one hand-over per transaction instead of
+several per statement through ``aiosqlite``'s thread), elsewhere through ``run_sync`` on the
+async driver (PostgreSQL's ``asyncpg``).
+
 There is no timer: a caller that finds a committer slot free is committed at once (one loop
 iteration later, which is when the other requests of the same burst arrive), and callers that
 arrive while a transaction runs make up the next one. So a lone write waits for nothing, and
@@ -32,19 +38,28 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.ext.asyncio import AsyncEngine
 
-__all__ = ["GroupCommit", "Refused", "Work"]
+__all__ = [
+    "AsyncTransactions",
+    "GroupCommit",
+    "Refused",
+    "ThreadTransactions",
+    "Transactions",
+    "Work",
+]
 
 log = logging.getLogger("agentstream.store")
 
 T = TypeVar("T")
 
-Work = Callable[[AsyncConnection], Awaitable[T]]
+Work = Callable[[Connection], T]
 """Statements to run inside a write transaction, returning the caller's result."""
 
 MAX_BATCH = 64
@@ -67,15 +82,59 @@ class _Queued(Generic[T]):
     future: asyncio.Future[T]
 
 
-class GroupCommit:
-    """Runs works in shared write transactions on ``engine`` (which begins write transactions:
-    see :func:`agentstream.store.engine.writer`), with at most ``committers`` transactions
-    at a time: 1 on SQLite, which has one writer anyway; a few on PostgreSQL."""
+class Transactions(Protocol):
+    """Runs ``fn`` inside one write transaction, committed when it returns and rolled back
+    when it raises."""
 
-    def __init__(self, engine: AsyncEngine, *, committers: int = 1, max_batch: int = MAX_BATCH):
+    async def __call__(self, fn: Callable[[Connection], T]) -> T: ...
+
+    async def close(self) -> None: ...
+
+
+class AsyncTransactions:
+    """Transactions on an async engine (which begins write transactions: see
+    :func:`agentstream.store.engine.writer`), each run with ``run_sync``."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
+
+    async def __call__(self, fn: Callable[[Connection], T]) -> T:
+        async with self._engine.begin() as conn:
+            return await conn.run_sync(fn)
+
+    async def close(self) -> None:
+        """Nothing of its own: the engine belongs to the store."""
+
+
+class ThreadTransactions:
+    """Transactions on a synchronous engine, in one thread of their own."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix="agentstream-store-writer")
+
+    async def __call__(self, fn: Callable[[Connection], T]) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._thread, self._run, fn)
+
+    def _run(self, fn: Callable[[Connection], T]) -> T:
+        with self._engine.begin() as conn:
+            return fn(conn)
+
+    async def close(self) -> None:
+        await asyncio.get_running_loop().run_in_executor(self._thread, self._engine.dispose)
+        self._thread.shutdown(wait=False)
+
+
+class GroupCommit:
+    """Runs works in shared write transactions, with at most ``committers`` transactions at
+    a time: 1 on SQLite, which has one writer anyway; a few on PostgreSQL."""
+
+    def __init__(
+        self, transactions: Transactions, *, committers: int = 1, max_batch: int = MAX_BATCH
+    ) -> None:
         if committers < 1 or max_batch < 1:
             raise ValueError("committers and max_batch must be at least 1")
-        self._engine = engine
+        self._transactions = transactions
         self._committers = committers
         self._max_batch = max_batch
         self._queue: deque[_Queued[Any]] = deque()
@@ -127,14 +186,17 @@ class GroupCommit:
             self._active -= 1
 
     async def _commit(self, batch: list[_Queued[Any]]) -> None:
-        outcomes: list[tuple[_Queued[Any], Any, Exception | None]] = []
+        def run_all(conn: Connection) -> list[tuple[Any, Exception | None]]:
+            outcomes: list[tuple[Any, Exception | None]] = []
+            for queued in batch:
+                try:
+                    outcomes.append((queued.work(conn), None))
+                except Refused as refused:
+                    outcomes.append((None, refused.error))
+            return outcomes
+
         try:
-            async with self._engine.begin() as conn:
-                for queued in batch:
-                    try:
-                        outcomes.append((queued, await queued.work(conn), None))
-                    except Refused as refused:
-                        outcomes.append((queued, None, refused.error))
+            outcomes = await self._transactions(run_all)
         except Exception as exc:
             if len(batch) == 1:
                 _settle(batch[0].future, None, exc)
@@ -144,12 +206,19 @@ class GroupCommit:
                 await self._commit([queued])
             return
         except BaseException:
-            # Cancelled (shutdown): the transaction was rolled back, and its callers are told.
+            # Cancelled (shutdown): its callers are told (the transaction may still finish in
+            # the writer thread; then what it wrote is there, like any commit whose caller
+            # was cancelled while waiting).
             for queued in batch:
                 queued.future.cancel()
             raise
-        for queued, result, error in outcomes:
+        for queued, (result, error) in zip(batch, outcomes, strict=True):
             _settle(queued.future, result, error)
+
+    async def close(self) -> None:
+        """Commit what is queued, then release the transactions' resources."""
+        await self.drain()
+        await self._transactions.close()
 
 
 def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:

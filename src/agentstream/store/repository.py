@@ -24,8 +24,9 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
 from sqlalchemy import and_, delete, insert, or_, select, update
+from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 
 from agentstream.events import RunCompleted
 from agentstream.messages import Message, UserMessage
@@ -36,8 +37,21 @@ from agentstream.runs.store import (
     RunStatus,
     StartedRun,
 )
-from agentstream.store.commits import GroupCommit, Refused
-from agentstream.store.engine import create_engine, is_sqlite, safe_url, use_wal, writer
+from agentstream.store.commits import (
+    AsyncTransactions,
+    GroupCommit,
+    Refused,
+    ThreadTransactions,
+    Transactions,
+)
+from agentstream.store.engine import (
+    create_engine,
+    is_sqlite,
+    safe_url,
+    sqlite_file_writer,
+    use_wal,
+    writer,
+)
 from agentstream.store.errors import (
     InvalidConversationId,
     InvalidCursor,
@@ -106,8 +120,15 @@ class SqlConversationStore:
         self._reads = async_sessionmaker(engine, expire_on_commit=False)
         self._writes = async_sessionmaker(writer(engine), expire_on_commit=False)
         # SQLite has one writer: one transaction at a time, shared by whoever is waiting.
-        committers = 1 if engine.dialect.name == "sqlite" else WRITE_TRANSACTIONS
-        self._commits = GroupCommit(writer(engine), committers=committers)
+        sqlite = engine.dialect.name == "sqlite"
+        file_writer = sqlite_file_writer(engine)
+        transactions: Transactions = (
+            AsyncTransactions(writer(engine))
+            if file_writer is None
+            else ThreadTransactions(file_writer)
+        )
+        committers = 1 if sqlite else WRITE_TRANSACTIONS
+        self._commits = GroupCommit(transactions, committers=committers)
         self._ordinals: dict[str, tuple[str, int]] = {}
         """Runs this process started and has not finished: conversation id and ordinal."""
 
@@ -133,7 +154,7 @@ class SqlConversationStore:
         return self._engine
 
     async def close(self) -> None:
-        await self._commits.drain()
+        await self._commits.close()
         await self._engine.dispose()
 
     async def __aenter__(self) -> Self:
@@ -203,19 +224,19 @@ class SqlConversationStore:
     ) -> StartedRun:
         cid = conversation_id or str(uuid.uuid4())
 
-        async def work(conn: AsyncConnection) -> tuple[StartedRun, int]:
+        def work(conn: Connection) -> tuple[StartedRun, int]:
             now = utcnow()
             bumped: Bumped | None = None
             if conversation_id is not None:
-                bumped = await bump(conn, principal, cid, 1, now, new_run=True, model=model)
-                if bumped is None and not (create_if_missing and not await exists(conn, cid)):
+                bumped = bump(conn, principal, cid, 1, now, new_run=True, model=model)
+                if bumped is None and not (create_if_missing and not exists(conn, cid)):
                     raise Refused(ConversationNotFound(conversation_id))
             if bumped is None:
-                bumped = await create(conn, principal, cid, user_message, now, model, metadata)
+                bumped = create(conn, principal, cid, user_message, now, model, metadata)
             elif metadata:
-                bumped = await merge_metadata(conn, cid, bumped, metadata)
+                bumped = merge_metadata(conn, cid, bumped, metadata)
             ordinal = bumped.next_ordinal - 1
-            await conn.execute(
+            conn.execute(
                 insert(RUNS).values(
                     id=run_id,
                     conversation_id=cid,
@@ -226,12 +247,12 @@ class SqlConversationStore:
                 )
             )
             user = UserMessage(content=user_message)
-            await conn.execute(
+            conn.execute(
                 insert(MESSAGES).values(
                     message_row(cid, run_id, ordinal, bumped.next_seq - 1, now, user)
                 )
             )
-            history, payloads = await before(conn, cid, ordinal)
+            history, payloads = before(conn, cid, ordinal)
             started = StartedRun(
                 conversation_id=cid,
                 first_run=ordinal == 0,
@@ -246,13 +267,13 @@ class SqlConversationStore:
         self._ordinals[run_id] = (cid, ordinal)
         return started
 
-    async def _ordinal(self, conn: AsyncConnection, run_id: str, cid: str) -> int:
+    def _ordinal(self, conn: Connection, run_id: str, cid: str) -> int:
         """The run's ordinal in conversation ``cid`` (remembered from its start when this
         process started it). Raises :class:`UnknownRun`."""
         known = self._ordinals.get(run_id)
         if known is not None and known[0] == cid:
             return known[1]
-        ordinal = await conn.scalar(
+        ordinal = conn.scalar(
             select(RUNS.c.ordinal).where(RUNS.c.id == run_id, RUNS.c.conversation_id == cid)
         )
         if ordinal is None:
@@ -272,11 +293,11 @@ class SqlConversationStore:
             return
         cid = canonical(conversation_id)
 
-        async def work(conn: AsyncConnection) -> None:
+        def work(conn: Connection) -> None:
             now = utcnow()
-            bumped = await claim(conn, principal, cid, len(messages), now)
-            ordinal = await self._ordinal(conn, run_id, cid)
-            await insert_messages(conn, cid, run_id, ordinal, bumped, now, messages)
+            bumped = claim(conn, principal, cid, len(messages), now)
+            ordinal = self._ordinal(conn, run_id, cid)
+            insert_messages(conn, cid, run_id, ordinal, bumped, now, messages)
 
         await self._commits.run(work, key=cid)
 
@@ -295,11 +316,11 @@ class SqlConversationStore:
         cid = canonical(conversation_id)
         status_of_answer = "complete" if status == "completed" else "interrupted"
 
-        async def work(conn: AsyncConnection) -> dict[str, Any]:
+        def work(conn: Connection) -> dict[str, Any]:
             now = utcnow()
             outcome = run_outcome(status, completed, error, now)
-            bumped = await claim(conn, principal, cid, len(messages), now)
-            ordinal = await conn.scalar(
+            bumped = claim(conn, principal, cid, len(messages), now)
+            ordinal = conn.scalar(
                 update(RUNS)
                 .where(RUNS.c.id == run_id, RUNS.c.conversation_id == cid)
                 .values(outcome)
@@ -307,11 +328,9 @@ class SqlConversationStore:
             )
             if ordinal is None:
                 raise UnknownRun(f"run {run_id} was not started in this conversation")
-            await insert_messages(
-                conn, cid, run_id, ordinal, bumped, now, messages, status_of_answer
-            )
+            insert_messages(conn, cid, run_id, ordinal, bumped, now, messages, status_of_answer)
             assert bumped.summary is not None
-            shown = await display(conn, cid, details=False)
+            shown = display(conn, cid, details=False)
             detail = ConversationDetail(
                 summary=bumped.summary, metadata=bumped.metadata, messages=shown
             )
@@ -360,10 +379,13 @@ class SqlConversationStore:
         conversation_id = canonical(conversation_id)
         async with self._reads() as session:
             row = await owned_row(session, principal, conversation_id)
+            messages = await session.run_sync(
+                lambda sync: display(sync, conversation_id, details=True)
+            )
             return ConversationDetail(
                 summary=ConversationSummary.from_row(row),
                 metadata=dict(row.metadata_ or {}),
-                messages=await display(session, conversation_id, details=True),
+                messages=messages,
             )
 
     async def history(self, principal: Principal, conversation_id: str) -> list[Message]:

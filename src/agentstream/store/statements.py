@@ -1,8 +1,10 @@
 """The SQL behind :class:`~agentstream.store.repository.SqlConversationStore`, one small
-function per step, each taking the open connection (or, for reads, session) of the
-transaction it belongs to. The run pipeline's writes are SQLAlchemy Core statements on the
-tables, not ORM units of work: they run for every run start and finish, and the ORM's flush
-costs more Python time than the database spends on the statement.
+function per step, each taking the open connection (or session) of the transaction it
+belongs to. They are synchronous: the write path runs them in a writer thread on SQLite and
+through ``run_sync`` on PostgreSQL (see :mod:`agentstream.store.commits`). The run
+pipeline's writes are SQLAlchemy Core statements on the tables, not ORM units of work: they
+run for every run start and finish, and the ORM's flush costs more Python time than the
+database spends on the statement.
 
 Ownership is in the statements themselves: :func:`owned` is part of every WHERE clause that
 touches a conversation. :func:`bump` is how a writing transaction starts: one
@@ -24,7 +26,9 @@ from typing import Any, cast
 
 from pydantic import TypeAdapter
 from sqlalchemy import insert, select, update
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
+from sqlalchemy.engine import Connection
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from agentstream.events import Payload, RunCompleted
 from agentstream.messages import Message
@@ -122,15 +126,13 @@ async def owned_row(
     return row
 
 
-async def exists(conn: AsyncConnection, conversation_id: str) -> bool:
-    found = await conn.scalar(
-        select(CONVERSATIONS.c.id).where(CONVERSATIONS.c.id == conversation_id)
-    )
+def exists(conn: Connection, conversation_id: str) -> bool:
+    found = conn.scalar(select(CONVERSATIONS.c.id).where(CONVERSATIONS.c.id == conversation_id))
     return found is not None
 
 
-async def bump(
-    conn: AsyncConnection,
+def bump(
+    conn: Connection,
     principal: Principal,
     conversation_id: str,
     messages: int,
@@ -148,7 +150,7 @@ async def bump(
         values["next_ordinal"] = c.next_ordinal + 1
     if model is not None:
         values["model"] = model
-    result = await conn.execute(
+    result = conn.execute(
         update(CONVERSATIONS)
         .where(c.id == conversation_id, *owned(principal))
         .values(values)
@@ -164,8 +166,8 @@ async def bump(
     return Bumped(title, dict(metadata or {}), next_seq, next_ordinal, summary)
 
 
-async def create(
-    conn: AsyncConnection,
+def create(
+    conn: Connection,
     principal: Principal,
     conversation_id: str,
     first_message: str,
@@ -177,7 +179,7 @@ async def create(
     caller inserts in the same transaction."""
     title = title_from_message(first_message)
     stored = _jsonable(metadata)
-    await conn.execute(
+    conn.execute(
         insert(CONVERSATIONS).values(
             id=conversation_id,
             tenant_id=principal.tenant_id or "",
@@ -205,11 +207,11 @@ def _jsonable(metadata: dict[str, Any] | None) -> dict[str, Any]:
     return dumped
 
 
-async def merge_metadata(
-    conn: AsyncConnection, conversation_id: str, bumped: Bumped, metadata: dict[str, Any]
+def merge_metadata(
+    conn: Connection, conversation_id: str, bumped: Bumped, metadata: dict[str, Any]
 ) -> Bumped:
     merged = {**bumped.metadata, **_jsonable(metadata)}
-    await conn.execute(
+    conn.execute(
         update(CONVERSATIONS).where(CONVERSATIONS.c.id == conversation_id).values(metadata=merged)
     )
     return Bumped(bumped.title, merged, bumped.next_seq, bumped.next_ordinal, bumped.summary)
@@ -250,8 +252,8 @@ _SHOWN_MESSAGE = tuple(
 )
 
 
-async def display(
-    conn: AsyncConnection | AsyncSession, conversation_id: str, *, details: bool
+def display(
+    conn: Connection | Session, conversation_id: str, *, details: bool
 ) -> tuple[DisplayMessage, ...]:
     """The conversation's messages as shown; without ``details`` just what 004's object
     needs, without loading (or parsing) any JSON column."""
@@ -265,24 +267,24 @@ async def display(
     )
     if not details:
         messages = messages.where(MESSAGES.c.role != "tool")
-    run_rows = cast(Sequence[StoredRun], (await conn.execute(runs)).all())
-    message_rows = cast(Iterable[StoredMessage], await conn.execute(messages))
+    run_rows = cast(Sequence[StoredRun], (conn.execute(runs)).all())
+    message_rows = cast(Iterable[StoredMessage], conn.execute(messages))
     return display_messages(run_rows, message_rows, details=details)
 
 
-async def claim(
-    conn: AsyncConnection, principal: Principal, conversation_id: str, messages: int, now: datetime
+def claim(
+    conn: Connection, principal: Principal, conversation_id: str, messages: int, now: datetime
 ) -> Bumped:
     """:func:`bump`, refusing (before writing anything) a conversation that is not the
     caller's."""
-    bumped = await bump(conn, principal, conversation_id, messages, now)
+    bumped = bump(conn, principal, conversation_id, messages, now)
     if bumped is None:
         raise Refused(ConversationNotFound(conversation_id))
     return bumped
 
 
-async def insert_messages(
-    conn: AsyncConnection,
+def insert_messages(
+    conn: Connection,
     conversation_id: str,
     run_id: str,
     ordinal: int,
@@ -300,7 +302,7 @@ async def insert_messages(
         message_row(conversation_id, run_id, ordinal, first + offset, now, message, status)
         for offset, message in enumerate(messages)
     ]
-    await conn.execute(insert(MESSAGES), rows)
+    conn.execute(insert(MESSAGES), rows)
 
 
 def run_outcome(
@@ -318,19 +320,19 @@ def run_outcome(
     return values
 
 
-async def before(
-    conn: AsyncConnection, conversation_id: str, ordinal: int
+def before(
+    conn: Connection, conversation_id: str, ordinal: int
 ) -> tuple[list[Message], list[Payload]]:
     """The provider history and the payloads of the runs before run ``ordinal``."""
     if ordinal == 0:
         return [], []
-    bodies = await conn.scalars(
+    bodies = conn.scalars(
         select(MESSAGES.c.body)
         .where(MESSAGES.c.conversation_id == conversation_id, MESSAGES.c.ordinal < ordinal)
         .order_by(MESSAGES.c.ordinal, MESSAGES.c.seq)
     )
     history = provider_history(load_messages(bodies))
-    results = await conn.scalars(
+    results = conn.scalars(
         select(RUNS.c.result)
         .where(RUNS.c.conversation_id == conversation_id, RUNS.c.ordinal < ordinal)
         .order_by(RUNS.c.ordinal)
