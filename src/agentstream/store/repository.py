@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
-from sqlalchemy import and_, delete, insert, or_, select, update
+from sqlalchemy import and_, delete, or_, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
@@ -61,8 +61,6 @@ from agentstream.store.errors import (
 from agentstream.store.history import load_messages, provider_history
 from agentstream.store.migrate import current_revision, head_revision, upgrade
 from agentstream.store.models import (
-    MESSAGES,
-    RUNS,
     TITLE_LENGTH,
     ConversationRow,
     MessageRow,
@@ -79,12 +77,14 @@ from agentstream.store.statements import (
     display,
     encode_cursor,
     exists,
+    finish,
     insert_messages,
+    insert_run,
     merge_metadata,
-    message_row,
     normalize_conversation_id,
     owned,
     owned_row,
+    run_ordinal,
     run_outcome,
 )
 from agentstream.store.titles import clean_title, title_from_message
@@ -236,22 +236,9 @@ class SqlConversationStore:
             elif metadata:
                 bumped = merge_metadata(conn, cid, bumped, metadata)
             ordinal = bumped.next_ordinal - 1
-            conn.execute(
-                insert(RUNS).values(
-                    id=run_id,
-                    conversation_id=cid,
-                    ordinal=ordinal,
-                    status="running",
-                    model=model,
-                    started_at=now,
-                )
-            )
+            insert_run(conn, cid, run_id, ordinal, model, now)
             user = UserMessage(content=user_message)
-            conn.execute(
-                insert(MESSAGES).values(
-                    message_row(cid, run_id, ordinal, bumped.next_seq - 1, now, user)
-                )
-            )
+            insert_messages(conn, cid, run_id, ordinal, bumped, now, [user])
             history, payloads = before(conn, cid, ordinal)
             started = StartedRun(
                 conversation_id=cid,
@@ -273,12 +260,10 @@ class SqlConversationStore:
         known = self._ordinals.get(run_id)
         if known is not None and known[0] == cid:
             return known[1]
-        ordinal = conn.scalar(
-            select(RUNS.c.ordinal).where(RUNS.c.id == run_id, RUNS.c.conversation_id == cid)
-        )
+        ordinal = run_ordinal(conn, run_id, cid)
         if ordinal is None:
             raise UnknownRun(f"run {run_id} was not started in this conversation")
-        return int(ordinal)
+        return ordinal
 
     async def append_messages(
         self,
@@ -318,14 +303,8 @@ class SqlConversationStore:
 
         def work(conn: Connection) -> dict[str, Any]:
             now = utcnow()
-            outcome = run_outcome(status, completed, error, now)
             bumped = claim(conn, principal, cid, len(messages), now)
-            ordinal = conn.scalar(
-                update(RUNS)
-                .where(RUNS.c.id == run_id, RUNS.c.conversation_id == cid)
-                .values(outcome)
-                .returning(RUNS.c.ordinal)
-            )
+            ordinal = finish(conn, run_id, cid, run_outcome(status, completed, error, now))
             if ordinal is None:
                 raise UnknownRun(f"run {run_id} was not started in this conversation")
             insert_messages(conn, cid, run_id, ordinal, bumped, now, messages, status_of_answer)

@@ -25,7 +25,7 @@ from datetime import datetime
 from typing import Any, cast
 
 from pydantic import TypeAdapter
-from sqlalchemy import insert, select, update
+from sqlalchemy import Integer, bindparam, insert, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
@@ -59,12 +59,15 @@ __all__ = [
     "display",
     "encode_cursor",
     "exists",
+    "finish",
     "insert_messages",
+    "insert_run",
     "merge_metadata",
     "message_row",
     "normalize_conversation_id",
     "owned",
     "owned_row",
+    "run_ordinal",
     "run_outcome",
 ]
 
@@ -126,9 +129,99 @@ async def owned_row(
     return row
 
 
+# The write path's statements are built once, with bound parameters: building one per call
+# (``.values(x=...)``) costs more Python time than running it.
+_c = CONVERSATIONS.c
+_EXISTS = select(_c.id).where(_c.id == bindparam("b_id"))
+_INSERT_CONVERSATION = insert(CONVERSATIONS)
+_INSERT_RUN = insert(RUNS)
+_INSERT_MESSAGE = insert(MESSAGES)
+_RUN_ORDINAL = select(RUNS.c.ordinal).where(
+    RUNS.c.id == bindparam("b_run"), RUNS.c.conversation_id == bindparam("b_id")
+)
+
+
+def _bump_statement(new_run: bool, model: bool) -> Any:
+    values: dict[str, Any] = {
+        "next_seq": _c.next_seq + bindparam("b_messages", type_=Integer()),
+        "updated_at": bindparam("b_now", type_=_c.updated_at.type),
+    }
+    if new_run:
+        values["next_ordinal"] = _c.next_ordinal + 1
+    if model:
+        values["model"] = bindparam("b_model", type_=_c.model.type)
+    return (
+        update(CONVERSATIONS)
+        .where(
+            _c.id == bindparam("b_id"),
+            _c.owner_id == bindparam("b_owner"),
+            _c.tenant_id == bindparam("b_tenant"),
+        )
+        .values(values)
+        .returning(_c.title, _c.metadata, _c.next_seq, _c.next_ordinal, _c.created_at, _c.model)
+    )
+
+
+_BUMP = {
+    (run, model): _bump_statement(run, model) for run in (False, True) for model in (False, True)
+}
+
+
 def exists(conn: Connection, conversation_id: str) -> bool:
-    found = conn.scalar(select(CONVERSATIONS.c.id).where(CONVERSATIONS.c.id == conversation_id))
-    return found is not None
+    return conn.scalar(_EXISTS, {"b_id": conversation_id}) is not None
+
+
+def insert_run(
+    conn: Connection,
+    conversation_id: str,
+    run_id: str,
+    ordinal: int,
+    model: str | None,
+    now: datetime,
+) -> None:
+    conn.execute(
+        _INSERT_RUN,
+        {
+            "id": run_id,
+            "conversation_id": conversation_id,
+            "ordinal": ordinal,
+            "status": "running",
+            "model": model,
+            "started_at": now,
+        },
+    )
+
+
+def _finish_statement(completed: bool) -> Any:
+    names = ("status", "error", "finished_at") + (
+        ("usage", "result", "answer") if completed else ()
+    )
+    return (
+        update(RUNS)
+        .where(RUNS.c.id == bindparam("b_run"), RUNS.c.conversation_id == bindparam("b_id"))
+        .values({name: bindparam(f"b_{name}", type_=RUNS.c[name].type) for name in names})
+        .returning(RUNS.c.ordinal)
+    )
+
+
+_FINISH = {completed: _finish_statement(completed) for completed in (False, True)}
+
+
+def finish(
+    conn: Connection, run_id: str, conversation_id: str, outcome: dict[str, Any]
+) -> int | None:
+    """Record how run ``run_id`` ended (``outcome``: :func:`run_outcome`); its ordinal, or
+    None if the conversation has no such run."""
+    parameters = {f"b_{name}": value for name, value in outcome.items()}
+    parameters.update(b_run=run_id, b_id=conversation_id)
+    ordinal = conn.scalar(_FINISH["usage" in outcome], parameters)
+    return None if ordinal is None else int(ordinal)
+
+
+def run_ordinal(conn: Connection, run_id: str, conversation_id: str) -> int | None:
+    """The ordinal of run ``run_id`` in the conversation, None if it has no such run."""
+    ordinal = conn.scalar(_RUN_ORDINAL, {"b_run": run_id, "b_id": conversation_id})
+    return None if ordinal is None else int(ordinal)
 
 
 def bump(
@@ -144,19 +237,15 @@ def bump(
     """Claim the caller's conversation row for this transaction (its lock) and allocate
     ``messages`` sequence numbers, and a run ordinal for a ``new_run``. None when the
     conversation is not the caller's (and nothing was written)."""
-    c = CONVERSATIONS.c
-    values: dict[str, Any] = {"next_seq": c.next_seq + messages, "updated_at": now}
-    if new_run:
-        values["next_ordinal"] = c.next_ordinal + 1
-    if model is not None:
-        values["model"] = model
-    result = conn.execute(
-        update(CONVERSATIONS)
-        .where(c.id == conversation_id, *owned(principal))
-        .values(values)
-        .returning(c.title, c.metadata, c.next_seq, c.next_ordinal, c.created_at, c.model)
-    )
-    row = result.first()
+    parameters = {
+        "b_id": conversation_id,
+        "b_owner": principal.user_id,
+        "b_tenant": principal.tenant_id or "",
+        "b_messages": messages,
+        "b_now": now,
+        "b_model": model,
+    }
+    row = conn.execute(_BUMP[new_run, model is not None], parameters).first()
     if row is None:
         return None
     title, metadata, next_seq, next_ordinal, created_at, model_now = row
@@ -180,19 +269,20 @@ def create(
     title = title_from_message(first_message)
     stored = _jsonable(metadata)
     conn.execute(
-        insert(CONVERSATIONS).values(
-            id=conversation_id,
-            tenant_id=principal.tenant_id or "",
-            owner_id=principal.user_id,
-            title=title,
-            title_source="message",
-            model=model,
-            metadata=stored,
-            created_at=now,
-            updated_at=now,
-            next_seq=1,
-            next_ordinal=1,
-        )
+        _INSERT_CONVERSATION,
+        {
+            "id": conversation_id,
+            "tenant_id": principal.tenant_id or "",
+            "owner_id": principal.user_id,
+            "title": title,
+            "title_source": "message",
+            "model": model,
+            "metadata": stored,
+            "created_at": now,
+            "updated_at": now,
+            "next_seq": 1,
+            "next_ordinal": 1,
+        },
     )
     return Bumped(title, stored, 1, 1)
 
@@ -252,23 +342,32 @@ _SHOWN_MESSAGE = tuple(
 )
 
 
+def _display_statements(details: bool) -> tuple[Any, Any]:
+    runs = select(*(RUNS.c if details else _SHOWN_RUN)).where(
+        RUNS.c.conversation_id == bindparam("b_id")
+    )
+    messages = (
+        select(*(MESSAGES.c if details else _SHOWN_MESSAGE))
+        .where(MESSAGES.c.conversation_id == bindparam("b_id"))
+        .order_by(MESSAGES.c.ordinal, MESSAGES.c.seq)
+    )
+    if not details:
+        messages = messages.where(MESSAGES.c.role != "tool")
+    return runs, messages
+
+
+_DISPLAY = {details: _display_statements(details) for details in (False, True)}
+
+
 def display(
     conn: Connection | Session, conversation_id: str, *, details: bool
 ) -> tuple[DisplayMessage, ...]:
     """The conversation's messages as shown; without ``details`` just what 004's object
     needs, without loading (or parsing) any JSON column."""
-    runs = select(*(RUNS.c if details else _SHOWN_RUN)).where(
-        RUNS.c.conversation_id == conversation_id
-    )
-    messages = (
-        select(*(MESSAGES.c if details else _SHOWN_MESSAGE))
-        .where(MESSAGES.c.conversation_id == conversation_id)
-        .order_by(MESSAGES.c.ordinal, MESSAGES.c.seq)
-    )
-    if not details:
-        messages = messages.where(MESSAGES.c.role != "tool")
-    run_rows = cast(Sequence[StoredRun], (conn.execute(runs)).all())
-    message_rows = cast(Iterable[StoredMessage], conn.execute(messages))
+    runs, messages = _DISPLAY[details]
+    parameters = {"b_id": conversation_id}
+    run_rows = cast(Sequence[StoredRun], conn.execute(runs, parameters).all())
+    message_rows = cast(Iterable[StoredMessage], conn.execute(messages, parameters))
     return display_messages(run_rows, message_rows, details=details)
 
 
@@ -302,7 +401,7 @@ def insert_messages(
         message_row(conversation_id, run_id, ordinal, first + offset, now, message, status)
         for offset, message in enumerate(messages)
     ]
-    conn.execute(insert(MESSAGES), rows)
+    conn.execute(_INSERT_MESSAGE, rows)
 
 
 def run_outcome(
