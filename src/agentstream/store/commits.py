@@ -139,6 +139,8 @@ class GroupCommit:
         self._max_batch = max_batch
         self._queue: deque[_Queued[Any]] = deque()
         self._running: set[asyncio.Task[None]] = set()
+        self.committed = 0
+        """Transactions committed so far (each carrying one or more works)."""
         self._active = 0
         """Committers that will still look at the queue (a task whose loop has ended is done
         with it even before its done-callbacks ran)."""
@@ -197,6 +199,7 @@ class GroupCommit:
 
         try:
             outcomes = await self._transactions(run_all)
+            self.committed += 1
         except Exception as exc:
             if len(batch) == 1:
                 _settle(batch[0].future, None, exc)

@@ -153,6 +153,12 @@ class SqlConversationStore:
     def engine(self) -> AsyncEngine:
         return self._engine
 
+    @property
+    def write_transactions(self) -> int:
+        """Write transactions committed by the run pipeline so far: fewer than its writes when
+        concurrent runs shared them (see :mod:`agentstream.store.commits`)."""
+        return self._commits.committed
+
     async def close(self) -> None:
         await self._commits.close()
         await self._engine.dispose()
