@@ -37,7 +37,9 @@ Reported per server, profile and N (times in ms):
 Flags: ``--servers bare,nostore,sqlite,postgres``, ``--profile burst,steady``,
 ``--streams 200,1000``, ``--pace 0.05`` (seconds between deltas: 20 deltas/s),
 ``--count 60`` (deltas per answer), ``--clients 3``, ``--repeat 1`` (each measurement this
-many times; the table shows every repetition), ``--unpaced 20000`` (0 skips it).
+many times; the table shows every repetition), ``--unpaced 20000`` (0 skips it), ``--gc
+tuned|default`` (every server process tunes its garbage collector as ``agentstream serve``
+does, :func:`agentstream.server.process.tune_gc`, or keeps Python's defaults).
 The default run (4 servers x 2 profiles x 200 and 1000 streams) takes about four minutes;
 other work on the machine shows in the latency figures, so compare ratios within a run::
 
@@ -123,10 +125,14 @@ def _parameters(message: str) -> tuple[float, int]:
     return float(found.get("pace", 0)), int(found.get("n", 10))
 
 
-def serve(kind: str, database: str | None) -> None:
+def serve(kind: str, database: str | None, gc: str) -> None:
     import uvicorn
 
+    from agentstream.server.process import tune_gc
+
     app = bare_app() if kind == "bare" else agentstream_app(database)
+    if gc == "tuned":
+        tune_gc()  # as ``agentstream serve`` does; the bare server too, for a fair comparison
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
@@ -286,8 +292,9 @@ def spawn(command: list[str]) -> subprocess.Popen[str]:
 class Server:
     """A server process of one kind, with its own database when it has a store."""
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, gc: str) -> None:
         self.kind = kind
+        self.gc = gc
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self._pg: str | None = None
         self.process: subprocess.Popen[str] | None = None
@@ -295,7 +302,7 @@ class Server:
 
     async def __aenter__(self) -> Server:
         database = await self._database()
-        command = [sys.executable, __file__, "--serve", self.kind]
+        command = [sys.executable, __file__, "--serve", self.kind, "--gc", self.gc]
         if database:
             command += ["--database", database]
         self.process = spawn(command)
@@ -497,7 +504,7 @@ async def measure(args: argparse.Namespace) -> None:
         unknown = sorted(set(values) - set(allowed))
         if unknown:
             raise SystemExit(f"unknown {name} {', '.join(unknown)}; choose from {allowed}")
-    print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+    print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; gc {args.gc}")
     rows: list[Row] = []
     cpu: dict[str, list[float]] = {}
     for _ in range(args.repeat):
@@ -506,7 +513,7 @@ async def measure(args: argparse.Namespace) -> None:
                 # Servers take turns within one profile and N, so the ratios compare
                 # measurements taken a few seconds apart.
                 for kind in kinds:
-                    async with Server(kind) as server:
+                    async with Server(kind, args.gc) as server:
                         await warm_up(server.port)
                         if args.unpaced and profile == profiles[0] and streams == counts[0]:
                             cpu.setdefault(kind, []).append(await unpaced(server, args.unpaced))
@@ -536,9 +543,10 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=3)
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--unpaced", type=int, default=20_000)
+    parser.add_argument("--gc", choices=["tuned", "default"], default="tuned")
     args = parser.parse_args()
     if args.serve:
-        serve(args.serve, args.database)
+        serve(args.serve, args.database, args.gc)
         return
     if args.client:
         run_client(args.client)
