@@ -8,11 +8,14 @@ statement that reads or writes, so there is no window where another user's conve
 visible; a conversation that exists but is not the caller's raises
 :class:`ConversationNotFound`, exactly like one that does not exist.
 
-Each write is one short transaction. It starts by bumping the conversation row
-(``UPDATE ... RETURNING``), which both checks ownership and takes the row's lock (PostgreSQL)
-or the database's write lock (SQLite, ``BEGIN IMMEDIATE``), so the message ``seq`` and run
-``ordinal`` it allocates are never handed out twice. Committed is committed: the user message
-is durable before ``start_run`` returns, each tool round-trip when ``append_messages`` returns.
+Each run-pipeline write is a *work* handed to :class:`~agentstream.store.commits.GroupCommit`,
+which commits the works of concurrent callers together in one short transaction. A work starts
+by bumping the conversation row (``UPDATE ... RETURNING``), which both checks ownership and
+takes the row's lock (PostgreSQL) or runs under the database's write lock (SQLite, ``BEGIN
+IMMEDIATE``), so the message ``seq`` and run ``ordinal`` it allocates are never handed out
+twice. Committed is committed: the user message is durable before ``start_run`` returns, each
+tool round-trip when ``append_messages`` returns. The REST API's reads and writes are ordinary
+transactions of their own.
 """
 
 from __future__ import annotations
