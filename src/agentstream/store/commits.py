@@ -206,7 +206,8 @@ class GroupCommit:
                 return
             log.debug("a shared transaction failed (%r): committing its works one by one", exc)
             for queued in batch:
-                await self._commit([queued])
+                if not queued.future.done():  # a caller cancelled meanwhile: nothing of it stays
+                    await self._commit([queued])
             return
         except BaseException:
             # Cancelled (shutdown): its callers are told (the transaction may still finish in
