@@ -215,3 +215,17 @@ async def test_redis_keeps_a_long_run_reachable() -> None:
     assert [e async for e in broker.replay(session.run_id, ALICE)][-1].type == "run_completed"
     await client.aclose()
     await broker.aclose()
+
+
+async def test_the_local_broker_lets_go_of_the_run_that_finished_longest_ago() -> None:
+    broker = LocalBroker(keep=3)
+    for run_id in ("r0", "r1", "r2"):
+        await broker.open_run(run_id, ALICE)
+    for run_id in ("r1", "r0", "r2"):  # r1 finishes first although r0 was opened first
+        await broker.close_run(run_id)
+    await broker.open_run("r3", ALICE)
+    with pytest.raises(RunNotFound):
+        await anext(broker.replay("r1", ALICE))
+    for run_id in ("r0", "r2"):
+        assert [e async for e in broker.replay(run_id, ALICE)] == []  # kept, and finished
+    await broker.aclose()

@@ -175,3 +175,110 @@ def test_wire_formats() -> None:
     )
     assert SSE_DATA.render(frames[:1]) == b'data: {"delta":"a"}\n\n'
     assert NDJSON.render(frames) == b'message{"delta":"a"}\nstatus{"state":"completed"}\n'
+
+
+def _run_stream(
+    events: AsyncGenerator[RunEvent, None],
+    send: Any,
+    *,
+    ready: Any = None,
+    write_timeout: float = 60.0,
+    on_cancel: Any = None,
+) -> list[str]:
+    cancels: list[str] = []
+
+    def cancel(reason: str) -> None:
+        cancels.append(reason)
+        if on_cancel is not None:
+            on_cancel()
+
+    async def receive() -> dict[str, Any]:
+        await asyncio.sleep(30)
+        return {"type": "http.disconnect"}
+
+    async def main() -> None:
+        stream = EventStream(
+            events,
+            TrayEncoder(),
+            SSE_DATA,
+            cancel=cancel,
+            heartbeat=0,
+            write_timeout=write_timeout,
+            ready=ready,
+        )
+        await asyncio.wait_for(stream({"type": "http"}, receive, send), 10)
+
+    asyncio.run(main())
+    return cancels
+
+
+def test_a_paced_event_is_written_by_the_stream_task_itself() -> None:
+    """Nothing else being written, each event leaves from the task running the stream, as
+    soon as it is encoded: no hand-over to a writer task."""
+    writers: list[object] = []
+    bodies: list[bytes] = []
+
+    async def events() -> AsyncGenerator[RunEvent, None]:
+        writers.append(asyncio.current_task())  # the generator runs in the stream's task
+        yield RunStarted(run_id="r1", seq=0)
+        for n in range(3):
+            await asyncio.sleep(0.01)
+            yield TextDelta(run_id="r1", seq=n + 1, text=f"t{n}")
+
+    async def send(message: Any) -> None:
+        if message["type"] == "http.response.body" and message["body"]:
+            writers.append(asyncio.current_task())
+            bodies.append(message["body"])
+
+    assert _run_stream(events(), send) == []
+    assert len(set(map(id, writers))) == 1
+    texts = [f.get("text") for body in bodies for f in datas(parse_sse(body.decode()))]
+    assert texts == [None, "t0", "t1", "t2"]  # status first, then one write per delta
+
+
+def test_events_waiting_together_leave_in_one_write() -> None:
+    waiting = [0]
+
+    async def events() -> AsyncGenerator[RunEvent, None]:
+        yield RunStarted(run_id="r1", seq=0)
+        await asyncio.sleep(0.01)
+        waiting[0] = 3  # a burst: three deltas handed over at once
+        for n in range(3):
+            waiting[0] -= 1
+            yield TextDelta(run_id="r1", seq=n + 1, text=f"t{n}")
+        await asyncio.sleep(0.01)
+
+    bodies: list[bytes] = []
+
+    async def send(message: Any) -> None:
+        if message["type"] == "http.response.body" and message["body"]:
+            bodies.append(message["body"])
+
+    assert _run_stream(events(), send, ready=lambda: waiting[0] > 0) == []
+    per_write = [[f.get("text") for f in datas(parse_sse(b.decode()))] for b in bodies]
+    assert per_write == [[None], ["t0", "t1", "t2"]]
+
+
+def test_a_write_blocked_in_the_stream_task_is_given_up_after_the_timeout() -> None:
+    """The stream's own write blocks (a client that stopped reading): after the write
+    timeout the run is told the client stalled, and the stream ends once the run has."""
+    stop = asyncio.Event()
+
+    async def events() -> AsyncGenerator[RunEvent, None]:
+        yield RunStarted(run_id="r1", seq=0)
+        yield TextDelta(run_id="r1", seq=1, text="blocked")
+        await stop.wait()  # the run winds down once cancelled
+        yield TextDelta(run_id="r1", seq=2, text="never sent")
+
+    sent: list[bytes] = []
+
+    async def send(message: Any) -> None:
+        if message["type"] != "http.response.body":
+            return
+        if sent:
+            await asyncio.Event().wait()  # never drains
+        sent.append(message["body"])
+
+    cancels = _run_stream(events(), send, write_timeout=0.2, on_cancel=stop.set)
+    assert cancels == ["client_stalled"]
+    assert len(sent) == 1

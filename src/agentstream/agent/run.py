@@ -50,6 +50,11 @@ class AgentRun:
     def new_messages(self) -> list[Message]:
         return self._loop.new_messages
 
+    @property
+    def ready(self) -> bool:
+        """Events are waiting: the next ones can be read without waiting for the loop."""
+        return bool(self._buffer)
+
     def cancel(self, reason: str = "cancelled") -> None:
         """Stop the run; its last event will be ``run_cancelled``."""
         self.cancel_token.cancel(reason)

@@ -23,6 +23,7 @@ from agentstream.agent import Agent
 from agentstream.cli.loading import AgentLoadError, load_agent, load_hooks
 from agentstream.providers.registry import missing_key
 from agentstream.runs import RunHooks
+from agentstream.server.process import tune_gc
 from agentstream.server.settings import Settings, SettingsError
 from agentstream.store import SqlConversationStore, resolve_database_url
 from agentstream.store.engine import safe_url
@@ -151,7 +152,9 @@ def worker_app() -> Any:
     agent = load_agent(spec["agent"])
     hooks = load_hooks(spec["chat"], demo=spec["agent"] is None)
     store = SqlConversationStore(create_engine()) if spec["store"] else None
-    return create_app(agent, settings=Settings.from_env(), store=store, hooks=hooks)
+    app = create_app(agent, settings=Settings.from_env(), store=store, hooks=hooks)
+    tune_gc()
+    return app
 
 
 def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
@@ -191,6 +194,7 @@ async def _serve(agent: Agent, hooks: RunHooks, settings: Settings, *, use_store
         return 2
     async with _store(use_store) as store:
         app = create_app(agent, settings=settings, store=store, hooks=hooks)
+        tune_gc()
         config = uvicorn.Config(
             app,
             host=settings.host,

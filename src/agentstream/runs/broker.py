@@ -110,6 +110,9 @@ class LocalBroker:
 
     def __init__(self, keep: int = 64, max_events: int = 10_000) -> None:
         self._runs: dict[str, _LocalRun] = {}
+        self._finished: dict[str, None] = {}
+        """The finished runs still kept, oldest first (a dict: ordered, O(1) removal), so
+        making room costs nothing per run however many are open."""
         self._keep = keep
         self._max_events = max_events
         self._handlers: list[CancelHandler] = []
@@ -120,16 +123,23 @@ class LocalBroker:
 
     async def aclose(self) -> None:
         self._runs.clear()
+        self._finished.clear()
 
     async def open_run(self, run_id: str, owner: Principal) -> None:
+        self._finished.pop(run_id, None)
         self._runs[run_id] = _LocalRun(owner=_owner(owner))
-        excess = len(self._runs) - self._keep
-        if excess > 0:
-            # The oldest finished runs go; runs still going are kept (they are in memory
-            # anyway), and one that runs for hours does not stop the others from expiring.
-            finished = [key for key, run in self._runs.items() if run.done]
-            for key in finished[:excess]:
-                del self._runs[key]
+        # The runs that finished longest ago go; runs still going are kept (they are in
+        # memory anyway), and one that runs for hours does not stop the others from expiring.
+        finished, runs = self._finished, self._runs
+        while len(runs) > self._keep and finished:
+            oldest = next(iter(finished))
+            del finished[oldest]
+            runs.pop(oldest, None)
+
+    def _finish(self, run_id: str, run: _LocalRun) -> None:
+        run.done = True
+        self._finished[run_id] = None
+        run.wake()
 
     def publish(self, event: RunEvent) -> None:
         run = self._runs.get(event.run_id)
@@ -141,15 +151,15 @@ class LocalBroker:
             cut = self._max_events // 2  # in halves, so trimming costs O(1) per event
             del events[:cut]
             run.dropped += cut
-        if isinstance(event, TERMINAL_EVENTS):
-            run.done = True
-        run.wake()
+        if isinstance(event, TERMINAL_EVENTS) and not run.done:
+            self._finish(event.run_id, run)
+        else:
+            run.wake()
 
     async def close_run(self, run_id: str) -> None:
         run = self._runs.get(run_id)
         if run is not None and not run.done:
-            run.done = True
-            run.wake()
+            self._finish(run_id, run)
 
     async def replay(
         self, run_id: str, requester: Principal, after: int = -1

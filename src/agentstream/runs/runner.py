@@ -258,6 +258,10 @@ class RunSession:
     def cancel(self, reason: str = "cancelled") -> None:
         self.run.cancel(reason)
 
+    def ready(self) -> bool:
+        """More events are waiting in the run (a consumer may batch its writes)."""
+        return self.run.ready
+
     async def events(self) -> AsyncIterator[RunEvent]:
         """The run's canonical events, with the final answer shaped and persisted."""
         broker = self.runner.broker

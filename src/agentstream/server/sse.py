@@ -14,8 +14,9 @@ Lifecycle of one stream:
 * headers ``Content-Type: text/event-stream`` (or ``application/x-ndjson``),
   ``Cache-Control: no-cache``, ``X-Accel-Buffering: no``; no timeout of our own, however
   long the model takes;
-* each event's frames are sent as soon as they are encoded; events the run hands over in one
-  burst leave in one write (see :class:`EventStream`);
+* each event's frames are sent as soon as they are encoded, by the stream's own task when
+  nothing else is being written; events the run hands over in one burst leave in one write
+  (see :class:`EventStream`);
 * a heartbeat (an SSE comment, or a blank NDJSON line) after ``heartbeat`` seconds without
   output keeps proxies from closing an idle connection while a tool works;
 * a client disconnect cancels the run through its cancel token (``client_disconnected``): the
@@ -103,6 +104,10 @@ NDJSON = WireFormat("application/x-ndjson", _ndjson, b"\n")
 ``application/x-ndjson``)."""
 
 
+def _nothing_waiting() -> bool:
+    return False
+
+
 MAX_PENDING_FRAMES = 256
 """Encoded frames the stream may hold while the client is slow to read; past this the run
 waits (backpressure) instead of buffering without bound."""
@@ -112,11 +117,14 @@ class EventStream(Response):
     """Streams ``events`` through ``encoder`` in ``wire`` format; ``cancel(reason)`` stops the
     run that produces them.
 
-    Two tasks share the work: the stream's own task encodes events as the run yields them and
-    a writer task sends what has been encoded. When the run hands over several events at once
-    (a burst from the model, or a model faster than the network) they leave in one write, one
-    system call; a lone event leaves as soon as it is encoded. Either way nothing waits for
-    more output, so every frame is flushed as soon as the run has produced it.
+    The stream's own task encodes events as the run yields them and, when nothing is being
+    written, writes each one itself, at once: a paced delta crosses one task switch (from the
+    run's loop to this task) on its way to the socket. When the run hands over several events
+    at once (``ready()`` says more are waiting: a burst from the model, or a model faster than
+    the network) or a write is still in progress (a slow client), frames are queued for a
+    writer task instead, which sends everything queued in one write, one system call. Either
+    way nothing waits for more output: every frame is flushed as soon as the run has
+    produced it.
     """
 
     def __init__(
@@ -129,6 +137,7 @@ class EventStream(Response):
         heartbeat: float = 15.0,
         write_timeout: float = 60.0,
         headers: dict[str, str] | None = None,
+        ready: Callable[[], bool] | None = None,
     ) -> None:
         self.status_code = 200
         self.media_type = wire.media_type
@@ -137,9 +146,12 @@ class EventStream(Response):
         self._encoder = encoder
         self._wire = wire
         self._cancel = cancel
+        self._ready = ready or _nothing_waiting
         self._heartbeat = heartbeat
         self._write_timeout = write_timeout
         self._sending_since: float | None = None
+        self._sender: asyncio.Task[object] | None = None
+        self._writer: asyncio.Task[None] | None = None
         self._pending: list[bytes] = []
         self._wake = asyncio.Event()
         self._flushed = asyncio.Event()
@@ -148,6 +160,7 @@ class EventStream(Response):
         self._last_output = 0.0
         self._disconnected = False
         self._abandoned = False
+        self._stalled = False
         raw = {
             "content-type": wire.media_type,
             "cache-control": "no-cache",
@@ -161,17 +174,19 @@ class EventStream(Response):
         self._last_output = asyncio.get_running_loop().time()
         stream_task = asyncio.current_task()
         assert stream_task is not None
-        writer = asyncio.create_task(self._write(send))
-        helpers = [writer, asyncio.create_task(self._watch_disconnect(receive, stream_task))]
+        helpers = [asyncio.create_task(self._watch_disconnect(receive, stream_task))]
         if self._heartbeat > 0:
             helpers.append(asyncio.create_task(self._beat(send)))
         if self._write_timeout > 0:
-            helpers.append(asyncio.create_task(self._watch_stall(writer)))
+            helpers.append(asyncio.create_task(self._watch_stall()))
         try:
-            await self._pump()
+            await self._pump(send)
             self._closing = True
-            self._wake.set()
-            await asyncio.wait((writer,))  # a stalled writer is cancelled, not failed
+            if self._writer is None or self._writer.done():
+                await self._flush(send)  # the end of the body, from here
+            else:
+                self._wake.set()
+                await asyncio.wait((self._writer,))  # a stalled writer is cancelled, not failed
         except asyncio.CancelledError:
             if not self._abandoned:
                 raise
@@ -180,54 +195,81 @@ class EventStream(Response):
                 "run did not stop within %.1fs of the client leaving", DISCONNECT_GRACE_SECONDS
             )
         finally:
+            if self._writer is not None:
+                helpers.append(self._writer)
             for helper in helpers:
                 helper.cancel()
             await asyncio.gather(*helpers, return_exceptions=True)
 
-    async def _pump(self) -> None:
-        encode, render = self._encoder.encode, self._wire.render
+    async def _pump(self, send: Send) -> None:
+        encode, render, ready = self._encoder.encode, self._wire.render, self._ready
         pending, wake, flushed = self._pending, self._wake, self._flushed
         try:
             async with aclosing(self._events) as events:
                 async for event in events:
                     frames = encode(event)
-                    if frames and not self._disconnected:
-                        pending.append(render(frames))
-                        wake.set()
-                        if len(pending) >= MAX_PENDING_FRAMES:
-                            flushed.clear()
-                            await flushed.wait()
+                    if not frames or self._disconnected:
+                        continue
+                    idle = not pending and self._sending_since is None
+                    pending.append(render(frames))
+                    if idle and not ready():
+                        await self._flush(send)
+                        continue
+                    if self._writer is None:
+                        self._writer = asyncio.create_task(self._write(send))
+                    wake.set()
+                    if len(pending) >= MAX_PENDING_FRAMES:
+                        flushed.clear()
+                        await flushed.wait()
         except Exception:
             log.exception("the event stream failed after the response started")
             pending.append(render(self._encoder.fail("The server failed while streaming.")))
             wake.set()
 
-    async def _write(self, send: Send) -> None:
+    async def _flush(self, send: Send) -> None:
+        """Send what is pending (with the end of the body once closing) from this task."""
+        last = self._closing
+        pending = self._pending
+        body = pending[0] if len(pending) == 1 else b"".join(pending)
+        pending.clear()
+        if not (body or last) or self._disconnected:
+            return
         loop = asyncio.get_running_loop()
+        self._last_output = loop.time()
+        self._complete = last  # before the await: no heartbeat after the last write
+        self._sending_since = self._last_output
+        self._sender = asyncio.current_task()
+        try:
+            await send({"type": "http.response.body", "body": body, "more_body": not last})
+        except OSError:
+            # The connection broke under us: the same as a client that left.
+            self._disconnected = True
+            self._cancel("client_disconnected")
+        except asyncio.CancelledError:
+            # The stall watcher gave up on this write; the stream goes on without output
+            # while its run winds down.
+            if not self._stalled or self._sender is not asyncio.current_task():
+                raise
+            current = asyncio.current_task()
+            assert current is not None
+            current.uncancel()
+        finally:
+            self._sending_since = None
+            self._sender = None
+
+    async def _write(self, send: Send) -> None:
         pending, wake, flushed = self._pending, self._wake, self._flushed
         while True:
             await wake.wait()
             wake.clear()
-            # The last frames go out with the end of the body: one write instead of two.
             last = self._closing
-            body = pending[0] if len(pending) == 1 else b"".join(pending)
-            pending.clear()
-            if (body or last) and not self._disconnected:
-                self._last_output = loop.time()
-                self._complete = last  # before the await: no heartbeat after the last write
-                self._sending_since = self._last_output
-                try:
-                    await send({"type": "http.response.body", "body": body, "more_body": not last})
-                    self._sending_since = None
-                except OSError:
-                    # The connection broke under us: the same as a client that left.
-                    self._disconnected = True
-                    self._cancel("client_disconnected")
+            if pending or last:
+                await self._flush(send)
             flushed.set()
-            if last:
+            if last or self._stalled:
                 return
 
-    async def _watch_stall(self, writer: asyncio.Task[None]) -> None:
+    async def _watch_stall(self) -> None:
         """A client that stays connected but stops reading blocks every write; after
         ``write_timeout`` seconds of one blocked write it is treated as gone, so its run
         stops instead of waiting forever. (The workflow assistant protocol wants no timeout on
@@ -236,11 +278,12 @@ class EventStream(Response):
         loop, limit = asyncio.get_running_loop(), self._write_timeout
         while True:
             await asyncio.sleep(limit / 4)
-            since = self._sending_since
-            if since is not None and loop.time() - since > limit:
+            since, sender = self._sending_since, self._sender
+            if since is not None and sender is not None and loop.time() - since > limit:
                 log.warning("a client read nothing for %gs; stopping its run", limit)
                 self._disconnected = True
-                writer.cancel()
+                self._stalled = True
+                sender.cancel()  # the blocked write gives up (see :meth:`_flush`)
                 self._flushed.set()  # release the run if it waits on backpressure
                 self._cancel("client_stalled")
                 return

@@ -27,8 +27,9 @@ from pathlib import Path
 from typing import Any
 
 import aiosqlite
+import sqlalchemy
 from sqlalchemy import event
-from sqlalchemy.engine import URL, Connection, make_url
+from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "is_sqlite",
     "resolve_database_url",
     "safe_url",
+    "sqlite_file_writer",
     "use_wal",
     "writer",
 ]
@@ -124,8 +126,24 @@ async def use_wal(engine: AsyncEngine, attempts: int = 100) -> None:
     raise sqlite3.OperationalError(f"could not switch {database} to WAL mode: it stays busy")
 
 
-def _tune_sqlite(engine: AsyncEngine) -> None:
-    sync_engine = engine.sync_engine
+def sqlite_file_writer(engine: AsyncEngine) -> Engine | None:
+    """For a SQLite file, a synchronous engine on the same file (stdlib driver, same tuning)
+    that begins write transactions: the store's writer thread runs whole transactions on it.
+    None for other databases and for in-memory SQLite (which another engine cannot share)."""
+    url = engine.url
+    if engine.dialect.name != "sqlite" or not url.database or url.database == ":memory:":
+        return None
+    sync_engine = sqlalchemy.create_engine(
+        url.set(drivername="sqlite+pysqlite"),
+        hide_parameters=True,
+        connect_args={"timeout": BUSY_TIMEOUT_S},
+    )
+    _tune_sqlite(sync_engine)
+    return sync_engine.execution_options(**{_BEGIN_OPTION: "IMMEDIATE"})
+
+
+def _tune_sqlite(engine: AsyncEngine | Engine) -> None:
+    sync_engine = engine.sync_engine if isinstance(engine, AsyncEngine) else engine
 
     @event.listens_for(sync_engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:

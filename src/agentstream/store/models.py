@@ -20,7 +20,7 @@ Timestamps are stored in UTC and always come back timezone-aware, on SQLite as w
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import (
     JSON,
@@ -30,6 +30,7 @@ from sqlalchemy import (
     Integer,
     MetaData,
     String,
+    Table,
     Text,
     TypeDecorator,
     UniqueConstraint,
@@ -37,7 +38,17 @@ from sqlalchemy import (
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-__all__ = ["Base", "ConversationRow", "MessageRow", "RunRow", "UTCDateTime", "utcnow"]
+__all__ = [
+    "CONVERSATIONS",
+    "MESSAGES",
+    "RUNS",
+    "Base",
+    "ConversationRow",
+    "MessageRow",
+    "RunRow",
+    "UTCDateTime",
+    "utcnow",
+]
 
 ID_LENGTH = 64
 TITLE_LENGTH = 200
@@ -200,3 +211,10 @@ class MessageRow(Base):
         UniqueConstraint("conversation_id", "seq"),
         Index("ix_agentstream_messages_order", "conversation_id", "ordinal", "seq"),
     )
+
+
+# The tables themselves, for the write path's Core statements: they skip the ORM's
+# per-statement work (identity map, unit of work, attribute instrumentation).
+CONVERSATIONS = cast(Table, ConversationRow.__table__)
+RUNS = cast(Table, RunRow.__table__)
+MESSAGES = cast(Table, MessageRow.__table__)

@@ -8,11 +8,14 @@ statement that reads or writes, so there is no window where another user's conve
 visible; a conversation that exists but is not the caller's raises
 :class:`ConversationNotFound`, exactly like one that does not exist.
 
-Each write is one short transaction. It starts by bumping the conversation row
-(``UPDATE ... RETURNING``), which both checks ownership and takes the row's lock (PostgreSQL)
-or the database's write lock (SQLite, ``BEGIN IMMEDIATE``), so the message ``seq`` and run
-``ordinal`` it allocates are never handed out twice. Committed is committed: the user message
-is durable before ``start_run`` returns, each tool round-trip when ``append_messages`` returns.
+Each run-pipeline write is a *work* handed to :class:`~agentstream.store.commits.GroupCommit`,
+which commits the works of concurrent callers together in one short transaction. A work starts
+by bumping the conversation row (``UPDATE ... RETURNING``), which both checks ownership and
+takes the row's lock (PostgreSQL) or runs under the database's write lock (SQLite, ``BEGIN
+IMMEDIATE``), so the message ``seq`` and run ``ordinal`` it allocates are never handed out
+twice. Committed is committed: the user message is durable before ``start_run`` returns, each
+tool round-trip when ``append_messages`` returns. The REST API's reads and writes are ordinary
+transactions of their own.
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ from collections.abc import Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
-from sqlalchemy import and_, delete, insert, or_, select, update
+from sqlalchemy import and_, delete, or_, select
+from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 
@@ -36,7 +40,21 @@ from agentstream.runs.store import (
     RunStatus,
     StartedRun,
 )
-from agentstream.store.engine import create_engine, is_sqlite, safe_url, use_wal, writer
+from agentstream.store.commits import (
+    AsyncTransactions,
+    GroupCommit,
+    Refused,
+    ThreadTransactions,
+    Transactions,
+)
+from agentstream.store.engine import (
+    create_engine,
+    is_sqlite,
+    safe_url,
+    sqlite_file_writer,
+    use_wal,
+    writer,
+)
 from agentstream.store.errors import (
     InvalidConversationId,
     InvalidCursor,
@@ -45,7 +63,12 @@ from agentstream.store.errors import (
 )
 from agentstream.store.history import load_messages, provider_history
 from agentstream.store.migrate import current_revision, head_revision, upgrade
-from agentstream.store.models import TITLE_LENGTH, ConversationRow, MessageRow, RunRow, utcnow
+from agentstream.store.models import (
+    TITLE_LENGTH,
+    ConversationRow,
+    MessageRow,
+    utcnow,
+)
 from agentstream.store.statements import (
     Bumped,
     before,
@@ -57,12 +80,14 @@ from agentstream.store.statements import (
     display,
     encode_cursor,
     exists,
+    finish,
     insert_messages,
+    insert_run,
     merge_metadata,
-    message_row,
     normalize_conversation_id,
     owned,
     owned_row,
+    run_ordinal,
     run_outcome,
 )
 from agentstream.store.titles import clean_title, title_from_message
@@ -84,6 +109,8 @@ __all__ = [
 log = logging.getLogger("agentstream.store")
 
 MAX_PAGE = 100
+WRITE_TRANSACTIONS = 4
+"""Group-commit transactions at a time on a database with row locks (PostgreSQL)."""
 _CREATE_ATTEMPTS = 3
 
 
@@ -95,6 +122,18 @@ class SqlConversationStore:
         self._engine = engine
         self._reads = async_sessionmaker(engine, expire_on_commit=False)
         self._writes = async_sessionmaker(writer(engine), expire_on_commit=False)
+        # SQLite has one writer: one transaction at a time, shared by whoever is waiting.
+        sqlite = engine.dialect.name == "sqlite"
+        file_writer = sqlite_file_writer(engine)
+        transactions: Transactions = (
+            AsyncTransactions(writer(engine))
+            if file_writer is None
+            else ThreadTransactions(file_writer)
+        )
+        committers = 1 if sqlite else WRITE_TRANSACTIONS
+        self._commits = GroupCommit(transactions, committers=committers)
+        self._ordinals: dict[str, tuple[str, int]] = {}
+        """Runs this process started and has not finished: conversation id and ordinal."""
 
     @classmethod
     async def open(cls, url: str | None = None, *, migrate: bool | None = None) -> Self:
@@ -117,7 +156,14 @@ class SqlConversationStore:
     def engine(self) -> AsyncEngine:
         return self._engine
 
+    @property
+    def write_transactions(self) -> int:
+        """Write transactions committed by the run pipeline so far: fewer than its writes when
+        concurrent runs shared them (see :mod:`agentstream.store.commits`)."""
+        return self._commits.committed
+
     async def close(self) -> None:
+        await self._commits.close()
         await self._engine.dispose()
 
     async def __aenter__(self) -> Self:
@@ -185,42 +231,48 @@ class SqlConversationStore:
         metadata: dict[str, Any] | None,
         create_if_missing: bool,
     ) -> StartedRun:
-        now = utcnow()
         cid = conversation_id or str(uuid.uuid4())
-        async with self._writes.begin() as session:
+
+        def work(conn: Connection) -> tuple[StartedRun, int]:
+            now = utcnow()
             bumped: Bumped | None = None
             if conversation_id is not None:
-                bumped = await bump(session, principal, cid, 1, now, new_run=True, model=model)
-                if bumped is None and not (create_if_missing and not await exists(session, cid)):
-                    raise ConversationNotFound(conversation_id)
+                bumped = bump(conn, principal, cid, 1, now, new_run=True, model=model)
+                if bumped is None and not (create_if_missing and not exists(conn, cid)):
+                    raise Refused(ConversationNotFound(conversation_id))
             if bumped is None:
-                bumped = await create(session, principal, cid, user_message, now, model, metadata)
+                bumped = create(conn, principal, cid, user_message, now, model, metadata)
             elif metadata:
-                bumped = await merge_metadata(session, cid, bumped, metadata)
+                bumped = merge_metadata(conn, cid, bumped, metadata)
             ordinal = bumped.next_ordinal - 1
-            await session.execute(
-                insert(RunRow).values(
-                    id=run_id,
-                    conversation_id=cid,
-                    ordinal=ordinal,
-                    status="running",
-                    model=model,
-                    started_at=now,
-                )
+            insert_run(conn, cid, run_id, ordinal, model, now)
+            user = UserMessage(content=user_message)
+            insert_messages(conn, cid, run_id, ordinal, bumped, now, [user])
+            history, payloads = before(conn, cid, ordinal)
+            started = StartedRun(
+                conversation_id=cid,
+                first_run=ordinal == 0,
+                title=bumped.title,
+                history=history,
+                metadata=bumped.metadata,
+                payloads=payloads,
             )
-            user_row = message_row(
-                cid, run_id, ordinal, bumped.next_seq - 1, now, UserMessage(content=user_message)
-            )
-            await session.execute(insert(MessageRow).values(**user_row))
-            history, payloads = await before(session, cid, ordinal)
-        return StartedRun(
-            conversation_id=cid,
-            first_run=ordinal == 0,
-            title=bumped.title,
-            history=history,
-            metadata=bumped.metadata,
-            payloads=payloads,
-        )
+            return started, ordinal
+
+        started, ordinal = await self._commits.run(work, key=cid)
+        self._ordinals[run_id] = (cid, ordinal)
+        return started
+
+    def _ordinal(self, conn: Connection, run_id: str, cid: str) -> int:
+        """The run's ordinal in conversation ``cid`` (remembered from its start when this
+        process started it). Raises :class:`UnknownRun`."""
+        known = self._ordinals.get(run_id)
+        if known is not None and known[0] == cid:
+            return known[1]
+        ordinal = run_ordinal(conn, run_id, cid)
+        if ordinal is None:
+            raise UnknownRun(f"run {run_id} was not started in this conversation")
+        return ordinal
 
     async def append_messages(
         self,
@@ -233,15 +285,15 @@ class SqlConversationStore:
         """Commit a finished tool round-trip (or any messages the run produced so far)."""
         if not messages:
             return
-        cid, now = canonical(conversation_id), utcnow()
-        async with self._writes.begin() as session:
-            bumped = await claim(session, principal, cid, len(messages), now)
-            ordinal = await session.scalar(
-                select(RunRow.ordinal).where(RunRow.id == run_id, RunRow.conversation_id == cid)
-            )
-            if ordinal is None:
-                raise UnknownRun(f"run {run_id} was not started in this conversation")
-            await insert_messages(session, cid, run_id, ordinal, bumped, now, messages)
+        cid = canonical(conversation_id)
+
+        def work(conn: Connection) -> None:
+            now = utcnow()
+            bumped = claim(conn, principal, cid, len(messages), now)
+            ordinal = self._ordinal(conn, run_id, cid)
+            insert_messages(conn, cid, run_id, ordinal, bumped, now, messages)
+
+        await self._commits.run(work, key=cid)
 
     async def finish_run(
         self,
@@ -256,29 +308,27 @@ class SqlConversationStore:
     ) -> dict[str, Any]:
         """Commit the run's last messages and status; return the ops agent's ``conversation``
         object."""
-        cid, now = canonical(conversation_id), utcnow()
-        outcome = run_outcome(status, completed, error, now)
-        async with self._writes.begin() as session:
-            bumped = await claim(session, principal, cid, len(messages), now)
-            ordinal = await session.scalar(
-                update(RunRow)
-                .where(RunRow.id == run_id, RunRow.conversation_id == cid)
-                .values(**outcome)
-                .returning(RunRow.ordinal)
-                .execution_options(synchronize_session=False)
-            )
+        cid = canonical(conversation_id)
+        status_of_answer = "complete" if status == "completed" else "interrupted"
+
+        def work(conn: Connection) -> dict[str, Any]:
+            now = utcnow()
+            bumped = claim(conn, principal, cid, len(messages), now)
+            ordinal = finish(conn, run_id, cid, run_outcome(status, completed, error, now))
             if ordinal is None:
                 raise UnknownRun(f"run {run_id} was not started in this conversation")
-            status_of_answer = "complete" if status == "completed" else "interrupted"
-            await insert_messages(
-                session, cid, run_id, ordinal, bumped, now, messages, status_of_answer
-            )
+            insert_messages(conn, cid, run_id, ordinal, bumped, now, messages, status_of_answer)
             assert bumped.summary is not None
-            shown = await display(session, cid, details=False)
-        detail = ConversationDetail(
-            summary=bumped.summary, metadata=bumped.metadata, messages=shown
-        )
-        return detail.to_agent_conversation()
+            shown = display(conn, cid, details=False)
+            detail = ConversationDetail(
+                summary=bumped.summary, metadata=bumped.metadata, messages=shown
+            )
+            return detail.to_agent_conversation()
+
+        try:
+            return await self._commits.run(work, key=cid)
+        finally:
+            self._ordinals.pop(run_id, None)
 
     # --- the REST API -------------------------------------------------------------------------
 
@@ -318,10 +368,13 @@ class SqlConversationStore:
         conversation_id = canonical(conversation_id)
         async with self._reads() as session:
             row = await owned_row(session, principal, conversation_id)
+            messages = await session.run_sync(
+                lambda sync: display(sync, conversation_id, details=True)
+            )
             return ConversationDetail(
                 summary=ConversationSummary.from_row(row),
                 metadata=dict(row.metadata_ or {}),
-                messages=await display(session, conversation_id, details=True),
+                messages=messages,
             )
 
     async def history(self, principal: Principal, conversation_id: str) -> list[Message]:

@@ -1,5 +1,10 @@
 """The SQL behind :class:`~agentstream.store.repository.SqlConversationStore`, one small
-function per step, each taking the open session of the transaction it belongs to.
+function per step, each taking the open connection (or session) of the transaction it
+belongs to. They are synchronous: the write path runs them in a writer thread on SQLite and
+through ``run_sync`` on PostgreSQL (see :mod:`agentstream.store.commits`). The run
+pipeline's writes are SQLAlchemy Core statements on the tables, not ORM units of work: they
+run for every run start and finish, and the ORM's flush costs more Python time than the
+database spends on the statement.
 
 Ownership is in the statements themselves: :func:`owned` is part of every WHERE clause that
 touches a conversation. :func:`bump` is how a writing transaction starts: one
@@ -17,24 +22,28 @@ import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from pydantic import TypeAdapter
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import Integer, bindparam, insert, select, update
+from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import defer
+from sqlalchemy.orm import Session
 
 from agentstream.events import Payload, RunCompleted
 from agentstream.messages import Message
 from agentstream.principal import Principal
 from agentstream.runs.store import ConversationNotFound, RunStatus
+from agentstream.store.commits import Refused
 from agentstream.store.errors import InvalidCursor
 from agentstream.store.history import dump_message, load_messages, provider_history
-from agentstream.store.models import ConversationRow, MessageRow, RunRow
+from agentstream.store.models import CONVERSATIONS, MESSAGES, RUNS, ConversationRow
 from agentstream.store.titles import title_from_message
 from agentstream.store.views import (
     ConversationSummary,
     DisplayMessage,
+    StoredMessage,
+    StoredRun,
     display_messages,
     strip_markers,
 )
@@ -50,12 +59,15 @@ __all__ = [
     "display",
     "encode_cursor",
     "exists",
+    "finish",
     "insert_messages",
+    "insert_run",
     "merge_metadata",
     "message_row",
     "normalize_conversation_id",
     "owned",
     "owned_row",
+    "run_ordinal",
     "run_outcome",
 ]
 
@@ -95,10 +107,8 @@ class Bumped:
 
 
 def owned(principal: Principal) -> tuple[Any, ...]:
-    return (
-        ConversationRow.owner_id == principal.user_id,
-        ConversationRow.tenant_id == (principal.tenant_id or ""),
-    )
+    c = CONVERSATIONS.c
+    return (c.owner_id == principal.user_id, c.tenant_id == (principal.tenant_id or ""))
 
 
 def canonical(conversation_id: str) -> str:
@@ -119,13 +129,103 @@ async def owned_row(
     return row
 
 
-async def exists(session: AsyncSession, conversation_id: str) -> bool:
-    found = await session.scalar(select(func.count()).where(ConversationRow.id == conversation_id))
-    return bool(found)
+# The write path's statements are built once, with bound parameters: building one per call
+# (``.values(x=...)``) costs more Python time than running it.
+_c = CONVERSATIONS.c
+_EXISTS = select(_c.id).where(_c.id == bindparam("b_id"))
+_INSERT_CONVERSATION = insert(CONVERSATIONS)
+_INSERT_RUN = insert(RUNS)
+_INSERT_MESSAGE = insert(MESSAGES)
+_RUN_ORDINAL = select(RUNS.c.ordinal).where(
+    RUNS.c.id == bindparam("b_run"), RUNS.c.conversation_id == bindparam("b_id")
+)
 
 
-async def bump(
-    session: AsyncSession,
+def _bump_statement(new_run: bool, model: bool) -> Any:
+    values: dict[str, Any] = {
+        "next_seq": _c.next_seq + bindparam("b_messages", type_=Integer()),
+        "updated_at": bindparam("b_now", type_=_c.updated_at.type),
+    }
+    if new_run:
+        values["next_ordinal"] = _c.next_ordinal + 1
+    if model:
+        values["model"] = bindparam("b_model", type_=_c.model.type)
+    return (
+        update(CONVERSATIONS)
+        .where(
+            _c.id == bindparam("b_id"),
+            _c.owner_id == bindparam("b_owner"),
+            _c.tenant_id == bindparam("b_tenant"),
+        )
+        .values(values)
+        .returning(_c.title, _c.metadata, _c.next_seq, _c.next_ordinal, _c.created_at, _c.model)
+    )
+
+
+_BUMP = {
+    (run, model): _bump_statement(run, model) for run in (False, True) for model in (False, True)
+}
+
+
+def exists(conn: Connection, conversation_id: str) -> bool:
+    return conn.scalar(_EXISTS, {"b_id": conversation_id}) is not None
+
+
+def insert_run(
+    conn: Connection,
+    conversation_id: str,
+    run_id: str,
+    ordinal: int,
+    model: str | None,
+    now: datetime,
+) -> None:
+    conn.execute(
+        _INSERT_RUN,
+        {
+            "id": run_id,
+            "conversation_id": conversation_id,
+            "ordinal": ordinal,
+            "status": "running",
+            "model": model,
+            "started_at": now,
+        },
+    )
+
+
+def _finish_statement(completed: bool) -> Any:
+    names = ("status", "error", "finished_at") + (
+        ("usage", "result", "answer") if completed else ()
+    )
+    return (
+        update(RUNS)
+        .where(RUNS.c.id == bindparam("b_run"), RUNS.c.conversation_id == bindparam("b_id"))
+        .values({name: bindparam(f"b_{name}", type_=RUNS.c[name].type) for name in names})
+        .returning(RUNS.c.ordinal)
+    )
+
+
+_FINISH = {completed: _finish_statement(completed) for completed in (False, True)}
+
+
+def finish(
+    conn: Connection, run_id: str, conversation_id: str, outcome: dict[str, Any]
+) -> int | None:
+    """Record how run ``run_id`` ended (``outcome``: :func:`run_outcome`); its ordinal, or
+    None if the conversation has no such run."""
+    parameters = {f"b_{name}": value for name, value in outcome.items()}
+    parameters.update(b_run=run_id, b_id=conversation_id)
+    ordinal = conn.scalar(_FINISH["usage" in outcome], parameters)
+    return None if ordinal is None else int(ordinal)
+
+
+def run_ordinal(conn: Connection, run_id: str, conversation_id: str) -> int | None:
+    """The ordinal of run ``run_id`` in the conversation, None if it has no such run."""
+    ordinal = conn.scalar(_RUN_ORDINAL, {"b_run": run_id, "b_id": conversation_id})
+    return None if ordinal is None else int(ordinal)
+
+
+def bump(
+    conn: Connection,
     principal: Principal,
     conversation_id: str,
     messages: int,
@@ -136,30 +236,16 @@ async def bump(
 ) -> Bumped | None:
     """Claim the caller's conversation row for this transaction (its lock) and allocate
     ``messages`` sequence numbers, and a run ordinal for a ``new_run``. None when the
-    conversation is not the caller's."""
-    values: dict[str, Any] = {
-        "next_seq": ConversationRow.next_seq + messages,
-        "updated_at": now,
+    conversation is not the caller's (and nothing was written)."""
+    parameters = {
+        "b_id": conversation_id,
+        "b_owner": principal.user_id,
+        "b_tenant": principal.tenant_id or "",
+        "b_messages": messages,
+        "b_now": now,
+        "b_model": model,
     }
-    if new_run:
-        values["next_ordinal"] = ConversationRow.next_ordinal + 1
-    if model is not None:
-        values["model"] = model
-    result = await session.execute(
-        update(ConversationRow)
-        .where(ConversationRow.id == conversation_id, *owned(principal))
-        .values(**values)
-        .returning(
-            ConversationRow.title,
-            ConversationRow.metadata_,
-            ConversationRow.next_seq,
-            ConversationRow.next_ordinal,
-            ConversationRow.created_at,
-            ConversationRow.model,
-        )
-        .execution_options(synchronize_session=False)
-    )
-    row = result.first()
+    row = conn.execute(_BUMP[new_run, model is not None], parameters).first()
     if row is None:
         return None
     title, metadata, next_seq, next_ordinal, created_at, model_now = row
@@ -169,8 +255,8 @@ async def bump(
     return Bumped(title, dict(metadata or {}), next_seq, next_ordinal, summary)
 
 
-async def create(
-    session: AsyncSession,
+def create(
+    conn: Connection,
     principal: Principal,
     conversation_id: str,
     first_message: str,
@@ -178,44 +264,47 @@ async def create(
     model: str | None,
     metadata: dict[str, Any] | None,
 ) -> Bumped:
+    """Insert a new conversation whose first run (ordinal 0) and first message (seq 0) the
+    caller inserts in the same transaction."""
     title = title_from_message(first_message)
-    await session.execute(
-        insert(ConversationRow).values(
-            id=conversation_id,
-            tenant_id=principal.tenant_id or "",
-            owner_id=principal.user_id,
-            title=title,
-            title_source="message",
-            model=model,
-            metadata_=_jsonable(metadata),
-            created_at=now,
-            updated_at=now,
-            next_seq=1,
-            next_ordinal=1,
-        )
+    stored = _jsonable(metadata)
+    conn.execute(
+        _INSERT_CONVERSATION,
+        {
+            "id": conversation_id,
+            "tenant_id": principal.tenant_id or "",
+            "owner_id": principal.user_id,
+            "title": title,
+            "title_source": "message",
+            "model": model,
+            "metadata": stored,
+            "created_at": now,
+            "updated_at": now,
+            "next_seq": 1,
+            "next_ordinal": 1,
+        },
     )
-    return Bumped(title, _jsonable(metadata), 1, 1)
+    return Bumped(title, stored, 1, 1)
 
 
 def _jsonable(metadata: dict[str, Any] | None) -> dict[str, Any]:
     """``metadata`` as JSON-compatible data (values JSON cannot hold become strings)."""
+    if not metadata:
+        return {}
     dumped: dict[str, Any] = _METADATA_ADAPTER.dump_python(
-        dict(metadata or {}), mode="json", fallback=str
+        dict(metadata), mode="json", fallback=str
     )
     return dumped
 
 
-async def merge_metadata(
-    session: AsyncSession, conversation_id: str, bumped: Bumped, metadata: dict[str, Any]
+def merge_metadata(
+    conn: Connection, conversation_id: str, bumped: Bumped, metadata: dict[str, Any]
 ) -> Bumped:
     merged = {**bumped.metadata, **_jsonable(metadata)}
-    await session.execute(
-        update(ConversationRow)
-        .where(ConversationRow.id == conversation_id)
-        .values(metadata_=merged)
-        .execution_options(synchronize_session=False)
+    conn.execute(
+        update(CONVERSATIONS).where(CONVERSATIONS.c.id == conversation_id).values(metadata=merged)
     )
-    return Bumped(bumped.title, merged, bumped.next_seq, bumped.next_ordinal)
+    return Bumped(bumped.title, merged, bumped.next_seq, bumped.next_ordinal, bumped.summary)
 
 
 def message_row(
@@ -244,40 +333,57 @@ def message_row(
     }
 
 
-async def display(
-    session: AsyncSession, conversation_id: str, *, details: bool
+_SHOWN_RUN = tuple(
+    RUNS.c[name]
+    for name in ("id", "ordinal", "status", "answer", "error", "started_at", "finished_at")
+)
+_SHOWN_MESSAGE = tuple(
+    MESSAGES.c[name] for name in ("id", "run_id", "seq", "role", "text", "status", "created_at")
+)
+
+
+def _display_statements(details: bool) -> tuple[Any, Any]:
+    runs = select(*(RUNS.c if details else _SHOWN_RUN)).where(
+        RUNS.c.conversation_id == bindparam("b_id")
+    )
+    messages = (
+        select(*(MESSAGES.c if details else _SHOWN_MESSAGE))
+        .where(MESSAGES.c.conversation_id == bindparam("b_id"))
+        .order_by(MESSAGES.c.ordinal, MESSAGES.c.seq)
+    )
+    if not details:
+        messages = messages.where(MESSAGES.c.role != "tool")
+    return runs, messages
+
+
+_DISPLAY = {details: _display_statements(details) for details in (False, True)}
+
+
+def display(
+    conn: Connection | Session, conversation_id: str, *, details: bool
 ) -> tuple[DisplayMessage, ...]:
     """The conversation's messages as shown; without ``details`` just what the ops agent's
     ``conversation`` object needs, without loading (or parsing) any JSON column."""
-    runs = select(RunRow).where(RunRow.conversation_id == conversation_id)
-    messages = (
-        select(MessageRow)
-        .where(MessageRow.conversation_id == conversation_id)
-        .order_by(MessageRow.ordinal, MessageRow.seq)
-    )
-    if not details:
-        runs = runs.options(
-            defer(RunRow.result, raiseload=True), defer(RunRow.usage, raiseload=True)
-        )
-        messages = messages.where(MessageRow.role != "tool").options(
-            defer(MessageRow.body, raiseload=True), defer(MessageRow.reasoning, raiseload=True)
-        )
-    return display_messages(
-        list(await session.scalars(runs)), await session.scalars(messages), details=details
-    )
+    runs, messages = _DISPLAY[details]
+    parameters = {"b_id": conversation_id}
+    run_rows = cast(Sequence[StoredRun], conn.execute(runs, parameters).all())
+    message_rows = cast(Iterable[StoredMessage], conn.execute(messages, parameters))
+    return display_messages(run_rows, message_rows, details=details)
 
 
-async def claim(
-    session: AsyncSession, principal: Principal, conversation_id: str, messages: int, now: datetime
+def claim(
+    conn: Connection, principal: Principal, conversation_id: str, messages: int, now: datetime
 ) -> Bumped:
-    bumped = await bump(session, principal, conversation_id, messages, now)
+    """:func:`bump`, refusing (before writing anything) a conversation that is not the
+    caller's."""
+    bumped = bump(conn, principal, conversation_id, messages, now)
     if bumped is None:
-        raise ConversationNotFound(conversation_id)
+        raise Refused(ConversationNotFound(conversation_id))
     return bumped
 
 
-async def insert_messages(
-    session: AsyncSession,
+def insert_messages(
+    conn: Connection,
     conversation_id: str,
     run_id: str,
     ordinal: int,
@@ -286,7 +392,8 @@ async def insert_messages(
     messages: Sequence[Message],
     status: str = "complete",
 ) -> None:
-    """Insert ``messages`` with the sequence numbers ``bumped`` just allocated."""
+    """Insert ``messages`` with the sequence numbers ``bumped`` just allocated, in one
+    statement (executemany)."""
     if not messages:
         return
     first = bumped.next_seq - len(messages)
@@ -294,7 +401,7 @@ async def insert_messages(
         message_row(conversation_id, run_id, ordinal, first + offset, now, message, status)
         for offset, message in enumerate(messages)
     ]
-    await session.execute(insert(MessageRow), rows)
+    conn.execute(_INSERT_MESSAGE, rows)
 
 
 def run_outcome(
@@ -312,22 +419,22 @@ def run_outcome(
     return values
 
 
-async def before(
-    session: AsyncSession, conversation_id: str, ordinal: int
+def before(
+    conn: Connection, conversation_id: str, ordinal: int
 ) -> tuple[list[Message], list[Payload]]:
     """The provider history and the payloads of the runs before run ``ordinal``."""
     if ordinal == 0:
         return [], []
-    bodies = await session.scalars(
-        select(MessageRow.body)
-        .where(MessageRow.conversation_id == conversation_id, MessageRow.ordinal < ordinal)
-        .order_by(MessageRow.ordinal, MessageRow.seq)
+    bodies = conn.scalars(
+        select(MESSAGES.c.body)
+        .where(MESSAGES.c.conversation_id == conversation_id, MESSAGES.c.ordinal < ordinal)
+        .order_by(MESSAGES.c.ordinal, MESSAGES.c.seq)
     )
     history = provider_history(load_messages(bodies))
-    results = await session.scalars(
-        select(RunRow.result)
-        .where(RunRow.conversation_id == conversation_id, RunRow.ordinal < ordinal)
-        .order_by(RunRow.ordinal)
+    results = conn.scalars(
+        select(RUNS.c.result)
+        .where(RUNS.c.conversation_id == conversation_id, RUNS.c.ordinal < ordinal)
+        .order_by(RUNS.c.ordinal)
     )
     return history, _earlier_payloads(results)
 

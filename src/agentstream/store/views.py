@@ -21,11 +21,11 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from agentstream.agent.loop import INTERRUPTED_MESSAGE, TURN_SEPARATOR
 from agentstream.chat.markers import strip_tool_markers
-from agentstream.store.models import ConversationRow, MessageRow, RunRow
+from agentstream.store.models import ConversationRow
 
 __all__ = [
     "ConversationDetail",
@@ -204,14 +204,60 @@ class ConversationDetail:
         }
 
 
+class StoredRun(Protocol):
+    """What display reads of a run row (an ORM ``RunRow`` or a Core row). ``result`` and
+    ``usage`` are read only for details."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def ordinal(self) -> int: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def answer(self) -> str | None: ...
+    @property
+    def error(self) -> str | None: ...
+    @property
+    def result(self) -> dict[str, Any] | None: ...
+    @property
+    def usage(self) -> dict[str, Any] | None: ...
+    @property
+    def started_at(self) -> datetime: ...
+    @property
+    def finished_at(self) -> datetime | None: ...
+
+
+class StoredMessage(Protocol):
+    """What display reads of a message row. ``body`` and ``reasoning`` are read only for
+    details."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def run_id(self) -> str: ...
+    @property
+    def seq(self) -> int: ...
+    @property
+    def role(self) -> str: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def reasoning(self) -> str | None: ...
+    @property
+    def body(self) -> dict[str, Any]: ...
+    @property
+    def created_at(self) -> datetime: ...
+
+
 def display_messages(
-    runs: Sequence[RunRow], messages: Iterable[MessageRow], *, details: bool = True
+    runs: Sequence[StoredRun], messages: Iterable[StoredMessage], *, details: bool = True
 ) -> tuple[DisplayMessage, ...]:
     """Fold stored rows into what a person reads: per run, the user message and one answer.
     Without ``details`` only role, content, status and times are filled, and the rows' JSON
     columns (message bodies, run results) are never read, so callers may leave them unloaded
     (the ops agent's ``conversation`` object needs no more)."""
-    by_run: dict[str, list[MessageRow]] = {run.id: [] for run in runs}
+    by_run: dict[str, list[StoredMessage]] = {run.id: [] for run in runs}
     for row in messages:
         if row.run_id in by_run:  # a run committed after ``runs`` was read: next time
             by_run[row.run_id].append(row)
@@ -231,7 +277,7 @@ def display_messages(
     return tuple(shown)
 
 
-def _answer(run: RunRow, rows: list[MessageRow], details: bool) -> DisplayMessage | None:
+def _answer(run: StoredRun, rows: list[StoredMessage], details: bool) -> DisplayMessage | None:
     if run.status == "running" and not rows:
         return None  # still streaming, or died before saying anything
     if run.answer is not None:
@@ -296,7 +342,7 @@ def _tool_from_result(entry: dict[str, Any]) -> DisplayToolCall:
 _STOPPED = json.dumps({"error": INTERRUPTED_MESSAGE})
 
 
-def _tools_from_rows(rows: list[MessageRow]) -> tuple[DisplayToolCall, ...]:
+def _tools_from_rows(rows: list[StoredMessage]) -> tuple[DisplayToolCall, ...]:
     """Tool history rebuilt from the stored turns, for runs without a final answer: each call
     that got a result, placed after the text of the turn that made it."""
     offset = 0

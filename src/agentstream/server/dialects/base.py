@@ -215,6 +215,7 @@ def event_stream(
         heartbeat=server.settings.heartbeat_seconds,
         write_timeout=server.settings.write_timeout_seconds,
         headers={"X-Run-Id": session.run_id},
+        ready=session.ready,
     )
 
 
