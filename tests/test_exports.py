@@ -49,6 +49,7 @@ PUBLIC = {
         "ChatConfig",
         "ChatHooks",
         "ClientAction",
+        "ContextField",
         "ContextType",
         "DEFAULT_LAYOUT",
         "GraphView",

@@ -22,10 +22,10 @@ import os
 from pathlib import Path
 
 from agentstream import Agent, Toolset
-from agentstream.chat import ChatConfig
+from agentstream.chat import ChatConfig, ContextField
 from examples._common import data_dir
 from examples.playground.demo import playground_models
-from examples.playground.tenants import TenantData
+from examples.playground.tenants import TENANTS, TenantData
 from examples.playground.tools import RAG_SCOPE, search_documents_tool, sql_pattern_tool
 
 __all__ = ["agent", "build", "chat"]
@@ -51,7 +51,22 @@ def build(directory: Path | None = None) -> tuple[Agent, ChatConfig]:
         instructions=IDENTITY,
         name="playground",
     )
-    return agent, ChatConfig(option_scopes={"rag_enabled": RAG_SCOPE})
+    return agent, ChatConfig(
+        app_name="Data playground",
+        starter_prompts=[
+            "Show 10 customers",
+            "Top 5 products by revenue",
+            "What is the returns policy?",
+        ],
+        option_scopes={"rag_enabled": RAG_SCOPE},
+        # The web UI's controls for what the playground protocol carries in its own fields.
+        context_fields=[
+            ContextField(key="brandRef", label="Brand", choices=tuple(sorted(TENANTS))),
+            ContextField(
+                key="ragEnabled", label="Search documents", default=True, option="rag_enabled"
+            ),
+        ],
+    )
 
 
 agent, chat = build()

@@ -122,12 +122,15 @@ class UnknownTenant(LookupError):
 
 def tenant_name(ctx: ToolContext) -> str:
     """The tenant a tool call serves: the one the caller's token grants, else the request's
-    ``brandRef`` (the playground protocol) or the context's ``brandRef``; in anonymous local
-    mode (one local user, who can see every tenant anyway) ``acme`` when none is named."""
+    ``brandRef`` (the playground protocol checks it against the token's tenants). The brand
+    picked in the web UI (the context's ``brandRef``) is only a preference, so it counts only
+    in anonymous local mode, whose one local user may see every tenant anyway (``acme`` when
+    none is named); with real users it could name a tenant nobody checked."""
     named = ctx.principal.tenant_id or ctx.options.get("brand_ref")
-    if named is None and isinstance(ctx.context, dict):
+    local = ctx.principal.user_id == "local" and not ctx.principal.claims
+    if named is None and local and isinstance(ctx.context, dict):
         named = ctx.context.get("brandRef")
-    if named is None and ctx.principal.user_id == "local" and not ctx.principal.claims:
+    if named is None and local:
         named = "acme"
     if not isinstance(named, str) or named not in TENANTS:
         raise UnknownTenant(

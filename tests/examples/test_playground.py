@@ -16,7 +16,7 @@ from examples.playground.app import build
 from examples.playground.sql import Query, QueryTimeout, UnsupportedRequest, plan, run_query
 from examples.playground.tenants import TenantData
 from tests.examples.conftest import ServeExample
-from tests.server.helpers import bearer, named, parse_sse, stream_text, token
+from tests.server.helpers import bearer, datas, named, parse_sse, stream_text, token
 
 PATH = "/api/chat/agent-chat/stream"
 ANALYST = "scripted:analyst"
@@ -201,3 +201,44 @@ def test_row_and_time_limits(acme_db: Path) -> None:
     )
     with pytest.raises(QueryTimeout):
         run_query(acme_db, endless, time_limit=0.2)
+
+
+def tray_tool_output(client: httpx.Client, context: dict[str, Any]) -> dict[str, Any]:
+    """What ``sqlPatternTool`` answered to the web UI's protocol with ``context``."""
+    response, text = stream_text(
+        client, "/api/chat/stream", json={"message": "show 3 customers", "context": context}
+    )
+    assert response.status_code == 200, text
+    complete = [d for d in datas(parse_sse(text)) if d["type"] == "complete"][0]
+    entry = complete["payload"]["tool_history"][0]
+    return {"is_error": entry["is_error"], "output": entry["output"]}
+
+
+def test_the_web_ui_picks_the_brand_and_the_documents_switch_locally(
+    client: httpx.Client,
+) -> None:
+    fields = client.get("/api/chat/config").json()["context_fields"]
+    assert [(f["key"], f["kind"]) for f in fields] == [
+        ("brandRef", "choice"),
+        ("ragEnabled", "switch"),
+    ]
+    globex = tray_tool_output(client, {"brandRef": "globex", "ragEnabled": False})
+    assert '"brand":"globex"' in globex["output"].replace(" ", "")
+    refused = client.post(
+        "/api/chat/stream", json={"message": "hi", "context": {"brandRef": "initech"}}
+    )
+    assert refused.status_code == 400 and refused.json()["field"] == "context.brandRef"
+
+
+def test_a_brand_picked_in_the_web_ui_grants_a_signed_in_user_nothing(
+    serve_example: ServeExample,
+) -> None:
+    server = serve_example(build, jwt_secret="s" * 40, tenant_claim="brands")
+    both = bearer(token("ann", secret="s" * 40, brands=["acme", "globex"]))
+    only_acme = bearer(token("bob", secret="s" * 40, brands=["acme"]))
+    with server.client(headers=only_acme) as client:
+        mine = tray_tool_output(client, {"brandRef": "globex", "ragEnabled": False})
+        assert '"brand":"acme"' in mine["output"].replace(" ", "")  # the token's one brand
+    with server.client(headers=both) as client:
+        unnamed = tray_tool_output(client, {"brandRef": "globex", "ragEnabled": False})
+        assert unnamed["is_error"] and "unknown brand" in unnamed["output"]

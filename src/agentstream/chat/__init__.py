@@ -18,6 +18,7 @@ from agentstream.chat.actions import (
     UnknownAction,
 )
 from agentstream.chat.config import ChatConfig, ContextType
+from agentstream.chat.fields import ContextField
 from agentstream.chat.hooks import ACTION_EXECUTED, ChatHooks
 from agentstream.chat.language import CJK, CYRILLIC, LanguageGuard, Script
 from agentstream.chat.markers import (
@@ -60,6 +61,7 @@ __all__ = [
     "ChatConfig",
     "ChatHooks",
     "ClientAction",
+    "ContextField",
     "ContextType",
     "GraphView",
     "LanguageGuard",

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentstream.principal import Principal
+from agentstream.runs.request import RefusedRequest
 
 __all__ = [
     "ActionCall",
@@ -47,8 +48,11 @@ __all__ = [
 log = logging.getLogger("agentstream.chat")
 
 
-class ActionError(ValueError):
+class ActionError(RefusedRequest):
     """The request names an action that cannot run. Safe to show the client (HTTP 400)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("action", message)
 
 
 class UnknownAction(ActionError):

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentstream.chat.actions import ClientAction, ServerActions
 from agentstream.chat.context import DEFAULT_PREAMBLE, IdKeys
+from agentstream.chat.fields import ContextField
 from agentstream.chat.pages import Location, LocationKeys, Page, Tab, locate
 from agentstream.chat.payloads import PayloadType, PayloadTypes
 from agentstream.chat.prompt import CONTEXT_LAST_LAYOUT, DEFAULT_LAYOUT, check_layout
@@ -123,6 +124,12 @@ class ChatConfig:
     authenticator: Authenticator | None = None
     """Who is calling, when the application keeps its own sessions (a sign-in page that sets a
     cookie); ``None`` uses the authentication the server settings describe."""
+    context_fields: Sequence[ContextField] = ()
+    """Values the user sets in the chat UI (a brand, a switch) that travel in every request's
+    context; checked by the server, never trusted as authorisation."""
+    sign_in_url: str | None = None
+    """Where a chat UI sends a user the server does not know (a 401): the application's own
+    sign-in page. The web UI adds ``next=<the page it was on>``."""
 
     def __post_init__(self) -> None:
         check_layout(self.layout)
@@ -144,6 +151,11 @@ class ChatConfig:
                     )
 
     def _check_client_fields(self) -> None:
+        keys = [f.key for f in self.context_fields]
+        taken = {self.location_keys.page, self.location_keys.tab, self.location_keys.subtab}
+        clashes = sorted({k for k in keys if keys.count(k) > 1 or k in taken})
+        if clashes:
+            raise ValueError(f"context fields declared twice, or naming the location: {clashes}")
         if self.max_turns is not None and (
             isinstance(self.max_turns, bool) or not 1 <= self.max_turns <= 100
         ):
@@ -185,11 +197,17 @@ class ChatConfig:
 
     def client_view(self) -> dict[str, Any]:
         """What a browser UI needs before the first answer: the app's name, its starter
-        prompts, and how to draw each payload type (its title, view and card actions)."""
+        prompts, how to draw each payload type (its title, view and card actions), the pages
+        a user may say they are on, the context fields to offer, and where to sign in."""
+        keys = self.location_keys
         return {
             "app_name": self.app_name,
             "starter_prompts": list(self.starter_prompts),
             "payload_types": {t.name: t.client_view() for t in self.registry},
+            "pages": [p.client_view() for p in self.pages],
+            "location_keys": {"page": keys.page, "tab": keys.tab, "subtab": keys.subtab},
+            "context_fields": [f.client_view() for f in self.context_fields],
+            "sign_in_url": self.sign_in_url,
         }
 
     @cached_property

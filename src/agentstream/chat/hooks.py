@@ -20,14 +20,16 @@ from __future__ import annotations
 import inspect
 import logging
 import weakref
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
 from agentstream.agent import Agent, AnswerCheck, RunInput
 from agentstream.chat.actions import ActionCall, ClientAction, MissingAction
 from agentstream.chat.config import ChatConfig
 from agentstream.chat.context import render_context
 from agentstream.chat.diagnostics import build_diagnostics
+from agentstream.chat.fields import check_context_fields
 from agentstream.chat.language import LanguageGuard
 from agentstream.chat.markers import insert_tool_markers, tool_history_payload
 from agentstream.chat.pages import Location
@@ -70,8 +72,10 @@ class ChatHooks:
     # --- before the loop ------------------------------------------------------------------
 
     def check(self, request: RunRequest) -> None:
-        """Reject a request whose server action cannot run, before the runner stores anything.
-        Raises :class:`~agentstream.chat.actions.ActionError` (HTTP 400)."""
+        """Reject a request whose server action cannot run, or whose context sets a declared
+        field to a value it does not allow, before the runner stores anything. Raises
+        ``ValueError`` (:class:`~agentstream.chat.actions.ActionError` for actions): a 400."""
+        check_context_fields(self.config.context_fields, request.context)
         if request.action is not None:
             self.config.server_actions.get(request.action.action)
         elif request.interaction_type == ACTION_EXECUTED:
@@ -87,16 +91,22 @@ class ChatHooks:
         message = await self.run_action(request)
         prompt = await self.system_prompt(agent, request, payloads)
         context_type = self.config.effective_context_type(request.context_type)
-        scopes = self.config.scopes(
-            context_type, self.config.locate(request.context), request.tool_options
-        )
+        options = self.tool_options(request)
+        scopes = self.config.scopes(context_type, self.config.locate(request.context), options)
         return Preparation(
             system=prompt.text,
             scopes=scopes,
             message=message,
             answer_checks=self.answer_checks(agent, request),
             max_turns=self.config.max_turns,
+            tool_options=options,
         )
+
+    def tool_options(self, request: RunRequest) -> Mapping[str, Any]:
+        """The request's tool options over those its context fields give (a protocol's own
+        option, such as the playground's ``ragEnabled``, wins over the context's)."""
+        from_fields = check_context_fields(self.config.context_fields, request.context)
+        return {**from_fields, **request.tool_options} if from_fields else request.tool_options
 
     def answer_checks(self, agent: Agent, request: RunRequest) -> tuple[AnswerCheck, ...]:
         """A :class:`LanguageGuard` when the request requires a language (the workflow assistant:
@@ -129,7 +139,7 @@ class ChatHooks:
         location = config.locate(request.context)
         context_type = config.effective_context_type(request.context_type)
         kind = config.context_type(context_type)
-        scopes = config.scopes(context_type, location, request.tool_options)
+        scopes = config.scopes(context_type, location, self.tool_options(request))
         self._install(agent)
         identity = location.identity or (kind.identity if kind else None) or config.identity
         parts = {

@@ -58,6 +58,8 @@ class Tab:
     """
 
     name: str
+    title: str | None = None
+    """How a chat UI names it (default: the name, humanised)."""
     identity: str | None = None
     context: ContextBuilder | None = None
     tools: Sequence[Tool | Callable[..., Any]] = ()
@@ -70,6 +72,13 @@ class Tab:
     def subtab(self, name: str | None) -> Tab | None:
         return next((s for s in self.subtabs if s.name == name), None)
 
+    def client_view(self) -> dict[str, Any]:
+        """The tab (and its subtabs) as a chat UI's location picker lists it."""
+        view: dict[str, Any] = {"name": self.name, "title": self.title or _humanised(self.name)}
+        if self.subtabs:
+            view["subtabs"] = [s.client_view() for s in self.subtabs]
+        return view
+
 
 @dataclass(frozen=True, kw_only=True)
 class Page:
@@ -81,6 +90,8 @@ class Page:
     """
 
     name: str
+    title: str | None = None
+    """How a chat UI names it (default: the name, humanised)."""
     identity: str | None = None
     context: ContextBuilder | None = None
     tools: Sequence[Tool | Callable[..., Any]] = ()
@@ -91,6 +102,13 @@ class Page:
 
     def tab(self, name: str | None) -> Tab | None:
         return next((t for t in self.tabs if t.name == name), None)
+
+    def client_view(self) -> dict[str, Any]:
+        """The page (and its tabs) as a chat UI's location picker lists it."""
+        view: dict[str, Any] = {"name": self.name, "title": self.title or _humanised(self.name)}
+        if self.tabs:
+            view["tabs"] = [t.client_view() for t in self.tabs]
+        return view
 
     def install(self, toolset: Toolset) -> None:
         """Register this page's tools (and its tabs' and subtabs') under their scopes."""
@@ -197,3 +215,7 @@ def _name(value: Any) -> str | None:
 
 def _unique(items: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(items))
+
+
+def _humanised(name: str) -> str:
+    return name.replace("_", " ").replace("-", " ").strip().capitalize()

@@ -8,7 +8,7 @@ from agentstream.runs.broker import (
     RunNotFound,
 )
 from agentstream.runs.hooks import NoHooks, Preparation, RunHooks
-from agentstream.runs.request import ActionRequest, RunRequest
+from agentstream.runs.request import ActionRequest, RefusedRequest, RunRequest
 from agentstream.runs.runner import Runner, RunSession
 from agentstream.runs.store import ConversationNotFound, ConversationStore, StartedRun
 from agentstream.runs.titles import TitleWriter, model_titles
@@ -20,6 +20,7 @@ __all__ = [
     "ConversationStore",
     "LocalBroker",
     "NoHooks",
+    "RefusedRequest",
     "Preparation",
     "RedisBroker",
     "RunBroker",

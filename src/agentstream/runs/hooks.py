@@ -7,9 +7,9 @@ nothing, so a bare agent works as-is.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from agentstream.agent import Agent, AnswerCheck, RunInput
 from agentstream.events import Payload, RunCompleted
@@ -32,6 +32,8 @@ class Preparation:
     """Checks on the final answer for this request, besides the agent's own."""
     max_turns: int | None = None
     """The turn limit for this request; ``None`` keeps the request's (its dialect's)."""
+    tool_options: Mapping[str, Any] | None = None
+    """The options tools see (``ToolContext.options``); ``None`` keeps the request's."""
 
 
 class RunHooks(Protocol):
@@ -40,8 +42,9 @@ class RunHooks(Protocol):
     answer; dialects withhold them from the streamed text."""
 
     def check(self, request: RunRequest) -> None:
-        """Refuse a request the hooks cannot serve (e.g. an unknown server action) by
-        raising ``ValueError``, before the user message is stored."""
+        """Refuse a request the hooks cannot serve (an unknown server action, a context value
+        out of its choices) by raising :class:`~agentstream.runs.RefusedRequest`, a 400 naming
+        its field, before the user message is stored."""
         ...
 
     async def prepare(

@@ -158,7 +158,7 @@ class Runner:
             max_turns=prep.max_turns or request.max_turns,
             max_tokens=request.max_tokens,
             model_options=request.model_options,
-            tool_options=request.tool_options,
+            tool_options=request.tool_options if prep.tool_options is None else prep.tool_options,
             answer_checks=prep.answer_checks,
             cancel=CancelToken(),
         )

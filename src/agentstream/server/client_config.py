@@ -1,7 +1,9 @@
 """``GET /api/chat/config``: what a browser UI needs before the first answer.
 
-The application's name, its starter prompts, and for each payload type its card title, how to
-draw its data and the actions its card offers, all from the :class:`~agentstream.chat.ChatConfig`
+The application's name, its starter prompts, for each payload type its card title, how to
+draw its data and the actions its card offers, the pages (with tabs and subtabs) a user may say
+they are on and the context keys that carry it, the context fields to offer, and the sign-in
+page, all from the :class:`~agentstream.chat.ChatConfig`
 the server was started with. A server whose hooks are not :class:`~agentstream.chat.ChatHooks`
 answers the same shape with nothing configured, so a client needs no special case.
 """
@@ -27,6 +29,14 @@ class ClientConfig(BaseModel):
     app_name: str | None = None
     starter_prompts: list[str] = []
     payload_types: dict[str, dict[str, Any]] = {}
+    pages: list[dict[str, Any]] = []
+    location_keys: dict[str, str] = {
+        "page": "current_page",
+        "tab": "active_tab",
+        "subtab": "active_subtab",
+    }
+    context_fields: list[dict[str, Any]] = []
+    sign_in_url: str | None = None
 
 
 def chat_config_of(hooks: RunHooks) -> ChatConfig | None:

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, StringConstraints, model_validator
 from agentstream.chat.markers import MarkerLineFilter
 from agentstream.events import TERMINAL_EVENTS, RunEvent, TextDelta, TurnStarted
 from agentstream.principal import Principal
-from agentstream.runs import ConversationNotFound, RunRequest, RunSession
+from agentstream.runs import ConversationNotFound, RefusedRequest, RunRequest, RunSession
 from agentstream.server.context import ServerContext
 from agentstream.server.errors import ApiError, bad_request
 from agentstream.server.limits import check_depth
@@ -132,11 +132,14 @@ async def begin_run(
 ) -> RunSession:
     """Start ``request``: its errors are still HTTP statuses here (404, 400)."""
     try:
-        # The hooks refuse what they cannot serve (an unknown server action) with ValueError;
-        # asked here first so that is a 400 naming the field. The runner asks again.
+        # The hooks refuse what they cannot serve (an unknown server action, a context value
+        # out of its choices); asked here first so that is a 400 naming the field. The runner
+        # asks again.
         server.runner.hooks.check(request)
-    except ValueError as exc:
-        raise bad_request("action", str(exc)) from None
+    except RefusedRequest as exc:
+        raise bad_request(exc.field, str(exc)) from None
+    except ValueError as exc:  # hooks of an application's own that raise a plain ValueError
+        raise bad_request("body", str(exc)) from None
     try:
         return await server.runner.begin(request)
     except ConversationNotFound:
