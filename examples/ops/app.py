@@ -24,7 +24,7 @@ from pathlib import Path
 from agentstream import Agent
 from agentstream.chat import ChatConfig
 from examples._common import data_dir, model_or
-from examples.ops.api import MOUNT, OpsSessions, ops_api
+from examples.ops.api import MOUNT, SIGN_IN, OpsSessions, ops_api
 from examples.ops.database import OpsDatabase
 from examples.ops.demo import ops_demo_model
 from examples.ops.tools import MonitoringTools, alert_admin_tool
@@ -48,7 +48,13 @@ def build(directory: Path | None = None) -> tuple[Agent, ChatConfig]:
         instructions=IDENTITY,
         name="ops",
     )
-    chat = ChatConfig(mounts={MOUNT: ops_api(db)}, authenticator=OpsSessions(db))
+    chat = ChatConfig(
+        app_name="Ops agent",
+        starter_prompts=["The billing page is down for customers", "Is search healthy?"],
+        mounts={MOUNT: ops_api(db)},
+        authenticator=OpsSessions(db),
+        sign_in_url=SIGN_IN,
+    )
     return agent, chat
 
 

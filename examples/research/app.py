@@ -53,6 +53,11 @@ def build(directory: Path | None = None) -> tuple[Agent, ChatConfig]:
         max_turns=5,
     )
     chat = ChatConfig(
+        app_name="Research assistant",
+        starter_prompts=[
+            "Find recent articles on CRISPR base editing",
+            "Read A0072",
+        ],
         identity=IDENTITY,
         guidelines=GUIDELINES,
         pages=research_pages(library, tools),

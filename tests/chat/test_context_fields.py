@@ -65,7 +65,7 @@ def agent(turns: list[dict[str, Any]]) -> Agent:
     return Agent(model=ScriptedProvider({"turns": turns}), tools=tools)
 
 
-def test_the_client_config_lists_pages_fields_and_the_sign_in_page(serve: Serve) -> None:
+def test_the_client_config_lists_pages_and_fields(serve: Serve) -> None:
     server = serve(agent([{"text": "ok"}]), hooks=ChatHooks(CONFIG))
     with server.client() as client:
         view = client.get("/api/chat/config").json()
@@ -98,7 +98,7 @@ def test_the_client_config_lists_pages_fields_and_the_sign_in_page(serve: Serve)
         },
         {"key": "ragEnabled", "label": "Search documents", "kind": "switch", "default": False},
     ]
-    assert view["sign_in_url"] == "/example-api/sign-in"
+    assert "sign_in_url" not in view  # a 401 says it: a signed-out UI cannot read this
 
 
 def tools_offered(server: Any, context: dict[str, Any]) -> list[str]:
@@ -161,3 +161,18 @@ def test_fields_may_not_be_declared_twice_or_take_the_location_keys() -> None:
         ContextField(key="region", label="Region")
     with pytest.raises(ValueError, match="not a choice"):
         ContextField(key="region", label="Region", choices=("eu",), default="us")
+
+
+def test_every_401_names_the_sign_in_page(serve: Serve) -> None:
+    server = serve(agent([{"text": "ok"}]), hooks=ChatHooks(CONFIG), auth=True)
+    with server.client() as client:
+        for answer in (
+            client.get("/api/chat/config"),
+            client.get("/api/runs/nope/events"),
+            client.post("/api/chat/stream", json={"message": "hi"}),
+        ):
+            assert answer.status_code == 401
+            assert answer.json()["sign_in_url"] == "/example-api/sign-in"
+    bare = serve(agent([{"text": "ok"}]), hooks=ChatHooks(ChatConfig()), auth=True)
+    with bare.client() as client:
+        assert "sign_in_url" not in client.get("/api/chat/config").json()

@@ -74,6 +74,19 @@ async function keepScreenshot(page: Page, name: string): Promise<void> {
 describe("ops example", () => {
   const session = exampleSession("ops");
 
+  it("offers a signed-out visitor the sign-in page, which brings them back", async () => {
+    const page = session.page();
+    await page.goto("/c/nowhere");
+    await page.getByTestId("signed-out").getByRole("link", { name: "Sign in" }).click();
+    await page.waitForURL(/\/example-api\/sign-in\?next=%2Fc%2Fnowhere$/);
+    await page.getByLabel("Name").fill("sam");
+    await page.getByLabel("Password").fill("oncall-demo");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.waitForURL(`${session.server().url}/c/nowhere`);
+    await expect(page.getByTestId("signed-out").count()).resolves.toBe(0);
+    await page.context().clearCookies();
+  });
+
   it("signs in, reports an outage and gets a ticket", async () => {
     const page = session.page();
     await page.goto("/example-api/sign-in");
@@ -121,6 +134,28 @@ describe("playground example", () => {
     await keepScreenshot(page, "playground");
     expect(session.errors).toEqual([]);
   });
+
+  it("switches the brand and the document search from the context bar", async () => {
+    const page = session.page();
+    await page.goto("/");
+    const bar = page.getByTestId("context-bar");
+    await bar.getByRole("combobox", { name: "Brand" }).selectOption("globex");
+    await send(page, "Show 10 customers");
+    await waitIdle(page);
+    await page.getByTestId("assistant-message").last().getByText("10 customers in globex").waitFor();
+
+    await bar.getByRole("switch", { name: "Search documents" }).uncheck();
+    await send(page, "What is the returns policy?");
+    await waitIdle(page);
+    await page.getByTestId("assistant-message").last().getByText(/Document search is off/).waitFor();
+    await bar.getByRole("switch", { name: "Search documents" }).check();
+    await send(page, "What is the returns policy?");
+    await waitIdle(page);
+    const found = page.getByTestId("assistant-message").last();
+    await found.getByRole("button", { name: /searchDocuments/ }).waitFor();
+    await found.getByText(/globex documents say/).waitFor();
+    expect(session.errors).toEqual([]);
+  });
 });
 
 describe("research example", () => {
@@ -129,8 +164,10 @@ describe("research example", () => {
   it("searches the corpus with progress, shows results and a query suggestion, then reads an article", async () => {
     const page = session.page();
     await page.goto("/");
+    // The progress card lives while the search runs (under half a second): watch before sending.
+    const progressShown = page.getByTestId("tool-progress").waitFor();
     await send(page, "Find recent articles on CRISPR base editing");
-    await page.getByTestId("tool-progress").waitFor();
+    await progressShown;
     await waitIdle(page);
     const answer = page.getByTestId("assistant-message").last();
     await answer.getByRole("button", { name: /search_articles/ }).waitFor();
@@ -148,6 +185,25 @@ describe("research example", () => {
     await reading.getByRole("button", { name: /fetch_article/ }).waitFor();
     await reading.getByText("CRISPR: base editing in a randomised trial (2024)").waitFor();
     await page.getByRole("group", { name: "Suggested actions" }).getByRole("button", { name: "Open in the reader" }).waitFor();
+    expect(session.errors).toEqual([]);
+  });
+
+  it("proposes a schema on the extraction subtab and applies it on the server", async () => {
+    const page = session.page();
+    await page.goto("/");
+    const bar = page.getByTestId("context-bar");
+    await bar.getByRole("combobox", { name: "Page" }).selectOption("reports");
+    await bar.getByRole("combobox", { name: "Tab" }).selectOption("articles");
+    await bar.getByRole("combobox", { name: "Subtab" }).selectOption("extraction");
+    await send(page, "Find articles on base editing");
+    await waitIdle(page);
+    const answer = page.getByTestId("assistant-message").last();
+    await answer.getByTestId("payload-card").filter({ hasText: "Schema proposal" }).waitFor();
+    await page.getByRole("group", { name: "Suggested actions" }).getByRole("button", { name: "Apply schema" }).click();
+    await waitIdle(page);
+    await page.getByTestId("assistant-message").last().getByText(/^Done\./).waitFor();
+    await page.reload();
+    await expect(page.getByRole("combobox", { name: "Subtab" }).inputValue()).resolves.toBe("extraction");
     expect(session.errors).toEqual([]);
   });
 });

@@ -128,8 +128,9 @@ class ChatConfig:
     """Values the user sets in the chat UI (a brand, a switch) that travel in every request's
     context; checked by the server, never trusted as authorisation."""
     sign_in_url: str | None = None
-    """Where a chat UI sends a user the server does not know (a 401): the application's own
-    sign-in page. The web UI adds ``next=<the page it was on>``."""
+    """The application's own sign-in page: every 401 names it (``sign_in_url`` in the body),
+    so a chat UI can send a user who is not signed in there. The web UI adds
+    ``next=<the page it was on>``."""
 
     def __post_init__(self) -> None:
         check_layout(self.layout)
@@ -198,7 +199,7 @@ class ChatConfig:
     def client_view(self) -> dict[str, Any]:
         """What a browser UI needs before the first answer: the app's name, its starter
         prompts, how to draw each payload type (its title, view and card actions), the pages
-        a user may say they are on, the context fields to offer, and where to sign in."""
+        a user may say they are on and the context fields to offer."""
         keys = self.location_keys
         return {
             "app_name": self.app_name,
@@ -207,7 +208,6 @@ class ChatConfig:
             "pages": [p.client_view() for p in self.pages],
             "location_keys": {"page": keys.page, "tab": keys.tab, "subtab": keys.subtab},
             "context_fields": [f.client_view() for f in self.context_fields],
-            "sign_in_url": self.sign_in_url,
         }
 
     @cached_property

@@ -105,7 +105,7 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.server = server
-    install_error_handlers(app)
+    install_error_handlers(app, sign_in_url=config.sign_in_url if config is not None else None)
     document_errors(app)
     for router in ROUTERS:
         app.include_router(router(server))

@@ -2,10 +2,10 @@
 
 The application's name, its starter prompts, for each payload type its card title, how to
 draw its data and the actions its card offers, the pages (with tabs and subtabs) a user may say
-they are on and the context keys that carry it, the context fields to offer, and the sign-in
-page, all from the :class:`~agentstream.chat.ChatConfig`
-the server was started with. A server whose hooks are not :class:`~agentstream.chat.ChatHooks`
-answers the same shape with nothing configured, so a client needs no special case.
+they are on and the context keys that carry it, and the context fields to offer, all from
+the :class:`~agentstream.chat.ChatConfig` the server was started with. A server whose hooks
+are not :class:`~agentstream.chat.ChatHooks` answers the same shape with nothing configured, so
+a client needs no special case.
 """
 
 # No ``from __future__ import annotations``: FastAPI reads the route annotations at runtime.
@@ -36,7 +36,6 @@ class ClientConfig(BaseModel):
         "subtab": "active_subtab",
     }
     context_fields: list[dict[str, Any]] = []
-    sign_in_url: str | None = None
 
 
 def chat_config_of(hooks: RunHooks) -> ChatConfig | None:

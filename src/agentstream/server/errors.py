@@ -34,16 +34,26 @@ __all__ = [
 class ApiError(Exception):
     """An error answer: status, a safe message and, for 400, the offending field."""
 
-    def __init__(self, status: int, detail: str, *, field: str | None = None) -> None:
+    def __init__(
+        self,
+        status: int,
+        detail: str,
+        *,
+        field: str | None = None,
+        sign_in_url: str | None = None,
+    ) -> None:
         super().__init__(detail)
         self.status = status
         self.detail = detail
         self.field = field
+        self.sign_in_url = sign_in_url
 
     def response(self) -> JSONResponse:
         body: dict[str, Any] = {"detail": self.detail}
         if self.field is not None:
             body["field"] = self.field
+        if self.sign_in_url is not None:
+            body["sign_in_url"] = self.sign_in_url
         headers = {"WWW-Authenticate": "Bearer"} if self.status == 401 else None
         return JSONResponse(body, status_code=self.status, headers=headers)
 
@@ -83,7 +93,11 @@ def _union_tag(part: object) -> bool:
     return isinstance(part, str) and (part in _TYPE_TAGS or "[" in part)
 
 
-def install_error_handlers(app: FastAPI) -> None:
+def install_error_handlers(app: FastAPI, *, sign_in_url: str | None = None) -> None:
+    """Our JSON error shapes for every error the routes raise. A 401 names ``sign_in_url``
+    (the application's sign-in page) when there is one, so a client that is not signed in,
+    and so cannot read the chat configuration, still learns where to go."""
+
     async def on_api_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, ApiError)
         return exc.response()
@@ -94,7 +108,7 @@ def install_error_handlers(app: FastAPI) -> None:
         return bad_request(field, message).response()
 
     async def on_auth(request: Request, exc: Exception) -> JSONResponse:
-        return ApiError(401, str(exc)).response()
+        return ApiError(401, str(exc), sign_in_url=sign_in_url).response()
 
     async def on_forbidden(request: Request, exc: Exception) -> JSONResponse:
         return ApiError(403, str(exc)).response()
@@ -125,6 +139,10 @@ _ERROR_SCHEMA = {
     "properties": {
         "detail": {"type": "string", "description": "What is wrong, safe to show"},
         "field": {"type": "string", "description": "The offending field (400 only)"},
+        "sign_in_url": {
+            "type": "string",
+            "description": "Where to sign in (401 only, when the application has a sign-in page)",
+        },
     },
     "required": ["detail"],
 }

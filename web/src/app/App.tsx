@@ -15,10 +15,20 @@ import {
   type ConversationSummary,
   type ModelInfo,
 } from "../lib/api";
-import { EMPTY_CONFIG, type ClientConfig } from "../lib/payloads";
+import {
+  EMPTY_CONFIG,
+  fieldValues,
+  NOWHERE,
+  requestContext,
+  signInHref,
+  signInUrlOf,
+  type ClientConfig,
+  type Location,
+} from "../lib/config";
 import { StreamHttpError, type SuggestedAction } from "../lib/stream";
 import { runClientAction } from "./actions";
 import { Composer } from "./Composer";
+import { ContextBar } from "./ContextBar";
 import { DiagnosticsDrawer } from "./Diagnostics";
 import { MenuIcon } from "./icons";
 import { EmptyState, MessageList, type MessageHandlers } from "./Messages";
@@ -33,6 +43,20 @@ const EXAMPLE_PROMPTS = [
   "Summarise the options as a table",
 ];
 const MODEL_KEY = "agentstream.model";
+const CONTEXT_KEY = "agentstream.context";
+
+/** Where the user was and what they picked, kept across reloads (the server re-checks it). */
+function savedContext(): { location: Location; values: Record<string, unknown> } {
+  try {
+    const saved = JSON.parse(localStorage.getItem(CONTEXT_KEY) ?? "{}") as {
+      location?: Location;
+      values?: Record<string, unknown>;
+    };
+    return { location: { ...NOWHERE, ...saved.location }, values: saved.values ?? {} };
+  } catch {
+    return { location: NOWHERE, values: {} };
+  }
+}
 
 export function App() {
   const [route, setRoute] = useState(() => parseRoute(location.pathname));
@@ -51,6 +75,14 @@ export function App() {
   const [diagnostics, setDiagnostics] = useState<Record<string, unknown> | null>(null);
   const [loadedTitle, setLoadedTitle] = useState<string | null>(null);
   const [config, setConfig] = useState<ClientConfig>(EMPTY_CONFIG);
+  const [place, setPlace] = useState(savedContext);
+  /** Where to sign in, once the server has said (in a 401) that the user is not signed in. */
+  const [signIn, setSignIn] = useState<string | null>(null);
+  const values = fieldValues(config, place.values);
+  const updatePlace = (next: { location: Location; values: Record<string, unknown> }) => {
+    setPlace(next);
+    localStorage.setItem(CONTEXT_KEY, JSON.stringify(next));
+  };
   const inputRef = useRef<HTMLTextAreaElement>(null);
   const scrollRef = useRef<HTMLDivElement>(null);
   const stickToBottom = useRef(true);
@@ -70,7 +102,9 @@ export function App() {
       setConversations(page.items ?? []);
       setNextCursor(page.next_cursor ?? null);
       setListError(null);
+      setSignIn(null);
     } catch (e) {
+      setSignIn(signInUrlOf(e));
       setListError(
         e instanceof StreamHttpError && e.status === 404
           ? "This server keeps no conversation history."
@@ -83,6 +117,8 @@ export function App() {
 
   const chat = useChat({
     model,
+    context: requestContext(config, place.location, place.values),
+    onError: (e) => setSignIn(signInUrlOf(e)),
     onConversation: (id) => {
       navigate(conversationPath(id), true);
       void refreshList(); // the new conversation is listed as soon as it exists
@@ -305,6 +341,11 @@ export function App() {
           <h1 class="title" data-testid="conversation-title">
             {title}
           </h1>
+          {signIn && (
+            <a class="btn btn-primary btn-small" href={signInHref(signIn, location.pathname)} data-testid="sign-in">
+              Sign in
+            </a>
+          )}
           {models.length > 0 && (
             <div class="model-picker">
               <label for="model-select" class="visually-hidden">
@@ -332,6 +373,13 @@ export function App() {
             </div>
           )}
         </header>
+        <ContextBar
+          config={config}
+          location={place.location}
+          values={values}
+          onLocation={(where) => updatePlace({ ...place, location: where })}
+          onValue={(key, value) => updatePlace({ ...place, values: { ...place.values, [key]: value } })}
+        />
         <div
           class="scroll"
           ref={scrollRef}
@@ -342,6 +390,14 @@ export function App() {
         >
           <section class="messages" aria-label="Messages" aria-busy={chat.busy || loading}>
             {loading && <p class="muted center">Loading conversation…</p>}
+            {signIn && (
+              <div class="error-box signin-box" role="alert" data-testid="signed-out">
+                <div class="error-text">You are not signed in.</div>
+                <a class="btn btn-primary btn-small" href={signInHref(signIn, location.pathname)}>
+                  Sign in
+                </a>
+              </div>
+            )}
             {loadError && (
               <div class="error-box" role="alert" data-testid="load-error">
                 <div class="error-text">{loadError}</div>

@@ -33,6 +33,8 @@ export function useChat(params: {
   onConversation(id: string): void;
   /** Every run's end, however it ended (the conversation list may have changed). */
   onRunEnd?(): void;
+  /** A run that could not start or broke off (after its answer shows the error). */
+  onError?(error: unknown): void;
 }): ChatController {
   const [items, setItems] = useState<ChatItem[]>([]);
   const [busy, setBusy] = useState(false);
@@ -74,7 +76,7 @@ export function useChat(params: {
   const run = useCallback(
     async (request: ChatRequest, answer: AssistantItem) => {
       const full: ChatRequest = {
-        context: {},
+        context: paramsRef.current.context ?? {},
         interaction_type: "text_input",
         include_reasoning: true,
         ...request,
@@ -124,6 +126,7 @@ export function useChat(params: {
               : String(error);
           answer = { ...answer, status: "error", error: message, statusText: null, running: [] };
           setAnnouncement(`Error: ${message}`);
+          paramsRef.current.onError?.(error);
         }
         replaceAnswer(answer, true);
       } finally {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { EMPTY_CONFIG } from "./config";
 import { deleteConversation, getClientConfig, getConversation, listConversations, listModels, renameConversation } from "./api";
 import { StreamHttpError } from "./stream";
 
@@ -48,13 +49,14 @@ describe("api", () => {
     const types = { plan: { name: "plan", title: "Plan", view: null, actions: [] } };
     const good = recordingFetch(() => json({ app_name: "Planner", starter_prompts: ["Plan it", " ", 3], payload_types: types }));
     await expect(getClientConfig({ fetch: good.fetch })).resolves.toEqual({
+      ...EMPTY_CONFIG,
       app_name: "Planner",
       starter_prompts: ["Plan it"],
       payload_types: types,
     });
     expect(good.calls[0]?.url).toBe("/api/chat/config");
     const odd = recordingFetch(() => json({ app_name: "", starter_prompts: "x", payload_types: null }));
-    await expect(getClientConfig({ fetch: odd.fetch })).resolves.toEqual({ app_name: null, starter_prompts: [], payload_types: {} });
+    await expect(getClientConfig({ fetch: odd.fetch })).resolves.toEqual(EMPTY_CONFIG);
     const missing = recordingFetch(() => json({ detail: "Not Found" }, 404));
     await expect(getClientConfig({ fetch: missing.fetch })).rejects.toBeInstanceOf(StreamHttpError);
   });

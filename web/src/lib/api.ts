@@ -10,7 +10,7 @@ import {
   type ToolHistoryEntry,
   type Usage,
 } from "./stream";
-import { EMPTY_CONFIG, type ClientConfig } from "./payloads";
+import { normalizeConfig, type ClientConfig } from "./config";
 
 export interface ConversationSummary {
   id: string;
@@ -115,12 +115,5 @@ export async function listModels(options: ApiOptions = {}): Promise<ModelInfo[]>
  * does not have the endpoint gives the empty configuration. */
 export async function getClientConfig(options: ApiOptions = {}): Promise<ClientConfig> {
   const body = await request<Partial<ClientConfig> | undefined>("/api/chat/config", { method: "GET" }, options);
-  return {
-    app_name: typeof body?.app_name === "string" && body.app_name ? body.app_name : null,
-    starter_prompts: Array.isArray(body?.starter_prompts)
-      ? body.starter_prompts.filter((p): p is string => typeof p === "string" && p.trim() !== "")
-      : [],
-    payload_types:
-      body?.payload_types && typeof body.payload_types === "object" ? body.payload_types : EMPTY_CONFIG.payload_types,
-  };
+  return normalizeConfig(body);
 }

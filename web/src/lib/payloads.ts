@@ -40,13 +40,6 @@ export interface PayloadTypeView {
   actions: PayloadActionView[];
 }
 
-export interface ClientConfig {
-  app_name: string | null;
-  starter_prompts: string[];
-  payload_types: Record<string, PayloadTypeView>;
-}
-
-export const EMPTY_CONFIG: ClientConfig = { app_name: null, starter_prompts: [], payload_types: {} };
 
 /** The value at a dotted path (`"workflow.actions"`); `""` is the value itself. */
 export function valueAt(data: unknown, path: string): unknown {
