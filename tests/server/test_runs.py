@@ -147,6 +147,32 @@ def test_follow_a_live_run_from_another_worker(serve: Serve, redis_prefix: str) 
     assert followed[-1][0] == "run_completed"
 
 
+def test_a_quiet_run_s_follow_gets_heartbeats(serve: Serve) -> None:
+    """A proxy closes a follow that says nothing while a long tool runs; heartbeats keep it."""
+    server = serve(slow_agent(delay=0.6, chunks=3)[0], heartbeat_seconds=0.2)
+    with server.client() as client:
+        run_id: list[str] = []
+        started = threading.Event()
+
+        def start() -> None:
+            with client.stream("POST", TRAY, json={"message": "slowly"}) as response:
+                for line in response.iter_lines():
+                    if line.startswith("data: ") and not run_id:
+                        run_id.append(json.loads(line[6:])["run_id"])
+                        started.set()
+
+        thread = threading.Thread(target=start)
+        thread.start()
+        assert started.wait(10)
+        with server.client() as follower:
+            body = follower.get(f"/api/runs/{run_id[0]}/events").text
+        thread.join(10)
+    assert body.count(": ping\n\n") >= 2  # at least one per quiet 0.6 s between chunks
+    followed = canonical(body)
+    assert followed[-1][0] == "run_completed"
+    assert [kind for kind, _, _ in followed].count("text_delta") == 3
+
+
 def test_a_position_past_any_event_is_400_not_a_redis_error(
     serve: Serve, redis_prefix: str
 ) -> None:

@@ -4,13 +4,16 @@ Every dialect streams one run to one client. This endpoint serves the canonical 
 to the run's owner, from any worker (the broker holds it: in process, or in Redis): a client
 that lost its connection catches up from the last event it saw, a second tab follows a run in
 progress, and an operator can see exactly what a run produced. Frames are standard SSE with
-``id: <seq>`` so a browser ``EventSource`` resumes by itself with ``Last-Event-ID``.
+``id: <seq>`` so a browser ``EventSource`` resumes by itself with ``Last-Event-ID``; a quiet
+run (a long tool call) sends the same heartbeat comments as the protocol streams, so a proxy
+does not close the follow.
 
 Reference: ``docs/protocols/runs.md``.
 """
 
 # No ``from __future__ import annotations``: FastAPI reads the route annotations at runtime.
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import aclosing
 from typing import Annotated
@@ -23,6 +26,7 @@ from agentstream.principal import Principal
 from agentstream.runs import BrokerUnavailable, RunNotFound
 from agentstream.server.context import ServerContext
 from agentstream.server.errors import ApiError, bad_request
+from agentstream.server.sse import SSE_NAMED
 
 __all__ = ["EVENTS_PATH", "router"]
 
@@ -63,6 +67,7 @@ def router(server: ServerContext) -> APIRouter:
         last_event_id: Annotated[str | None, Header()] = None,
     ) -> Response:
         broker = server.runner.broker
+        heartbeat = server.settings.heartbeat_seconds
         if broker is None:
             raise ApiError(404, "Run not found")
         if after is None and last_event_id:
@@ -85,13 +90,37 @@ def router(server: ServerContext) -> APIRouter:
             return Response(status_code=204)
 
         async def frames() -> AsyncIterator[bytes]:
-            async with aclosing(events):
-                yield _frame(first)
+            # The events are read by a task of their own, so waiting for the next one can time
+            # out into a heartbeat without cancelling the broker's reader in the middle.
+            queue: asyncio.Queue[bytes | None] = asyncio.Queue(maxsize=64)
+
+            async def pump() -> None:
                 try:
-                    async for event in events:
-                        yield _frame(event)
+                    async with aclosing(events):
+                        async for event in events:
+                            await queue.put(_frame(event))
                 except BrokerUnavailable:
-                    return  # the client reconnects with Last-Event-ID once Redis is back
+                    pass  # the client reconnects with Last-Event-ID once Redis is back
+                await queue.put(None)
+
+            reader = asyncio.create_task(pump(), name=f"follow:{run_id}")
+            try:
+                yield _frame(first)
+                while True:
+                    try:
+                        frame = await asyncio.wait_for(queue.get(), heartbeat)
+                    except TimeoutError:
+                        if reader.done():  # it failed: end the stream, the client resumes
+                            return
+                        yield SSE_NAMED.heartbeat
+                        continue
+                    if frame is None:
+                        return
+                    yield frame
+            finally:
+                reader.cancel()
+                # Its own failure (logged by the broker) or our cancellation: either way done.
+                await asyncio.gather(reader, return_exceptions=True)
 
         headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
         return StreamingResponse(frames(), media_type="text/event-stream", headers=headers)
