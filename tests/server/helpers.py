@@ -69,7 +69,7 @@ class LiveServer:
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
 
     def client(self, **kwargs: Any) -> httpx.Client:
-        return httpx.Client(base_url=self.url, timeout=10, **kwargs)
+        return httpx.Client(base_url=self.url, **{"timeout": 10, **kwargs})
 
 
 async def other_tasks() -> list[str]:

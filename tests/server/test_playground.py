@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from agentstream import Agent
@@ -12,9 +13,18 @@ from agentstream.messages import AssistantMessage, UserMessage
 from agentstream.providers.registry import ModelRegistry
 from agentstream.providers.scripted import ScriptedProvider
 from agentstream.tools import ToolContext, tool
-from tests.server.agents import playground_agent
+from tests.server.agents import playground_agent, slow_agent
 from tests.server.conftest import Serve
-from tests.server.helpers import RUN_ID, bearer, named, parse_ndjson, parse_sse, stream_text, token
+from tests.server.helpers import (
+    RUN_ID,
+    bearer,
+    named,
+    parse_ndjson,
+    parse_sse,
+    stream_text,
+    token,
+    wait_until,
+)
 
 PATH = "/api/chat/agent-chat/stream"
 MODEL = "scripted:script"
@@ -236,3 +246,13 @@ def test_list_models_and_choosing_another_one(serve: Serve, tmp_path: Path) -> N
     ]
     assert chosen.json()["content"] == {"message": "From the other model."}
     assert by_name.json()["content"] == {"message": "From the other model."}
+
+
+def test_a_client_that_hangs_up_on_a_one_document_answer_stops_the_run(serve: Serve) -> None:
+    """Nobody waits for the document any more: the run stops as it would on a stream."""
+    agent, provider = slow_agent(delay=0.05, chunks=400)  # 20 s if nobody stops it
+    server = serve(agent)
+    with server.client(timeout=0.5) as client, pytest.raises(httpx.ReadTimeout):
+        client.post(f"{PATH}?brandRef=brand_123", json=body(stream=False))
+    assert wait_until(lambda: provider.closed_early == 1, timeout=5)
+    assert len(provider.requests) == 1

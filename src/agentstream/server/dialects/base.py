@@ -9,6 +9,7 @@ is answered, and the little formatting helpers (compact JSON, ISO timestamps, te
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 import uuid
@@ -19,6 +20,7 @@ from datetime import UTC, datetime
 from typing import Annotated, Any, cast
 
 from pydantic import BaseModel, ConfigDict, StringConstraints, model_validator
+from starlette.requests import Request
 
 from agentstream.chat.markers import MarkerLineFilter
 from agentstream.events import TERMINAL_EVENTS, RunEvent, TextDelta, TurnStarted
@@ -223,13 +225,26 @@ def event_stream(
 
 
 async def collect_frames(
-    server: ServerContext, session: RunSession, encoder: Encoder
+    server: ServerContext, session: RunSession, encoder: Encoder, request: Request
 ) -> list[Frame]:
     """Every frame of a run, for answers that are one document (the data playground's
-    ``stream: false``)."""
+    ``stream: false``). A client that hangs up before the document is ready stops the run, as
+    on a stream: nobody is waiting for the answer, and the model would be paid for nothing."""
     frames: list[Frame] = []
     encoder = shown_by(server, encoder)
-    async with aclosing(run_events(session)) as events:
-        async for event in events:
-            frames.extend(encoder.encode(event))
+
+    async def watch() -> None:
+        # The body has been read, so the next message is the client leaving.
+        while (await request.receive())["type"] != "http.disconnect":
+            pass
+        session.cancel("client_disconnected")
+
+    watcher = asyncio.create_task(watch(), name=f"watch:{session.run_id}")
+    try:
+        async with aclosing(run_events(session)) as events:
+            async for event in events:
+                frames.extend(encoder.encode(event))
+    finally:
+        watcher.cancel()
+        await asyncio.gather(watcher, return_exceptions=True)
     return frames

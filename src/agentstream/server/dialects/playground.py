@@ -329,7 +329,8 @@ def router(server: ServerContext) -> APIRouter:
         encoder = PlaygroundEncoder(markdown=body.markdown)
         session = await begin_run(server, run_request, conversation_field="metadata.conversationId")
         if not body.stream:
-            return JSONResponse(document(await collect_frames(server, session, encoder)))
+            frames = await collect_frames(server, session, encoder, request)
+            return JSONResponse(document(frames))
         wire = NDJSON if _wants_ndjson(request) else SSE_NAMED
         return event_stream(server, session, encoder, wire)
 
