@@ -148,3 +148,23 @@ def test_tool_arguments_are_shortened_value_by_value() -> None:
 
     summary = call_summary({"query": "x" * 100, "limit": 5})
     assert summary == 'query="' + "x" * 37 + '…", limit=5'
+
+
+def test_http_clients_log_each_request_only_when_asked() -> None:
+    """httpx logs every request's full URL at INFO; a server would log one per model call."""
+    script = (
+        "import logging, httpx\n"
+        "from agentstream.cli import configure_logging\n"
+        "configure_logging(verbose={verbose})\n"
+        "transport = httpx.MockTransport(lambda request: httpx.Response(200))\n"
+        "httpx.Client(transport=transport).get('https://api.example/v1?key=secret')\n"
+    )
+    quiet = subprocess.run(
+        [sys.executable, "-c", script.format(verbose=False)], capture_output=True, text=True
+    )
+    loud = subprocess.run(
+        [sys.executable, "-c", script.format(verbose=True)], capture_output=True, text=True
+    )
+    assert quiet.returncode == loud.returncode == 0
+    assert "key=secret" not in quiet.stderr
+    assert "HTTP Request: GET https://api.example/v1?key=secret" in loud.stderr

@@ -38,13 +38,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         module = importlib.import_module(f"agentstream.cli.{chosen}")
         module.configure(commands.choices[chosen])
     args = parser.parse_args(args_list)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO,
-        format="%(levelname)s %(name)s: %(message)s",
-    )
+    configure_logging(verbose=args.verbose)
     module = importlib.import_module(f"agentstream.cli.{args.command}")
     code: int = module.run(args)
     return code
+
+
+QUIET_LOGGERS = ("httpx", "httpcore")
+"""HTTP clients that log every request at INFO: a line per model call and per tool call to an
+API, with its full URL (some APIs take a key in the query string). Shown with ``-v`` only."""
+
+
+def configure_logging(*, verbose: bool) -> None:
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.INFO,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(logging.NOTSET if verbose else logging.WARNING)
 
 
 if __name__ == "__main__":
