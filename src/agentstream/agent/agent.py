@@ -24,7 +24,16 @@ class Agent:
     ``model`` is a ``provider:model`` id (``anthropic:claude-sonnet-4-5``), a
     :class:`~agentstream.providers.base.Provider`, or ``None`` for ``$AGENTSTREAM_MODEL``
     (the offline demo when unset). ``max_turns`` is 20, as the workflow assistant protocol has it;
-    the chat tray dialect passes 5 per request.
+    the chat tray dialect passes 5 per request::
+
+        agent = Agent(
+            model="anthropic:claude-sonnet-4-5",
+            tools=[search, create_ticket],
+            instructions="You help the on-call engineer. Diagnose before you act.",
+            tool_timeout=30,
+        )
+        async for event in agent.run("The billing page is down"):
+            ...
     """
 
     model: str | Provider | None = None

@@ -196,6 +196,15 @@ class PayloadType:
         view: GraphView | TableView | None = None,
         actions: Sequence[PayloadAction] = (),
     ) -> PayloadType:
+        """A payload the model writes after its marker, e.g.::
+
+            PayloadType.llm(
+                "schema_proposal",
+                instructions='To propose fields, end with SCHEMA_PROPOSAL: {"fields": [...]}',
+                parser=lambda data: Proposal.model_validate(data).model_dump(),
+                actions=[PayloadAction(label="Apply", action="apply_schema")],
+            )
+        """
         return cls(
             name=name,
             source="llm",
@@ -222,6 +231,8 @@ class PayloadType:
         view: GraphView | TableView | None = None,
         actions: Sequence[PayloadAction] = (),
     ) -> PayloadType:
+        """A payload a tool returns (``ToolResult(payload=Payload(kind=name, ...))``), declared
+        so clients know how to draw it and which buttons its card has."""
         return cls(
             name=name,
             source="tool",

@@ -71,7 +71,10 @@ def resolve_provider(model: str | Provider | None = None, **overrides: Any) -> P
     """The provider for a model id (``None``: ``$AGENTSTREAM_MODEL``, else ``demo``).
 
     ``overrides`` go to the vendor provider's constructor: ``api_key``, ``base_url`` (``host``
-    for Ollama), ``timeouts``, ``retry``, ``client``. A :class:`Provider` is returned as is.
+    for Ollama), ``timeouts``, ``retry``, ``client``. A :class:`Provider` is returned as is::
+
+        local = resolve_provider("openai:qwen2.5-coder", base_url="http://127.0.0.1:8080/v1")
+        agent = Agent(model=local)
     """
     if model is not None and not isinstance(model, str):
         if overrides:

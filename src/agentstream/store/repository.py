@@ -116,7 +116,13 @@ _CREATE_ATTEMPTS = 3
 
 class SqlConversationStore:
     """Conversations in a SQL database. Open with :meth:`open` (applies migrations on SQLite)
-    or wrap an engine whose schema is up to date; :meth:`close` disposes the engine."""
+    or wrap an engine whose schema is up to date; :meth:`close` disposes the engine::
+
+        async with await SqlConversationStore.open("postgresql+asyncpg://app@db/app") as store:
+            page = await store.list_conversations(principal, limit=20)
+
+    Every method acts for a principal: another user's or tenant's conversation is
+    :class:`ConversationNotFound`, exactly as one that does not exist."""
 
     def __init__(self, engine: AsyncEngine) -> None:
         self._engine = engine
