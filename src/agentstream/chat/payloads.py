@@ -196,7 +196,9 @@ class PayloadType:
         view: GraphView | TableView | None = None,
         actions: Sequence[PayloadAction] = (),
     ) -> PayloadType:
-        """A payload the model writes after its marker, e.g.::
+        """A payload the model writes after its marker.
+
+        For example::
 
             PayloadType.llm(
                 "schema_proposal",
