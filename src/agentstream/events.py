@@ -35,6 +35,7 @@ __all__ = [
     "SuggestedValue",
     "TextDelta",
     "ToolCallArgs",
+    "ToolCallDelta",
     "ToolCallStarted",
     "ToolCallFinished",
     "ToolError",
@@ -194,6 +195,20 @@ class ToolCallStarted:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallDelta:
+    """A piece of a tool call's JSON arguments as the model streams them (after its
+    ``tool_call_started``, before its ``tool_call_args``). The pieces of one call join to the
+    JSON text the model sent; a vendor that sends a call whole sends one piece. For protocols
+    that show arguments as they are written; the others ignore it."""
+
+    run_id: str
+    seq: int
+    call_id: str
+    delta: str
+    type: Literal["tool_call_delta"] = "tool_call_delta"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCallArgs:
     """The arguments are complete and the call is about to run.
 
@@ -329,6 +344,7 @@ RunEvent = Annotated[
     | TextDelta
     | ReasoningDelta
     | ToolCallStarted
+    | ToolCallDelta
     | ToolCallArgs
     | ToolProgress
     | ToolCallFinished

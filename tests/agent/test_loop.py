@@ -18,6 +18,7 @@ from agentstream.events import (
     RunWarning,
     TextDelta,
     ToolCallArgs,
+    ToolCallDelta,
     ToolCallFinished,
     ToolProgress,
     event_from_json,
@@ -86,9 +87,13 @@ async def test_tool_turn_feeds_result_back() -> None:
     events = [e async for e in run]
     assert types(events) == [
         "run_started", "turn_started", "text_delta", "text_delta", "text_delta",
-        "tool_call_started", "usage", "tool_call_args", "tool_call_finished",
+        "tool_call_started", "tool_call_delta", "tool_call_delta", "usage", "tool_call_args",
+        "tool_call_finished",
         "turn_started", "text_delta", "text_delta", "text_delta", "usage", "run_completed",
     ]  # fmt: skip
+    # The arguments as the model streamed them, piece by piece, for protocols that show them.
+    deltas = of_type(events, ToolCallDelta)
+    assert [(d.call_id, d.delta) for d in deltas] == [("t1", '{"a": 2'), ("t1", ', "b": 40}')]
     # The blank line between the turns is streamed too: streamed text == the final answer.
     streamed = "".join(e.text for e in of_type(events, TextDelta))
     assert streamed == events[-1].message == "Let me add.\n\nIt is 42."

@@ -205,12 +205,14 @@ async def test_redis_keeps_a_long_run_reachable() -> None:
 
     prefix = f"agentstream-test:{uuid.uuid4().hex}:"
     broker = RedisBroker(REDIS_URL, prefix=prefix, ttl=30)
-    runner = Runner(slow_agent(), broker=broker)
+    # Paced: the run (in its own task) is still producing when the owner key is shortened.
+    runner = Runner(slow_agent(delay=0.1), broker=broker)
     await runner.start()
     session = await runner.begin(RunRequest(message="count", principal=ALICE))
     client = aioredis.Redis.from_url(REDIS_URL)
     await client.expire(f"{prefix}run:{session.run_id}:owner", 1)  # about to lapse
     [event async for event in session.events()]
+    await session.wait()  # the run's task flushes its last events to Redis
     assert await client.ttl(f"{prefix}run:{session.run_id}:owner") > 1
     assert [e async for e in broker.replay(session.run_id, ALICE)][-1].type == "run_completed"
     await client.aclose()

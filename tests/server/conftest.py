@@ -19,7 +19,7 @@ Serve = Callable[..., LiveServer]
 @pytest.fixture
 def serve() -> Iterator[Serve]:
     """``serve(agent, **settings)`` starts the app for ``agent`` and returns the live server.
-    ``store=``/``hooks=``/``broker=`` go to ``create_app``; other keywords are :class:`Settings` fields.
+    ``store=``/``hooks=``/``broker=``/``dialects=`` go to ``create_app``; other keywords are :class:`Settings` fields.
     ``auth=True`` configures HS256 with the test secret."""
     started: list[LiveServer] = []
 
@@ -31,6 +31,7 @@ def serve() -> Iterator[Serve]:
         auth: bool = False,
         models: Any = None,
         broker: Any = None,
+        dialects: Any = None,
         **overrides: Any,
     ) -> LiveServer:
         values: dict[str, Any] = {"host": "127.0.0.1", "heartbeat_seconds": 15.0}
@@ -45,6 +46,7 @@ def serve() -> Iterator[Serve]:
             hooks=hooks,
             models=registry,
             broker=broker,
+            **({"dialects": dialects} if dialects is not None else {}),
         )
         server = LiveServer(app).start()
         started.append(server)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ from agentstream.messages import AssistantMessage, UserMessage
 from agentstream.providers.registry import ModelRegistry
 from agentstream.providers.scripted import ScriptedProvider
 from agentstream.tools import ToolContext, tool
-from tests.server.agents import playground_agent, slow_agent
+from tests.server.agents import playground_agent
 from tests.server.conftest import Serve
 from tests.server.helpers import (
     RUN_ID,
@@ -248,11 +249,45 @@ def test_list_models_and_choosing_another_one(serve: Serve, tmp_path: Path) -> N
     assert by_name.json()["content"] == {"message": "From the other model."}
 
 
-def test_a_client_that_hangs_up_on_a_one_document_answer_stops_the_run(serve: Serve) -> None:
-    """Nobody waits for the document any more: the run stops as it would on a stream."""
-    agent, provider = slow_agent(delay=0.05, chunks=400)  # 20 s if nobody stops it
-    server = serve(agent)
-    with server.client(timeout=0.5) as client, pytest.raises(httpx.ReadTimeout):
+def test_stream_false_pairs_parallel_calls_of_one_tool_by_call_id(serve: Serve) -> None:
+    """Two calls of the same tool in one turn: each keeps its own input and output, whatever
+    order they finish in (the slower one was called first)."""
+
+    @tool
+    async def lookup(ctx: ToolContext, query: str, wait: float = 0) -> str:
+        """Look something up."""
+        await asyncio.sleep(wait)
+        return f"found {query}"
+
+    script = {
+        "turns": [
+            {
+                "tool_calls": [
+                    {"id": "a", "name": "lookup", "arguments": {"query": "one", "wait": 0.2}},
+                    {"id": "b", "name": "lookup", "arguments": {"query": "two"}},
+                ]
+            },
+            {"text": ["Both found."]},
+        ]
+    }
+    agent = Agent(model=ScriptedProvider(script, model="script"), tools=[lookup])
+    response, _ = post(serve, agent, json=body(stream=False))
+    answer = response.json()
+    assert answer["state"] == "completed"
+    assert answer["content"] == {"message": "Both found."}
+    assert [(c["input"], c["output"]) for c in answer["toolCalls"]] == [
+        ('{"query":"one","wait":0.2}', "found one"),
+        ('{"query":"two"}', "found two"),
+    ]
+
+
+def test_stream_false_stops_the_run_of_a_client_that_hangs_up(serve: Serve) -> None:
+    provider = ScriptedProvider(
+        {"turns": [{"text": ["tick "] * 400}], "delay": 0.05}, model="script"
+    )
+    server = serve(Agent(model=provider))  # 20 s if nobody stops it
+    with httpx.Client(base_url=server.url, timeout=0.5) as client, pytest.raises(httpx.ReadTimeout):
         client.post(f"{PATH}?brandRef=brand_123", json=body(stream=False))
+    # The client gave up (closing its connection): the run is stopped, its provider stream closed.
     assert wait_until(lambda: provider.closed_early == 1, timeout=5)
-    assert len(provider.requests) == 1
+    assert wait_until(lambda: server.app.state.server.runner.running == 0, timeout=5)

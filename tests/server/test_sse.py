@@ -170,11 +170,18 @@ def test_a_source_that_breaks_mid_stream_ends_with_the_dialect_error() -> None:
 
 def test_wire_formats() -> None:
     frames = (("message", '{"delta":"a"}'), ("status", '{"state":"completed"}'))
-    assert SSE_NAMED.render(frames) == (
-        b'event: message\ndata: {"delta":"a"}\n\nevent: status\ndata: {"state":"completed"}\n\n'
+    # The event's seq is the id of its last frame: a client resuming from it has them all.
+    assert SSE_NAMED.render(frames, 7) == (
+        b'event: message\ndata: {"delta":"a"}\n\n'
+        b'id: 7\nevent: status\ndata: {"state":"completed"}\n\n'
     )
-    assert SSE_DATA.render(frames[:1]) == b'data: {"delta":"a"}\n\n'
-    assert NDJSON.render(frames) == b'message{"delta":"a"}\nstatus{"state":"completed"}\n'
+    assert SSE_DATA.render(frames[:1], 3) == b'id: 3\ndata: {"delta":"a"}\n\n'
+    assert SSE_DATA.render(frames, 3) == (
+        b'data: {"delta":"a"}\n\nid: 3\ndata: {"state":"completed"}\n\n'
+    )
+    # Frames of no event (a failure the source could not report) carry no id.
+    assert SSE_DATA.render(frames[:1], -1) == b'data: {"delta":"a"}\n\n'
+    assert NDJSON.render(frames, 7) == b'message{"delta":"a"}\nstatus{"state":"completed"}\n'
 
 
 def _run_stream(
@@ -254,7 +261,7 @@ def test_events_waiting_together_leave_in_one_write() -> None:
         if message["type"] == "http.response.body" and message["body"]:
             bodies.append(message["body"])
 
-    assert _run_stream(events(), send, ready=lambda: waiting[0] > 0) == []
+    assert _run_stream(events(), send, ready=lambda seq: waiting[0] > 0) == []
     per_write = [[f.get("text") for f in datas(parse_sse(b.decode()))] for b in bodies]
     assert per_write == [[None], ["t0", "t1", "t2"]]
 

@@ -43,7 +43,8 @@ def test_tool_flow_with_marker_and_complete_payload(serve: Serve) -> None:
         response, text = stream_text(client, PATH, json=request)
     assert response.status_code == 200
     assert response.headers["content-type"] == "text/event-stream"
-    assert all(line.startswith("data: ") for line in text.split("\n") if line)
+    # data-only frames, each event's last one with the run's seq as its id (for resuming)
+    assert all(line.startswith(("data: ", "id: ")) for line in text.split("\n") if line)
     assert datas(parse_sse(text)) == [
         {"type": "status", "message": "Thinking...", "run_id": RUN_ID, "conversation_id": None},
         {"type": "text_delta", "text": "Let me search for that..."},

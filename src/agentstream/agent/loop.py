@@ -34,6 +34,7 @@ from agentstream.events import (
     RunWarning,
     TextDelta,
     ToolCallArgs,
+    ToolCallDelta,
     ToolCallFinished,
     ToolCallStarted,
     ToolHistoryEntry,
@@ -267,6 +268,12 @@ class Loop:
                 match event:
                     case ToolInputChunk(call_id=call_id, fragment=fragment):
                         builder.calls[call_id].fragments.append(fragment)
+                        if fragment:
+                            emit(
+                                ToolCallDelta(
+                                    run_id=run_id, seq=next_seq(), call_id=call_id, delta=fragment
+                                )
+                            )
                     case ReasoningChunk(text=text, signature=signature, redacted=redacted):
                         builder.add_reasoning(text, signature, redacted)
                         if text:

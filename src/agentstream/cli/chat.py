@@ -33,6 +33,7 @@ from agentstream.events import (
     RunWarning,
     TextDelta,
     ToolCallArgs,
+    ToolCallDelta,
     ToolCallFinished,
     ToolCallStarted,
     ToolProgress,
@@ -176,7 +177,7 @@ class TerminalRenderer:
                     self._write(text, style="dim italic")
             case TurnStarted():
                 self._filter.new_turn()
-            case ToolCallStarted() | RunStarted():
+            case ToolCallStarted() | ToolCallDelta() | RunStarted():
                 pass
             case ToolCallArgs(name=name, arguments=arguments, display=display):
                 label = display or f"{name}({call_summary(arguments)})"

@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -62,10 +62,25 @@ class RunBroker(Protocol):
 
     async def aclose(self) -> None: ...
 
-    async def open_run(self, run_id: str, owner: Principal) -> None: ...
+    async def open_run(
+        self, run_id: str, owner: Principal, reader: Mapping[str, Any] | None = None
+    ) -> None:
+        """Open a run's log. ``reader`` is what a reader on any worker needs to continue the
+        run in the protocol that started it (JSON-able; the dialect's name and options)."""
+        ...
+
+    async def reader_of(self, run_id: str, requester: Principal) -> Mapping[str, Any] | None:
+        """The ``reader`` the run was opened with. Raises :class:`RunNotFound` for runs the
+        requester does not own (or unknown, or expired)."""
+        ...
 
     def publish(self, event: RunEvent) -> None:
         """Queue an event of an open run; never blocks."""
+        ...
+
+    def has_after(self, run_id: str, seq: int) -> bool:
+        """Whether this process already holds an event of the run after ``seq`` (a reader
+        behind the log batches its writes). Cheap: on every event's way out."""
         ...
 
     async def close_run(self, run_id: str) -> None:
@@ -96,6 +111,7 @@ class _LocalRun:
     changed: asyncio.Event | None = None
     """Set when events arrive; created only while a reader waits, to keep publish cheap."""
     done: bool = False
+    reader: Mapping[str, Any] | None = None
 
     def wake(self) -> None:
         if self.changed is not None:
@@ -125,9 +141,11 @@ class LocalBroker:
         self._runs.clear()
         self._finished.clear()
 
-    async def open_run(self, run_id: str, owner: Principal) -> None:
+    async def open_run(
+        self, run_id: str, owner: Principal, reader: Mapping[str, Any] | None = None
+    ) -> None:
         self._finished.pop(run_id, None)
-        self._runs[run_id] = _LocalRun(owner=_owner(owner))
+        self._runs[run_id] = _LocalRun(owner=_owner(owner), reader=reader)
         # The runs that finished longest ago go; runs still going are kept (they are in
         # memory anyway), and one that runs for hours does not stop the others from expiring.
         finished, runs = self._finished, self._runs
@@ -156,6 +174,10 @@ class LocalBroker:
         else:
             run.wake()
 
+    def has_after(self, run_id: str, seq: int) -> bool:
+        run = self._runs.get(run_id)
+        return run is not None and bool(run.events) and run.events[-1].seq > seq
+
     async def close_run(self, run_id: str) -> None:
         run = self._runs.get(run_id)
         if run is not None and not run.done:
@@ -182,6 +204,12 @@ class LocalBroker:
             if run.changed is None:
                 run.changed = asyncio.Event()
             await run.changed.wait()
+
+    async def reader_of(self, run_id: str, requester: Principal) -> Mapping[str, Any] | None:
+        run = self._runs.get(run_id)
+        if run is None or run.owner != _owner(requester):
+            raise RunNotFound(run_id)
+        return run.reader
 
     async def request_cancel(self, run_id: str, requester: Principal, reason: str) -> bool:
         return any(handler(run_id, requester, reason) for handler in self._handlers)
@@ -310,12 +338,15 @@ class RedisBroker:
         await self._local.aclose()
         await self._redis.aclose()
 
-    async def open_run(self, run_id: str, owner: Principal) -> None:
-        await self._local.open_run(run_id, owner)
+    async def open_run(
+        self, run_id: str, owner: Principal, reader: Mapping[str, Any] | None = None
+    ) -> None:
+        await self._local.open_run(run_id, owner, reader)
         self._mine.add(run_id)
         key = self._key(run_id)
         pipe = self._redis.pipeline(transaction=False)
         pipe.set(key + ":owner", _owner(owner), ex=self._ttl)
+        pipe.set(key + ":reader", json.dumps(reader), ex=self._ttl)
         pipe.set(key + ":alive", 1, ex=_seconds(self._lease))
         try:
             await pipe.execute()
@@ -345,12 +376,16 @@ class RedisBroker:
                 )
                 pipe.expire(key, self._ttl)
                 pipe.expire(key + ":owner", self._ttl)  # a long run stays reachable
+                pipe.expire(key + ":reader", self._ttl)
             try:
                 await pipe.execute()
                 self._available()
             except (aioredis.RedisError, OSError) as exc:
                 # The events are still served from this worker; other workers miss them.
                 self._unavailable(exc)
+
+    def has_after(self, run_id: str, seq: int) -> bool:
+        return self._local.has_after(run_id, seq)
 
     async def close_run(self, run_id: str) -> None:
         await self._local.close_run(run_id)
@@ -404,6 +439,20 @@ class RedisBroker:
                 yield event
                 if isinstance(event, TERMINAL_EVENTS):
                     return
+
+    async def reader_of(self, run_id: str, requester: Principal) -> Mapping[str, Any] | None:
+        if self._local.has(run_id):
+            return await self._local.reader_of(run_id, requester)
+        key = self._key(run_id)
+        try:
+            owner, reader = await self._redis.mget(key + ":owner", key + ":reader")
+        except (aioredis.RedisError, OSError) as exc:
+            self._unavailable(exc)
+            raise BrokerUnavailable("runs of other workers cannot be reached") from exc
+        if _text(owner) != _owner(requester):
+            raise RunNotFound(run_id)
+        found = json.loads(reader) if reader is not None else None
+        return found if isinstance(found, dict) else None
 
     async def request_cancel(self, run_id: str, requester: Principal, reason: str) -> bool:
         if self._local.has(run_id):

@@ -65,3 +65,6 @@ class RunRequest:
     diagnostics: bool = False
     metadata: Mapping[str, Any] = field(default_factory=dict)
     run_id: str | None = None
+    reader: Mapping[str, Any] | None = None
+    """Kept with the run's log for readers on any worker: what they need to continue the run
+    in the protocol that started it (the server's dialects put their name and options here)."""

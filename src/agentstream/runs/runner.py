@@ -2,10 +2,14 @@
 
 Every dialect goes through here. :meth:`Runner.begin` does the work that can still fail with
 an HTTP status (an unknown conversation is a 404 before any byte is streamed): it commits the
-user message, loads history and prepares the prompt. :meth:`RunSession.events` then streams
-canonical events while committing each finished tool round-trip, shapes the final answer, and
-commits the final or partial assistant message however the run ends: completed, failed,
-cancelled by a token, or abandoned by a consumer whose task was cancelled.
+user message, loads history and prepares the prompt. It then starts the run in a task the
+runner owns, not the response: the task drives the agent loop, commits each finished tool
+round-trip, shapes the final answer, commits the final or partial assistant message however
+the run ends (completed, failed, cancelled, or cut short by a shutdown), and appends every
+canonical event to the broker's log. Readers (the response that started the run, a reconnect,
+a second tab) read that log with :meth:`RunSession.events` or the broker's ``replay``; a
+reader that goes away stops nothing by itself. Whether a client that hangs up cancels the run
+is the dialect's decision (:meth:`RunSession.abandon`).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine
 from dataclasses import replace
 from typing import Any, TypeVar
 
@@ -28,17 +32,21 @@ from agentstream.events import (
 )
 from agentstream.messages import AssistantMessage, Message
 from agentstream.principal import Principal
-from agentstream.runs.broker import RunBroker
+from agentstream.runs.broker import LocalBroker, RunBroker
 from agentstream.runs.hooks import NoHooks, RunHooks
 from agentstream.runs.request import RunRequest
 from agentstream.runs.store import ConversationStore, RunStatus
 from agentstream.runs.titles import TitleWriter
 
-__all__ = ["RunSession", "Runner"]
+__all__ = ["ABANDON_GRACE_SECONDS", "RunSession", "Runner"]
 
 log = logging.getLogger("agentstream.runs")
 
 T = TypeVar("T")
+
+ABANDON_GRACE_SECONDS = 1.0
+"""How long a run cancelled because its client left (or the server is stopping) may take to
+wind down through its cancel token before its task is cancelled outright."""
 
 
 class Runner:
@@ -57,30 +65,42 @@ class Runner:
         self.agent = agent
         self.store = store
         self.hooks: RunHooks = hooks or NoHooks()
-        self.broker = broker
+        self.broker: RunBroker = broker if broker is not None else LocalBroker()
         self.titles = titles
         self._active: dict[str, RunSession] = {}
+        self._runs: set[asyncio.Task[None]] = set()
         self._background: set[asyncio.Task[None]] = set()
         self._writes: set[asyncio.Task[Any]] = set()
 
     async def start(self) -> None:
-        """Listen for cancel requests from other workers (when a broker is configured)."""
-        if self.broker is not None:
-            await self.broker.start(self.cancel)
+        """Listen for cancel requests from other workers (with a shared broker)."""
+        await self.broker.start(self.cancel)
 
     async def settle(self) -> None:
-        """Wait for the background work started so far (store writes, model-written titles)."""
-        await asyncio.gather(*self._writes, *self._background, return_exceptions=True)
+        """Wait for the work started so far: runs, store writes, model-written titles
+        (and what those start meanwhile)."""
+        while True:
+            owned = (*self._runs, *self._writes, *self._background)
+            pending = [task for task in owned if not task.done()]
+            if not pending:
+                return
+            await asyncio.gather(*pending, return_exceptions=True)
 
     async def aclose(self) -> None:
         for session in list(self._active.values()):
-            session.cancel("server shutting down")
+            session.abandon("server shutting down")
         for task in list(self._background):
             task.cancel()
-        # Store writes are finished, not cancelled: they are what a run leaves behind.
+        # Runs wind down (and store what they produced); store writes are finished, not
+        # cancelled: they are what a run leaves behind.
+        await asyncio.gather(*self._runs, return_exceptions=True)
         await asyncio.gather(*self._writes, *self._background, return_exceptions=True)
-        if self.broker is not None:
-            await self.broker.aclose()
+        await self.broker.aclose()
+
+    @property
+    def running(self) -> int:
+        """Runs whose task has not ended (for health figures and leak tests)."""
+        return sum(not task.done() for task in self._runs)
 
     async def begin(self, request: RunRequest) -> RunSession:
         """Commit the user message and prepare the run. Raises
@@ -109,10 +129,9 @@ class Runner:
             session = await self._prepare(
                 request, run_id, conversation_id, title, history, payloads, first_run
             )
-            if self.broker is not None:
-                # Opened last: once open, ``RunSession.events`` is what closes it, so the
-                # broker never holds a run that cannot end.
-                await self.broker.open_run(run_id, request.principal)
+            # Opened last: once open, the run's task is what closes it, so the broker never
+            # holds a run that cannot end.
+            await self.broker.open_run(run_id, request.principal, request.reader)
         except BaseException:
             # The user message is stored: record the run as failed rather than leave it
             # "running" forever (a bad model id, a failing server action, a cancelled request).
@@ -130,6 +149,10 @@ class Runner:
                     )
             raise
         self._active[run_id] = session
+        task = asyncio.create_task(session._drive(), name=f"agentstream run {run_id}")
+        session._task = task
+        self._runs.add(task)
+        task.add_done_callback(self._runs.discard)
         return session
 
     async def _prepare(
@@ -178,8 +201,6 @@ class Runner:
         """Cancel a run wherever it runs: here, or (through the broker) in another worker."""
         if self.cancel(run_id, principal, reason):
             return True
-        if self.broker is None:
-            return False
         return await self.broker.request_cancel(run_id, principal, reason)
 
     def _own(self, step: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
@@ -246,6 +267,7 @@ class RunSession:
         self._saved = 0
         self._finished = False
         self._last_write: asyncio.Task[Any] | None = None
+        self._task: asyncio.Task[None] | None = None
 
     @property
     def run_id(self) -> str:
@@ -256,15 +278,48 @@ class RunSession:
         return self.input.conversation_id
 
     def cancel(self, reason: str = "cancelled") -> None:
+        """Stop the run through its cancel token: the loop closes the provider stream,
+        cancels running tools, and the partial answer is stored as cancelled."""
         self.run.cancel(reason)
+
+    def abandon(self, reason: str) -> None:
+        """Cancel the run for a client that left (or a stopping server): as :meth:`cancel`,
+        and if the run has not ended :data:`ABANDON_GRACE_SECONDS` later, its task is
+        cancelled outright (what it produced is still stored)."""
+        self.run.cancel(reason)
+        task = self._task
+        if task is not None and not task.done():
+            handle = asyncio.get_running_loop().call_later(ABANDON_GRACE_SECONDS, task.cancel)
+            task.add_done_callback(lambda _: handle.cancel())
+
+    @property
+    def finished(self) -> bool:
+        """The run's task has ended (its events are all in the broker's log)."""
+        return self._task is not None and self._task.done()
+
+    async def wait(self) -> None:
+        """Until the run's task has ended."""
+        if self._task is not None:
+            await asyncio.wait((self._task,))
 
     def ready(self) -> bool:
         """More events are waiting in the run (a consumer may batch its writes)."""
         return self.run.ready
 
-    async def events(self) -> AsyncIterator[RunEvent]:
-        """The run's canonical events, with the final answer shaped and persisted."""
-        broker = self.runner.broker
+    def waiting(self, seq: int) -> bool:
+        """Events after ``seq`` are already in the run's log or on their way to it: a reader
+        at ``seq`` may batch its writes."""
+        return self.runner.broker.has_after(self.run_id, seq) or self.run.ready
+
+    def events(self, after: int = -1) -> AsyncGenerator[RunEvent, None]:
+        """The run's canonical events with ``seq > after``, from the broker's log: those so
+        far, then new ones until the run ends. Closing it stops nothing but this reader."""
+        return self.runner.broker.replay(self.run_id, self.request.principal, after)
+
+    async def _drive(self) -> None:
+        """The run itself, in a task the runner owns: the loop's events, each shaped and
+        persisted as needed and then appended to the broker's log."""
+        publish = self.runner.broker.publish
         try:
             async with self.run:
                 async for event in self.run:
@@ -276,16 +331,16 @@ class RunSession:
                         await self._finish("failed", error=event.message)
                     elif isinstance(event, RunCancelled):
                         await self._finish("cancelled", error=event.reason)
-                    if broker is not None:
-                        broker.publish(event)
-                    yield event
+                    publish(event)
+        except Exception:
+            log.exception("run %s failed outside the agent loop", self.run_id)
         finally:
             if not self._finished:
-                # The consumer went away (its task was cancelled) or the loop crashed: keep
-                # what the run produced (the write itself survives a further cancellation).
+                # The task was cancelled (a client that did not let go in time, a stopping
+                # server) or the loop crashed: keep what the run produced (the write itself
+                # survives a further cancellation).
                 await self._finish("cancelled", error="interrupted")
-            if broker is not None:
-                await asyncio.shield(broker.close_run(self.run_id))
+            await asyncio.shield(self.runner.broker.close_run(self.run_id))
             self.runner._forget(self.run_id)
 
     async def _complete(self, event: RunCompleted) -> RunCompleted:

@@ -10,7 +10,7 @@ so API routes always win.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -33,7 +33,8 @@ from agentstream.runs.store import ConversationStore
 from agentstream.server import client_config, runs, web
 from agentstream.server.auth import Authenticator, authenticator_from_settings
 from agentstream.server.context import ServerContext
-from agentstream.server.dialects import ROUTERS
+from agentstream.server.dialects import BUILT_IN, Dialect
+from agentstream.server.dialects.declaration import registry
 from agentstream.server.errors import document_errors, install_error_handlers
 from agentstream.server.models import ModelCatalog
 from agentstream.server.settings import Settings
@@ -54,6 +55,7 @@ def create_app(
     static_dir: Path | None = None,
     models: ModelRegistry | None = None,
     broker: RunBroker | None = None,
+    dialects: Sequence[Dialect] = BUILT_IN,
 ) -> FastAPI:
     """The HTTP app serving ``agent``. ``settings`` default to the environment
     (:meth:`Settings.from_env`); ``store`` persists conversations (none: each run stands
@@ -61,7 +63,9 @@ def create_app(
     replaces the one the settings describe; ``static_dir`` holds the built web UI (default
     ``agentstream/server/static``); ``models`` lists the other models clients may pick
     (default: :class:`ModelRegistry` from the environment); ``broker`` shares runs between
-    workers (default: Redis when ``AGENTSTREAM_REDIS_URL`` is set, else this process only).
+    workers (default: Redis when ``AGENTSTREAM_REDIS_URL`` is set, else this process only);
+    ``dialects`` are the wire protocols served (default: all built-in; a deployment may serve
+    a subset, or add its own :class:`~agentstream.server.dialects.Dialect`).
     When ``hooks`` are :class:`~agentstream.chat.ChatHooks`, their configuration's ``mounts``
     are served and its ``authenticator`` is used unless one is given here.
 
@@ -76,6 +80,7 @@ def create_app(
     if authenticator is None and config is not None:
         authenticator = config.authenticator
     settings.check()
+    served = registry(tuple(dialects))
     if broker is None:
         broker = RedisBroker(settings.redis_url) if settings.redis_url else LocalBroker()
     titles = model_titles(agent) if settings.model_titles and store is not None else None
@@ -107,9 +112,9 @@ def create_app(
     app.state.server = server
     install_error_handlers(app, sign_in_url=config.sign_in_url if config is not None else None)
     document_errors(app)
-    for router in ROUTERS:
-        app.include_router(router(server))
-    app.include_router(runs.router(server))
+    for dialect in served.values():
+        app.include_router(dialect.routes(server))
+    app.include_router(runs.router(server, served))
     if store is not None and hasattr(store, "list_conversations"):
         from agentstream.server.conversations import conversations_router
 

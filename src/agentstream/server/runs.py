@@ -1,20 +1,19 @@
-"""``GET /api/runs/{run_id}/events``: a run's canonical events, replayed and then followed.
+"""A run's log, read from any worker: ``GET /api/runs/{run_id}/events`` and ``.../stream``.
 
-Every dialect streams one run to one client. This endpoint serves the canonical stream itself
-to the run's owner, from any worker (the broker holds it: in process, or in Redis): a client
-that lost its connection catches up from the last event it saw, a second tab follows a run in
-progress, and an operator can see exactly what a run produced. Frames are standard SSE with
-``id: <seq>`` so a browser ``EventSource`` resumes by itself with ``Last-Event-ID``; a quiet
-run (a long tool call) sends the same heartbeat comments as the protocol streams, so a proxy
-does not close the follow.
+A run appends its canonical events to the broker's log (in process, or in Redis); every answer
+is a reader of it. ``/events`` serves the canonical events themselves to the run's owner (an
+operator sees exactly what a run produced). ``/stream`` continues the run *in the protocol
+that started it*: the dialect's encoder is rebuilt by replaying the run from its start through
+a fresh one, and the frames the client already has are dropped, so a client that lost its
+connection (or a second tab) picks up with no duplicate and no gap. Both take the position
+as ``Last-Event-ID`` (SSE ``id:`` lines carry each event's ``seq``) or ``?after=``.
 
 Reference: ``docs/protocols/runs.md``.
 """
 
 # No ``from __future__ import annotations``: FastAPI reads the route annotations at runtime.
 
-import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import aclosing
 from typing import Annotated
 
@@ -25,28 +24,61 @@ from agentstream.events import RunEvent, event_to_json
 from agentstream.principal import Principal
 from agentstream.runs import BrokerUnavailable, RunNotFound
 from agentstream.server.context import ServerContext
+from agentstream.server.dialects.base import shown_by
+from agentstream.server.dialects.declaration import Dialect
 from agentstream.server.errors import ApiError, bad_request
-from agentstream.server.sse import SSE_NAMED
+from agentstream.server.sse import SSE_NAMED, Encoder, EventStream, Frame, WireFormat
 
-__all__ = ["EVENTS_PATH", "router"]
+__all__ = ["EVENTS_PATH", "STREAM_PATH", "router"]
 
 EVENTS_PATH = "/api/runs/{run_id}/events"
+STREAM_PATH = "/api/runs/{run_id}/stream"
 MAX_SEQ = 2**53 - 1
 """The largest event position a client may name (a run never gets near it); larger numbers
 are a 400 rather than an id Redis refuses."""
 
 
-def _frame(event: RunEvent) -> bytes:
-    return b"id: %d\nevent: %s\ndata: %s\n\n" % (
-        event.seq,
-        event.type.encode(),
-        event_to_json(event),
-    )
+class CanonicalEncoder:
+    """The canonical stream as frames: ``event:`` the event's type, ``data:`` its JSON."""
+
+    def encode(self, event: RunEvent) -> Sequence[Frame]:
+        return ((event.type, event_to_json(event).decode()),)
+
+    def fail(self, message: str) -> Sequence[Frame]:
+        return ()  # the client reconnects with Last-Event-ID and misses nothing
 
 
-def router(server: ServerContext) -> APIRouter:
+def _position(after: int | None, last_event_id: str | None) -> int:
+    """The client's position in the run: ``after``, else ``Last-Event-ID``, else the start."""
+    if after is None and last_event_id:
+        if not (last_event_id.isdigit() and int(last_event_id) <= MAX_SEQ):
+            raise bad_request("Last-Event-ID", "expected the id of an event of this run")
+        after = int(last_event_id)
+    return -1 if after is None else after
+
+
+def _not_following(reason: str) -> None:
+    """A reader that hangs up stops nothing: the run is its own (see ``Runner``)."""
+
+
+async def _then(
+    first: RunEvent, rest: AsyncGenerator[RunEvent, None]
+) -> AsyncGenerator[RunEvent, None]:
+    async with aclosing(rest):
+        yield first
+        try:
+            async for event in rest:
+                yield event
+        except BrokerUnavailable:
+            return  # the client reconnects with Last-Event-ID once Redis is back
+
+
+def router(server: ServerContext, dialects: Mapping[str, Dialect]) -> APIRouter:
     api = APIRouter(tags=["runs"])
     CurrentPrincipal = Annotated[Principal, Depends(server.principal(allow_cookie=True))]
+    After = Annotated[
+        int | None, Query(ge=-1, le=MAX_SEQ, description="Only events with a larger seq")
+    ]
 
     @api.get(
         EVENTS_PATH,
@@ -61,21 +93,11 @@ def router(server: ServerContext) -> APIRouter:
     async def run_events(
         run_id: str,
         principal: CurrentPrincipal,
-        after: Annotated[
-            int | None, Query(ge=-1, le=MAX_SEQ, description="Only events with a larger seq")
-        ] = None,
+        after: After = None,
         last_event_id: Annotated[str | None, Header()] = None,
     ) -> Response:
         broker = server.runner.broker
-        heartbeat = server.settings.heartbeat_seconds
-        if broker is None:
-            raise ApiError(404, "Run not found")
-        if after is None and last_event_id:
-            if not (last_event_id.isdigit() and int(last_event_id) <= MAX_SEQ):
-                raise bad_request("Last-Event-ID", "expected the id of an event of this run")
-            after = int(last_event_id)
-        if after is None:
-            after = -1
+        after = _position(after, last_event_id)
         events = broker.replay(run_id, principal, after)
         try:
             first = await anext(events)  # ownership is checked before the response starts
@@ -88,41 +110,68 @@ def router(server: ServerContext) -> APIRouter:
             # Nothing after ``after`` and the run is over: 204 tells a browser EventSource
             # to stop reconnecting.
             return Response(status_code=204)
+        return _follow(first, events, CanonicalEncoder(), SSE_NAMED, run_id)
 
-        async def frames() -> AsyncIterator[bytes]:
-            # The events are read by a task of their own, so waiting for the next one can time
-            # out into a heartbeat without cancelling the broker's reader in the middle.
-            queue: asyncio.Queue[bytes | None] = asyncio.Queue(maxsize=64)
+    @api.get(
+        STREAM_PATH,
+        summary="Continue a run in the protocol that started it, from where the client left off",
+        response_class=Response,
+        responses={
+            200: {"content": {"text/event-stream": {}, "application/x-ndjson": {}}},
+            204: {"description": "The run is over and the caller has all of its events"},
+            404: {"description": "No such run for this caller, or none this server can stream"},
+        },
+    )
+    async def run_stream(
+        run_id: str,
+        principal: CurrentPrincipal,
+        after: After = None,
+        last_event_id: Annotated[str | None, Header()] = None,
+    ) -> Response:
+        broker = server.runner.broker
+        after = _position(after, last_event_id)
+        try:
+            reader = await broker.reader_of(run_id, principal)
+        except RunNotFound:
+            raise ApiError(404, "Run not found") from None
+        dialect = dialects.get(str((reader or {}).get("dialect")))
+        if reader is None or dialect is None:
+            raise ApiError(404, "This run was not started by a protocol this server serves")
+        encoder, wire = dialect.stream(reader.get("options") or {})
+        encoder = shown_by(server, encoder)
+        # A fresh encoder sees the run from its start (its state: open tools, held marker
+        # text, the playground's text so far); frames of events the client has are dropped.
+        events = broker.replay(run_id, principal, -1)
+        first: RunEvent | None = None
+        try:
+            async for event in events:
+                if event.seq > after:
+                    first = event
+                    break
+                encoder.encode(event)
+        except RunNotFound:
+            raise ApiError(404, "Run not found") from None
+        if first is None:
+            await events.aclose()
+            return Response(status_code=204)
+        return _follow(first, events, encoder, wire, run_id)
 
-            async def pump() -> None:
-                try:
-                    async with aclosing(events):
-                        async for event in events:
-                            await queue.put(_frame(event))
-                except BrokerUnavailable:
-                    pass  # the client reconnects with Last-Event-ID once Redis is back
-                await queue.put(None)
-
-            reader = asyncio.create_task(pump(), name=f"follow:{run_id}")
-            try:
-                yield _frame(first)
-                while True:
-                    try:
-                        frame = await asyncio.wait_for(queue.get(), heartbeat)
-                    except TimeoutError:
-                        if reader.done():  # it failed: end the stream, the client resumes
-                            return
-                        yield SSE_NAMED.heartbeat
-                        continue
-                    if frame is None:
-                        return
-                    yield frame
-            finally:
-                reader.cancel()
-                # Its own failure (logged by the broker) or our cancellation: either way done.
-                await asyncio.gather(reader, return_exceptions=True)
-
-        headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-        return StreamingResponse(frames(), media_type="text/event-stream", headers=headers)
+    def _follow(
+        first: RunEvent,
+        rest: AsyncGenerator[RunEvent, None],
+        encoder: Encoder,
+        wire: WireFormat,
+        run_id: str,
+    ) -> EventStream:
+        """A reader's streaming answer, with heartbeats; its client leaving stops nothing."""
+        return EventStream(
+            _then(first, rest),
+            encoder,
+            wire,
+            cancel=_not_following,
+            heartbeat=server.settings.heartbeat_seconds,
+            write_timeout=server.settings.write_timeout_seconds,
+            headers={"X-Run-Id": run_id},
+        )
 
     return api

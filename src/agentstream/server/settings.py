@@ -13,6 +13,9 @@ Every knob has an ``AGENTSTREAM_*`` variable so a deployment is configured witho
     AGENTSTREAM_CORS_ORIGINS                     comma-separated allowed origins
     AGENTSTREAM_MAX_BODY_BYTES                   request body limit (1 MiB)
     AGENTSTREAM_HEARTBEAT_SECONDS                SSE heartbeat comment interval (15; 0 = off)
+    AGENTSTREAM_ON_DISCONNECT                    cancel | detach: what a client that hangs up
+                                                 does to its run, for every protocol (unset:
+                                                 each protocol's own default)
     AGENTSTREAM_DIAGNOSTICS                      include diagnostics in final answers
                                                  (on in anonymous local mode, else off)
     AGENTSTREAM_DATABASE_URL                     the conversation store's (see agentstream.store)
@@ -29,8 +32,15 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal, cast
 
-__all__ = ["Settings", "SettingsError", "is_loopback"]
+__all__ = ["DISCONNECT_POLICIES", "DisconnectPolicy", "Settings", "SettingsError", "is_loopback"]
+
+DisconnectPolicy = Literal["cancel", "detach"]
+"""What a client that hangs up does to its run: ``cancel`` stops it (the partial answer is
+stored, marked cancelled); ``detach`` lets it finish and be stored, to be followed or resumed
+from any worker."""
+DISCONNECT_POLICIES: tuple[DisconnectPolicy, ...] = ("cancel", "detach")
 
 
 class SettingsError(ValueError):
@@ -71,6 +81,8 @@ class Settings:
     model_titles: bool = False
     """After a conversation's first answer, ask the model for a better title (one more,
     small model call per conversation)."""
+    on_disconnect: DisconnectPolicy | None = None
+    """Overrides every protocol's own disconnect policy (``None``: each keeps its own)."""
     redis_url: str | None = field(default=None, repr=False)
     """Share runs between workers through Redis (replay, cancel from any worker); without
     it runs live in this process only. Not in ``repr``: the URL may hold a password."""
@@ -106,6 +118,10 @@ class Settings:
             raise SettingsError("AGENTSTREAM_MAX_BODY_BYTES must be positive")
         if self.heartbeat_seconds < 0:
             raise SettingsError("AGENTSTREAM_HEARTBEAT_SECONDS must be 0 (off) or positive")
+        if self.on_disconnect is not None and self.on_disconnect not in DISCONNECT_POLICIES:
+            raise SettingsError(
+                f"AGENTSTREAM_ON_DISCONNECT must be cancel or detach, not {self.on_disconnect!r}"
+            )
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object) -> Settings:
@@ -139,6 +155,9 @@ class Settings:
                 ),
                 "diagnostics": _flag(get("DIAGNOSTICS")),
                 "redis_url": get("REDIS_URL"),
+                "on_disconnect": cast(
+                    DisconnectPolicy | None, (get("ON_DISCONNECT") or "").lower() or None
+                ),
                 "model_titles": (get("MODEL_TITLES") or "").lower() in _TRUE,
             }
         except ValueError as exc:

@@ -73,38 +73,52 @@ class Encoder(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class WireFormat:
+    """How frames become bytes. ``render(frames, seq)`` gets the ``seq`` of the canonical event
+    the frames encode (``-1``: frames of no event, such as a failure report); the SSE formats
+    put it on an ``id:`` line so a client resumes from the last event it saw."""
+
     media_type: str
-    render: Callable[[Sequence[Frame]], bytes]
+    render: Callable[[Sequence[Frame], int], bytes]
     heartbeat: bytes
 
 
-def _sse_named(frames: Sequence[Frame]) -> bytes:
+def _sse_named(frames: Sequence[Frame], seq: int) -> bytes:
+    # One ``id:`` per event, on its last frame: a client that resumes from it has every frame
+    # of the event (frames of one event leave in one write).
     if len(frames) == 1:
         name, data = frames[0]
-        return f"event: {name}\ndata: {data}\n\n".encode()
-    return "".join(f"event: {name}\ndata: {data}\n\n" for name, data in frames).encode()
+        if seq < 0:
+            return f"event: {name}\ndata: {data}\n\n".encode()
+        return f"id: {seq}\nevent: {name}\ndata: {data}\n\n".encode()
+    body = "".join(f"event: {name}\ndata: {data}\n\n" for name, data in frames[:-1])
+    return (body + _sse_named(frames[-1:], seq).decode()).encode()
 
 
-def _sse_data(frames: Sequence[Frame]) -> bytes:
+def _sse_data(frames: Sequence[Frame], seq: int) -> bytes:
     if len(frames) == 1:
-        return f"data: {frames[0][1]}\n\n".encode()
-    return "".join(f"data: {data}\n\n" for _, data in frames).encode()
+        if seq < 0:
+            return f"data: {frames[0][1]}\n\n".encode()
+        return f"id: {seq}\ndata: {frames[0][1]}\n\n".encode()
+    body = "".join(f"data: {data}\n\n" for _, data in frames[:-1])
+    return (body + _sse_data(frames[-1:], seq).decode()).encode()
 
 
-def _ndjson(frames: Sequence[Frame]) -> bytes:
+def _ndjson(frames: Sequence[Frame], seq: int) -> bytes:
+    # NDJSON has no place for an id: a client resumes with ``?after=`` (the run's events
+    # endpoint tells the positions).
     return "".join(f"{name}{data}\n" for name, data in frames).encode()
 
 
 SSE_NAMED = WireFormat("text/event-stream", _sse_named, b": ping\n\n")
-"""``event: <name>`` + ``data: <json>`` (workflow assistant, data playground)."""
+"""``id: <seq>`` + ``event: <name>`` + ``data: <json>`` (workflow assistant, data playground)."""
 SSE_DATA = WireFormat("text/event-stream", _sse_data, b": ping\n\n")
-"""``data: <json>`` with the type inside the JSON (chat tray, ops agent)."""
+"""``id: <seq>`` + ``data: <json>`` with the type inside the JSON (chat tray, ops agent)."""
 NDJSON = WireFormat("application/x-ndjson", _ndjson, b"\n")
 """``<eventName>{json}`` lines (data playground, when the client accepts
 ``application/x-ndjson``)."""
 
 
-def _nothing_waiting() -> bool:
+def _nothing_waiting(seq: int) -> bool:
     return False
 
 
@@ -118,10 +132,10 @@ class EventStream(Response):
     run that produces them.
 
     The stream's own task encodes events as the run yields them and, when nothing is being
-    written, writes each one itself, at once: a paced delta crosses one task switch (from the
-    run's loop to this task) on its way to the socket. When the run hands over several events
-    at once (``ready()`` says more are waiting: a burst from the model, or a model faster than
-    the network) or a write is still in progress (a slow client), frames are queued for a
+    written, writes each one itself, at once. When several events are already waiting
+    (``ready(seq)`` says events after ``seq`` are there: a burst from the model, a model
+    faster than the network, a reader behind the run's log) or a write is still in progress
+    (a slow client), frames are queued for a
     writer task instead, which sends everything queued in one write, one system call. Either
     way nothing waits for more output: every frame is flushed as soon as the run has
     produced it.
@@ -137,7 +151,7 @@ class EventStream(Response):
         heartbeat: float = 15.0,
         write_timeout: float = 60.0,
         headers: dict[str, str] | None = None,
-        ready: Callable[[], bool] | None = None,
+        ready: Callable[[int], bool] | None = None,
     ) -> None:
         self.status_code = 200
         self.media_type = wire.media_type
@@ -211,8 +225,8 @@ class EventStream(Response):
                     if not frames or self._disconnected:
                         continue
                     idle = not pending and self._sending_since is None
-                    pending.append(render(frames))
-                    if idle and not ready():
+                    pending.append(render(frames, event.seq))
+                    if idle and not ready(event.seq):
                         await self._flush(send)
                         continue
                     if self._writer is None:
@@ -223,7 +237,7 @@ class EventStream(Response):
                         await flushed.wait()
         except Exception:
             log.exception("the event stream failed after the response started")
-            pending.append(render(self._encoder.fail("The server failed while streaming.")))
+            pending.append(render(self._encoder.fail("The server failed while streaming."), -1))
             wake.set()
 
     async def _flush(self, send: Send) -> None:

@@ -7,21 +7,23 @@
 | ``tray``       | chat tray          | ``POST /api/chat/stream``            | typed ``data:`` SSE |
 | ``agent``      | ops agent          | ``POST /agent/stream``               | typed ``data:`` SSE |
 
-Typed ``data:`` SSE carries the event's ``type`` inside its JSON.
+Typed ``data:`` SSE carries the event's ``type`` inside its JSON. Each module declares
+itself as a :class:`~agentstream.server.dialects.declaration.Dialect` (``DIALECT``); the
+server serves the dialects it is given, by default :data:`BUILT_IN`.
 """
 
-from collections.abc import Callable
-
-from fastapi import APIRouter
-
-from agentstream.server.context import ServerContext
 from agentstream.server.dialects import agent, ichor, playground, tray
+from agentstream.server.dialects.declaration import Dialect, StreamOptions, UnknownDialect
 
-__all__ = ["ROUTERS", "agent", "ichor", "playground", "tray"]
+__all__ = [
+    "BUILT_IN",
+    "Dialect",
+    "StreamOptions",
+    "UnknownDialect",
+    "agent",
+    "ichor",
+    "playground",
+    "tray",
+]
 
-ROUTERS: tuple[Callable[[ServerContext], APIRouter], ...] = (
-    ichor.router,
-    playground.router,
-    tray.router,
-    agent.router,
-)
+BUILT_IN: tuple[Dialect, ...] = (ichor.DIALECT, playground.DIALECT, tray.DIALECT, agent.DIALECT)

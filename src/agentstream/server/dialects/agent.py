@@ -30,6 +30,7 @@ from agentstream.events import (
     RunWarning,
     TextDelta,
     ToolCallArgs,
+    ToolCallDelta,
     ToolCallFinished,
     ToolCallStarted,
     ToolProgress,
@@ -49,9 +50,18 @@ from agentstream.server.dialects.base import (
     quote,
     stream_run,
 )
-from agentstream.server.sse import SSE_DATA
+from agentstream.server.dialects.declaration import Dialect, StreamOptions
+from agentstream.server.sse import SSE_DATA, Encoder, WireFormat
 
-__all__ = ["DEFAULTS", "PATH", "AgentEncoder", "AgentStreamRequest", "router", "to_run_request"]
+__all__ = [
+    "DEFAULTS",
+    "DIALECT",
+    "PATH",
+    "AgentEncoder",
+    "AgentStreamRequest",
+    "router",
+    "to_run_request",
+]
 
 PATH = "/agent/stream"
 DEFAULTS = DialectDefaults()
@@ -120,6 +130,7 @@ class AgentEncoder:
                 TurnStarted()
                 | ReasoningDelta()
                 | ToolCallStarted()
+                | ToolCallDelta()
                 | ToolProgress()
                 | PayloadEvent()
                 | UsageEvent()
@@ -164,7 +175,7 @@ def router(server: ServerContext) -> APIRouter:
         responses={200: {"content": {"text/event-stream": {}}}},
     )
     async def agent_stream(body: AgentStreamRequest, principal: CurrentPrincipal) -> Response:
-        return await stream_run(server, to_run_request(body, principal), AgentEncoder(), SSE_DATA)
+        return await stream_run(server, to_run_request(body, principal), DIALECT)
 
     return api
 
@@ -180,3 +191,11 @@ def _result(value: Any) -> Any:
         if isinstance(parsed, dict | list):
             return parsed
     return value
+
+
+def _stream(options: StreamOptions) -> tuple[Encoder, WireFormat]:
+    return AgentEncoder(), SSE_DATA
+
+
+DIALECT = Dialect(name="agent", routes=router, stream=_stream)
+"""The ops agent protocol; a client that hangs up stops its run."""

@@ -13,27 +13,30 @@ import asyncio
 import json
 import sys
 import uuid
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Annotated, Any, cast
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, StringConstraints, model_validator
-from starlette.requests import Request
+from starlette.types import Receive
 
 from agentstream.chat.markers import MarkerLineFilter
 from agentstream.events import TERMINAL_EVENTS, RunEvent, TextDelta, TurnStarted
 from agentstream.principal import Principal
 from agentstream.runs import ConversationNotFound, RefusedRequest, RunRequest, RunSession
 from agentstream.server.context import ServerContext
+from agentstream.server.dialects.declaration import Dialect, StreamOptions
 from agentstream.server.errors import ApiError, bad_request
 from agentstream.server.limits import check_depth
 from agentstream.server.models import ModelUnavailable
-from agentstream.server.sse import Encoder, EventStream, Frame, WireFormat
+from agentstream.server.settings import DisconnectPolicy
+from agentstream.server.sse import Encoder, EventStream, Frame
 
 __all__ = [
     "client_conversation_id",
+    "Dialect",
     "DialectDefaults",
     "Encoder",
     "Frame",
@@ -42,7 +45,8 @@ __all__ = [
     "as_text",
     "begin_run",
     "choose_model",
-    "collect_frames",
+    "disconnect_policy",
+    "fold_run",
     "dumps",
     "event_stream",
     "iso_ms",
@@ -158,13 +162,17 @@ async def begin_run(
 async def stream_run(
     server: ServerContext,
     request: RunRequest,
-    encoder: Encoder,
-    wire: WireFormat,
+    dialect: Dialect,
+    options: StreamOptions | None = None,
     *,
     conversation_field: str = "conversation_id",
+    on_disconnect: DisconnectPolicy | None = None,
 ) -> EventStream:
+    """Begin ``request`` and answer with its stream in ``dialect`` (see :func:`event_stream`)."""
+    options = options or {}
+    request = replace(request, reader=dialect.reader(options))
     session = await begin_run(server, request, conversation_field=conversation_field)
-    return event_stream(server, session, encoder, wire)
+    return event_stream(server, session, dialect, options, on_disconnect=on_disconnect)
 
 
 class WithholdMarkers:
@@ -203,48 +211,73 @@ def shown_by(server: ServerContext, encoder: Encoder) -> Encoder:
     return WithholdMarkers(encoder, markers) if markers else encoder
 
 
-def run_events(session: RunSession) -> AsyncGenerator[RunEvent, None]:
-    """``session.events()``, typed as what it is (an async generator) so it can be closed."""
-    return cast(AsyncGenerator[RunEvent, None], session.events())
+def disconnect_policy(server: ServerContext, default: DisconnectPolicy) -> DisconnectPolicy:
+    """The policy a stream follows: the deployment's ``AGENTSTREAM_ON_DISCONNECT`` if set,
+    else the dialect's (or the request's, where the dialect lets the client choose)."""
+    return server.settings.on_disconnect or default
+
+
+def _leave_running(reason: str) -> None:
+    """A detached stream's client left: the run goes on (see :func:`event_stream`)."""
 
 
 def event_stream(
-    server: ServerContext, session: RunSession, encoder: Encoder, wire: WireFormat
+    server: ServerContext,
+    session: RunSession,
+    dialect: Dialect,
+    options: StreamOptions,
+    *,
+    on_disconnect: DisconnectPolicy | None = None,
 ) -> EventStream:
-    """The streaming answer for a run that has begun."""
+    """The streaming answer for a run that has begun: a reader of the run's log, through the
+    dialect's encoder. ``on_disconnect`` (default: the dialect's; the deployment's setting
+    wins) says whether a client that hangs up stops the run or leaves it running, to be
+    stored and resumed."""
+    encoder, wire = dialect.stream(options)
+    policy = disconnect_policy(server, on_disconnect or dialect.on_disconnect)
     return EventStream(
-        run_events(session),
+        session.events(),
         shown_by(server, encoder),
         wire,
-        cancel=session.cancel,
+        cancel=session.abandon if policy == "cancel" else _leave_running,
         heartbeat=server.settings.heartbeat_seconds,
         write_timeout=server.settings.write_timeout_seconds,
         headers={"X-Run-Id": session.run_id},
-        ready=session.ready,
+        ready=session.waiting,
     )
 
 
-async def collect_frames(
-    server: ServerContext, session: RunSession, encoder: Encoder, request: Request
-) -> list[Frame]:
-    """Every frame of a run, for answers that are one document (the data playground's
-    ``stream: false``). A client that hangs up before the document is ready stops the run, as
-    on a stream: nobody is waiting for the answer, and the model would be paid for nothing."""
-    frames: list[Frame] = []
-    encoder = shown_by(server, encoder)
+async def fold_run(
+    session: RunSession,
+    fold: Callable[[RunEvent], object],
+    receive: Receive,
+    *,
+    on_disconnect: DisconnectPolicy,
+) -> bool:
+    """Feed every canonical event of the run to ``fold``, for answers that are one document
+    (the data playground's ``stream: false``). Watches the connection meanwhile: a client
+    that hangs up first stops the run under the ``cancel`` policy (and the fold either way);
+    returns whether the fold saw the whole run."""
 
-    async def watch() -> None:
-        # The body has been read, so the next message is the client leaving.
-        while (await request.receive())["type"] != "http.disconnect":
-            pass
-        session.cancel("client_disconnected")
-
-    watcher = asyncio.create_task(watch(), name=f"watch:{session.run_id}")
-    try:
-        async with aclosing(run_events(session)) as events:
+    async def read() -> None:
+        async with aclosing(session.events()) as events:
             async for event in events:
-                frames.extend(encoder.encode(event))
+                fold(event)
+
+    async def hung_up() -> None:
+        while (await receive())["type"] != "http.disconnect":
+            pass
+
+    reading, watching = asyncio.create_task(read()), asyncio.create_task(hung_up())
+    try:
+        await asyncio.wait((reading, watching), return_when=asyncio.FIRST_COMPLETED)
+        if not reading.done():
+            if on_disconnect == "cancel":
+                session.abandon("client_disconnected")
+            return False
+        reading.result()
+        return True
     finally:
-        watcher.cancel()
-        await asyncio.gather(watcher, return_exceptions=True)
-    return frames
+        for task in (reading, watching):
+            task.cancel()
+        await asyncio.gather(reading, watching, return_exceptions=True)

@@ -29,6 +29,7 @@ from agentstream.events import (
     RunWarning,
     TextDelta,
     ToolCallArgs,
+    ToolCallDelta,
     ToolCallFinished,
     ToolCallStarted,
     ToolProgress,
@@ -48,9 +49,10 @@ from agentstream.server.dialects.base import (
     quote,
     stream_run,
 )
-from agentstream.server.sse import SSE_NAMED
+from agentstream.server.dialects.declaration import Dialect, StreamOptions
+from agentstream.server.sse import SSE_NAMED, Encoder, WireFormat
 
-__all__ = ["DEFAULTS", "PATH", "ChatRequest", "IchorEncoder", "router", "to_run_request"]
+__all__ = ["DEFAULTS", "DIALECT", "PATH", "ChatRequest", "IchorEncoder", "router", "to_run_request"]
 
 PATH = "/v1/agent/chat"
 DEFAULTS = DialectDefaults(max_turns=20, response_language="English")
@@ -114,6 +116,7 @@ class IchorEncoder:
             case (
                 RunStarted()
                 | ReasoningDelta()
+                | ToolCallDelta()
                 | ToolCallArgs()
                 | ToolProgress()
                 | PayloadEvent()
@@ -140,7 +143,7 @@ def router(server: ServerContext) -> APIRouter:
         responses={200: {"content": {"text/event-stream": {}}}},
     )
     async def agent_chat(body: ChatRequest, principal: CurrentPrincipal) -> Response:
-        return await stream_run(server, to_run_request(body, principal), IchorEncoder(), SSE_NAMED)
+        return await stream_run(server, to_run_request(body, principal), DIALECT)
 
     @api.options(PATH, include_in_schema=False)
     async def agent_chat_options() -> Response:
@@ -149,3 +152,11 @@ def router(server: ServerContext) -> APIRouter:
         return Response(status_code=204, headers={"Allow": "POST, OPTIONS"})
 
     return api
+
+
+def _stream(options: StreamOptions) -> tuple[Encoder, WireFormat]:
+    return IchorEncoder(), SSE_NAMED
+
+
+DIALECT = Dialect(name="ichor", routes=router, stream=_stream)
+"""The workflow assistant protocol; its clients expect a request that hangs up to stop."""

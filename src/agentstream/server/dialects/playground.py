@@ -31,8 +31,8 @@ Reference: ``docs/protocols/playground.md``.
 
 # No ``from __future__ import annotations``: FastAPI reads the route annotations at runtime.
 
-import json
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Annotated, Any, Literal, assert_never
 
 from fastapi import APIRouter, Depends, Query, Request, Response
@@ -50,6 +50,7 @@ from agentstream.events import (
     RunWarning,
     TextDelta,
     ToolCallArgs,
+    ToolCallDelta,
     ToolCallFinished,
     ToolCallStarted,
     ToolProgress,
@@ -71,21 +72,25 @@ from agentstream.server.dialects.base import (
     begin_run,
     choose_model,
     client_conversation_id,
-    collect_frames,
+    disconnect_policy,
     dumps,
-    event_stream,
+    fold_run,
     quote,
+    stream_run,
 )
+from agentstream.server.dialects.declaration import Dialect, StreamOptions
 from agentstream.server.errors import bad_request
 from agentstream.server.models import ModelInfo
-from agentstream.server.sse import NDJSON, SSE_NAMED
+from agentstream.server.sse import NDJSON, SSE_NAMED, Encoder, WireFormat
 
 __all__ = [
     "DEFAULTS",
     "MODELS_PATH",
     "PATH",
     "AgentChatRequest",
+    "PlaygroundDocument",
     "PlaygroundEncoder",
+    "DIALECT",
     "router",
     "to_run_request",
 ]
@@ -220,7 +225,14 @@ class PlaygroundEncoder:
                 return self.fail(message)
             case RunCancelled():
                 return self.fail("The run was cancelled.")
-            case TurnStarted() | ToolCallStarted() | ToolProgress() | PayloadEvent() | RunWarning():
+            case (
+                TurnStarted()
+                | ToolCallStarted()
+                | ToolCallDelta()
+                | ToolProgress()
+                | PayloadEvent()
+                | RunWarning()
+            ):
                 return ()
             case _:
                 assert_never(event)
@@ -257,38 +269,52 @@ class PlaygroundEncoder:
         return final
 
 
-def document(frames: Sequence[Frame]) -> dict[str, Any]:
-    """The one JSON answer of ``stream: false``, assembled from the frames a stream would
-    have carried (so both answers always agree)."""
-    doc: dict[str, Any] = {"executionId": None, "state": "failed"}
-    thinking: list[str] = []
-    calls: list[dict[str, Any]] = []
-    for name, data in frames:
-        value = json.loads(data)
-        if name == "status":
-            doc["executionId"], doc["state"] = value["executionId"], value["state"]
-        elif name == "thinking":
-            thinking.append(value["text"])
-        elif name == "tool_call":
-            calls.append({"toolName": value["toolName"], "input": value["input"]})
-        elif name == "tool_result":
-            open_call = next(
-                (c for c in calls if c["toolName"] == value["toolName"] and "output" not in c),
-                None,
-            )
-            entry = open_call if open_call is not None else {"toolName": value["toolName"]}
-            entry["output"], entry["isError"] = value["output"], value.get("isError", False)
-            if open_call is None:
-                calls.append(entry)
-        elif name == "final":
-            doc.update(value)
-        elif name == "metadata":
-            doc["metadata"] = value
-        elif name == "error":
-            doc["error"] = value
-    doc["thinking"] = "".join(thinking)
-    doc["toolCalls"] = calls
-    return doc
+class PlaygroundDocument:
+    """The one JSON answer of ``stream: false``, folded from the run's canonical events. Tool
+    results are paired with their calls by call id (two parallel calls of one tool keep their
+    own inputs and outputs); the final answer and usage come from the same
+    :class:`PlaygroundEncoder` pieces the stream uses, so both answers agree."""
+
+    def __init__(self, *, markdown: bool = False) -> None:
+        self._encoder = PlaygroundEncoder(markdown=markdown)
+        self._doc: dict[str, Any] = {"executionId": None, "state": "failed"}
+        self._thinking: list[str] = []
+        self._calls: dict[str, dict[str, Any]] = {}
+
+    def add(self, event: RunEvent) -> None:
+        doc, encoder = self._doc, self._encoder
+        match event:
+            case RunStarted(run_id=run_id):
+                encoder.encode(event)
+                doc["executionId"], doc["state"] = run_id, "started"
+            case ReasoningDelta(text=text):
+                self._thinking.append(text)
+            case ToolCallArgs(call_id=call_id, name=name, arguments=arguments, raw_arguments=raw):
+                shown = raw if raw is not None else dumps(arguments)
+                self._calls[call_id] = {"toolName": name, "input": shown}
+            case ToolCallFinished(
+                call_id=call_id, name=name, output=output, result=result, is_error=is_error
+            ):
+                entry = self._calls.setdefault(call_id, {"toolName": name})
+                entry["output"] = as_text(output if output is not None else result)
+                entry["isError"] = is_error
+            case RunCompleted(message=message, usage=usage):
+                doc["metadata"] = encoder._metadata(usage)
+                doc.update(encoder._final(message, usage))
+                doc["state"] = "completed"
+            case RunFailed(message=message):
+                doc["error"], doc["state"] = {"message": message}, "failed"
+            case RunCancelled():
+                doc["error"], doc["state"] = {"message": "The run was cancelled."}, "failed"
+            case _:
+                pass
+
+    def result(self) -> dict[str, Any]:
+        return {
+            **self._doc,
+            "thinking": "".join(self._thinking),
+            "toolCalls": list(self._calls.values()),
+        }
 
 
 def _wants_ndjson(request: Request) -> bool:
@@ -326,16 +352,29 @@ def router(server: ServerContext) -> APIRouter:
         principal = for_tenant(principal, brand_ref, server.settings)
         model = await choose_model(server, body.model)
         run_request = to_run_request(body, principal, model=model, structure=structure)
-        encoder = PlaygroundEncoder(markdown=body.markdown)
-        session = await begin_run(server, run_request, conversation_field="metadata.conversationId")
+        field = "metadata.conversationId"
+        options = {"markdown": body.markdown, "ndjson": _wants_ndjson(request)}
         if not body.stream:
-            frames = await collect_frames(server, session, encoder, request)
-            return JSONResponse(document(frames))
-        wire = NDJSON if _wants_ndjson(request) else SSE_NAMED
-        return event_stream(server, session, encoder, wire)
+            run_request = replace(run_request, reader=DIALECT.reader(options))
+            session = await begin_run(server, run_request, conversation_field=field)
+            answer = PlaygroundDocument(markdown=body.markdown)
+            policy = disconnect_policy(server, DIALECT.on_disconnect)
+            if not await fold_run(session, answer.add, request.receive, on_disconnect=policy):
+                return Response(status_code=499)  # nobody is left to read it
+            return JSONResponse(answer.result())
+        return await stream_run(server, run_request, DIALECT, options, conversation_field=field)
 
     @api.get(MODELS_PATH, summary="The models this deployment offers (the playground's listModels)")
     async def list_models(principal: CurrentPrincipal) -> dict[str, list[ModelInfo]]:
         return {"models": await server.models.models()}
 
     return api
+
+
+def _stream(options: StreamOptions) -> tuple[Encoder, WireFormat]:
+    wire = NDJSON if options.get("ndjson") else SSE_NAMED
+    return PlaygroundEncoder(markdown=bool(options.get("markdown"))), wire
+
+
+DIALECT = Dialect(name="playground", routes=router, stream=_stream)
+"""The data playground protocol; a client that hangs up stops its run."""

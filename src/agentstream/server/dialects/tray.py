@@ -42,6 +42,7 @@ from agentstream.events import (
     RunWarning,
     TextDelta,
     ToolCallArgs,
+    ToolCallDelta,
     ToolCallFinished,
     ToolCallStarted,
     ToolHistoryEntry,
@@ -63,8 +64,10 @@ from agentstream.server.dialects.base import (
     quote,
     stream_run,
 )
+from agentstream.server.dialects.declaration import Dialect, StreamOptions
 from agentstream.server.errors import ApiError
-from agentstream.server.sse import SSE_DATA
+from agentstream.server.settings import DisconnectPolicy
+from agentstream.server.sse import SSE_DATA, Encoder, WireFormat
 
 __all__ = [
     "CANCEL_PATH",
@@ -73,6 +76,7 @@ __all__ = [
     "ChatAction",
     "TrayChatRequest",
     "TrayEncoder",
+    "DIALECT",
     "router",
     "to_run_request",
 ]
@@ -89,7 +93,7 @@ class ChatAction(RequestModel):
 
 class TrayChatRequest(RequestModel):
     """The chat tray's request (``message``, ``context``, ``interaction_type``,
-    ``conversation_id``), plus ``model``, ``action`` and ``include_reasoning``."""
+    ``conversation_id``), plus ``model``, ``action``, ``include_reasoning`` and ``detach``."""
 
     message: NonEmptyText
     context: dict[str, Any] = Field(default_factory=dict)
@@ -98,6 +102,10 @@ class TrayChatRequest(RequestModel):
     model: str | None = None
     action: ChatAction | None = None
     include_reasoning: bool = False
+    detach: bool = False
+    """Keep the run going if this connection drops (the web UI asks for it, then follows the
+    run again from ``X-Run-Id`` after a reload); by default a client that hangs up stops it.
+    A deployment's ``AGENTSTREAM_ON_DISCONNECT`` overrides both."""
 
 
 def to_run_request(
@@ -266,7 +274,14 @@ class TrayEncoder:
                 return self.fail(message)
             case RunCancelled():
                 return (("cancelled", '{"type":"cancelled"}'),)
-            case TurnStarted() | ToolCallStarted() | PayloadEvent() | UsageEvent() | RunWarning():
+            case (
+                TurnStarted()
+                | ToolCallStarted()
+                | ToolCallDelta()
+                | PayloadEvent()
+                | UsageEvent()
+                | RunWarning()
+            ):
                 return ()
             case _:
                 assert_never(event)
@@ -340,8 +355,9 @@ def router(server: ServerContext) -> APIRouter:
             model=await choose_model(server, body.model),
             diagnostics=server.settings.diagnostics_on,
         )
-        encoder = TrayEncoder(include_reasoning=body.include_reasoning)
-        return await stream_run(server, run_request, encoder, SSE_DATA)
+        options = {"include_reasoning": body.include_reasoning}
+        policy: DisconnectPolicy | None = "detach" if body.detach else None
+        return await stream_run(server, run_request, DIALECT, options, on_disconnect=policy)
 
     @api.post(
         CANCEL_PATH,
@@ -355,3 +371,12 @@ def router(server: ServerContext) -> APIRouter:
         return CancelAnswer(run_id=run_id, status="cancelling")
 
     return api
+
+
+def _stream(options: StreamOptions) -> tuple[Encoder, WireFormat]:
+    return TrayEncoder(include_reasoning=bool(options.get("include_reasoning"))), SSE_DATA
+
+
+DIALECT = Dialect(name="tray", routes=router, stream=_stream)
+"""The chat tray protocol: a client that hangs up stops its run, unless the request asks
+for ``detach`` (the web UI does, so a reload resumes the answer instead of losing it)."""

@@ -1,0 +1,62 @@
+"""What a dialect declares, so the server can serve it without knowing it.
+
+A dialect is one module that builds its routes (request model, conversion to a
+:class:`~agentstream.runs.RunRequest`, and the call that starts the run) and declares here how
+its streams look: the encoder and wire format for the options its route chose, and what a
+client that hangs up does to the run. The server registers the dialects it is given
+(``create_app(dialects=...)``, default :data:`~agentstream.server.dialects.BUILT_IN`), so a
+deployment serves a subset and a third party adds one without editing ours; the resume
+endpoint rebuilds a run's stream, on any worker, from the dialect's name and the options it
+recorded with the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from agentstream.server.settings import DisconnectPolicy
+from agentstream.server.sse import Encoder, WireFormat
+
+if TYPE_CHECKING:
+    from fastapi import APIRouter
+
+    from agentstream.server.context import ServerContext
+
+__all__ = ["Dialect", "StreamOptions", "UnknownDialect"]
+
+StreamOptions = Mapping[str, Any]
+"""A stream's options as its route chose them (JSON-able: kept with the run for readers on
+other workers), e.g. the chat tray's ``{"include_reasoning": true}``."""
+
+
+class UnknownDialect(LookupError):
+    """A run was started by a dialect this server does not serve."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Dialect:
+    name: str
+    """Unique among the server's dialects; kept with each run it starts."""
+    routes: Callable[[ServerContext], APIRouter]
+    """The dialect's endpoints."""
+    stream: Callable[[StreamOptions], tuple[Encoder, WireFormat]]
+    """A fresh encoder and the wire format for a stream with these options: the same for the
+    first response and for every resume, so a resumed stream continues it frame for frame."""
+    on_disconnect: DisconnectPolicy = "cancel"
+    """What a client that hangs up does to its run, unless the deployment overrides it."""
+
+    def reader(self, options: StreamOptions) -> dict[str, Any]:
+        """What is kept with a run so any worker can rebuild its stream."""
+        return {"dialect": self.name, "options": dict(options)}
+
+
+def registry(dialects: tuple[Dialect, ...]) -> dict[str, Dialect]:
+    """Dialects by name; two with one name is a configuration error."""
+    found: dict[str, Dialect] = {}
+    for dialect in dialects:
+        if dialect.name in found:
+            raise ValueError(f"two dialects are named {dialect.name!r}")
+        found[dialect.name] = dialect
+    return found
