@@ -41,6 +41,10 @@ __all__ = [
     "ToolError",
     "ToolHistoryEntry",
     "ToolProgress",
+    "PartEnded",
+    "PartKind",
+    "PartStarted",
+    "TurnFinished",
     "TurnStarted",
     "Usage",
     "UsageEvent",
@@ -160,6 +164,48 @@ class TurnStarted:
     seq: int
     turn: int
     type: Literal["turn_started"] = "turn_started"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnFinished:
+    """A model turn ended, after the tools it asked for (if any) finished. ``reason`` is
+    ``tool_calls`` when the model asked for tools, ``stop`` when it answered. A turn cut short
+    (the run failed or was cancelled) has no ``turn_finished``: the terminal event ends it."""
+
+    run_id: str
+    seq: int
+    turn: int
+    reason: Literal["stop", "tool_calls"]
+    type: Literal["turn_finished"] = "turn_finished"
+
+
+PartKind = Literal["text", "reasoning"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PartStarted:
+    """A run of text or reasoning deltas begins. Every ``text_delta`` and ``reasoning_delta``
+    falls between a ``part_started`` and a ``part_ended`` of its kind; parts do not nest, and
+    ``part`` counts them across the run (protocols that give each text message or reasoning
+    block an id derive it from this). Protocols without parts ignore both events."""
+
+    run_id: str
+    seq: int
+    part: int
+    kind: PartKind
+    type: Literal["part_started"] = "part_started"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PartEnded:
+    """The text or reasoning part ``part`` is complete (the model moved on to something else,
+    finished its turn, or the run ended)."""
+
+    run_id: str
+    seq: int
+    part: int
+    kind: PartKind
+    type: Literal["part_ended"] = "part_ended"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -341,6 +387,9 @@ class RunCancelled:
 RunEvent = Annotated[
     RunStarted
     | TurnStarted
+    | TurnFinished
+    | PartStarted
+    | PartEnded
     | TextDelta
     | ReasoningDelta
     | ToolCallStarted

@@ -12,7 +12,10 @@ from agentstream import Agent, Progress, RunInput, ToolContext, ToolResult, tool
 from agentstream.agent import MAX_TURNS_MESSAGE, Retry
 from agentstream.events import (
     RUN_EVENT_ADAPTER,
+    PartEnded,
+    PartStarted,
     PayloadEvent,
+    ReasoningDelta,
     RunCompleted,
     RunFailed,
     RunWarning,
@@ -20,7 +23,9 @@ from agentstream.events import (
     ToolCallArgs,
     ToolCallDelta,
     ToolCallFinished,
+    ToolCallStarted,
     ToolProgress,
+    TurnFinished,
     event_from_json,
     event_to_json,
 )
@@ -50,9 +55,12 @@ async def test_no_tool_answer() -> None:
     assert types(events) == [
         "run_started",
         "turn_started",
+        "part_started",
         "text_delta",
         "text_delta",
+        "part_ended",
         "usage",
+        "turn_finished",
         "run_completed",
     ]
     assert [e.seq for e in events] == list(range(len(events)))
@@ -86,10 +94,11 @@ async def test_tool_turn_feeds_result_back() -> None:
     run = agent.run("2+40?")
     events = [e async for e in run]
     assert types(events) == [
-        "run_started", "turn_started", "text_delta", "text_delta", "text_delta",
-        "tool_call_started", "tool_call_delta", "tool_call_delta", "usage", "tool_call_args",
-        "tool_call_finished",
-        "turn_started", "text_delta", "text_delta", "text_delta", "usage", "run_completed",
+        "run_started", "turn_started", "part_started", "text_delta", "text_delta", "text_delta",
+        "part_ended", "tool_call_started", "tool_call_delta", "tool_call_delta", "usage",
+        "tool_call_args", "tool_call_finished", "turn_finished",
+        "turn_started", "part_started", "text_delta", "text_delta", "text_delta", "part_ended",
+        "usage", "turn_finished", "run_completed",
     ]  # fmt: skip
     # The arguments as the model streamed them, piece by piece, for protocols that show them.
     deltas = of_type(events, ToolCallDelta)
@@ -304,7 +313,7 @@ async def test_provider_error_mid_stream_fails_the_run_safely() -> None:
     agent = Agent(model=provider)
     run = agent.run("hi")
     events = [e async for e in run]
-    assert types(events)[-3:] == ["text_delta", "text_delta", "run_failed"]
+    assert types(events)[-4:] == ["text_delta", "text_delta", "part_ended", "run_failed"]
     failed = events[-1]
     assert isinstance(failed, RunFailed)
     assert (failed.kind, failed.message) == (
@@ -601,3 +610,60 @@ def test_an_agent_built_on_a_provider_resolves_its_own_model_id() -> None:
     agent = Agent(model=provider)
     assert agent.provider(agent.model_id) is provider
     assert agent.provider() is provider
+
+
+def _check_parts(events: list[Any]) -> list[tuple[int, str]]:
+    """Every text and reasoning delta lies inside a part of its kind; parts never nest, are
+    numbered from 0 across the run, and are all closed by the run's last event."""
+    open_part: tuple[int, str] | None = None
+    seen: list[tuple[int, str]] = []
+    for event in events:
+        if isinstance(event, PartStarted):
+            assert open_part is None
+            assert event.part == len(seen)
+            open_part = (event.part, event.kind)
+            seen.append(open_part)
+        elif isinstance(event, PartEnded):
+            assert open_part == (event.part, event.kind)
+            open_part = None
+        elif isinstance(event, TextDelta | ReasoningDelta):
+            assert open_part is not None
+            assert open_part[1] == ("text" if isinstance(event, TextDelta) else "reasoning")
+        elif isinstance(event, ToolCallStarted):
+            assert open_part is None
+    assert open_part is None
+    return seen
+
+
+async def test_parts_and_turns_bound_text_reasoning_and_tools() -> None:
+    provider = scripted(
+        {
+            "reasoning": "Adding first.",
+            "text": "Let me add.",
+            "tool_calls": [{"name": "add", "arguments": {"a": 1, "b": 2}}],
+        },
+        {"reasoning": "Done.", "text": ["It is ", "3."]},
+    )
+    events = await collect(Agent(model=provider, tools=[add]), "1+2?")
+    assert _check_parts(events) == [(0, "reasoning"), (1, "text"), (2, "reasoning"), (3, "text")]
+    finished = of_type(events, TurnFinished)
+    assert [(t.turn, t.reason) for t in finished] == [(0, "tool_calls"), (1, "stop")]
+    # A turn finishes after its tools: the results belong to the step that asked for them.
+    tool_done = next(i for i, e in enumerate(events) if isinstance(e, ToolCallFinished))
+    assert events.index(finished[0]) > tool_done
+    assert isinstance(events[-1], RunCompleted) and events[-2] is finished[1]
+
+
+async def test_a_cancelled_run_closes_its_open_part_before_it_ends() -> None:
+    import asyncio
+
+    provider = scripted({"text": ["one ", "two ", "three ", "four"]}, delay=0.05)
+    run = Agent(model=provider).run("count")
+    events: list[Any] = []
+    async for event in run:
+        events.append(event)
+        if isinstance(event, TextDelta) and len(of_type(events, TextDelta)) == 2:
+            run.cancel("stop")
+            await asyncio.sleep(0)
+    assert types(events)[-2:] == ["part_ended", "run_cancelled"]
+    _check_parts(events)

@@ -23,6 +23,9 @@ from typing import TYPE_CHECKING, Any
 from agentstream.agent.inputs import AnswerCheck, Retry, RunInput
 from agentstream.agent.turns import PendingCall, TurnBuilder
 from agentstream.events import (
+    PartEnded,
+    PartKind,
+    PartStarted,
     Payload,
     PayloadEvent,
     ReasoningDelta,
@@ -39,6 +42,7 @@ from agentstream.events import (
     ToolCallStarted,
     ToolHistoryEntry,
     ToolProgress,
+    TurnFinished,
     TurnStarted,
     Usage,
     UsageEvent,
@@ -111,6 +115,9 @@ class Loop:
         self._running_calls: list[PendingCall] = []
         self._finished: dict[str, ToolResultPart] = {}
         self._used_checks: set[int] = set()
+        self._parts = 0
+        self._open: PartKind | None = None
+        """The kind of the text or reasoning part in progress (its number is ``_parts - 1``)."""
         self._loop = asyncio.get_running_loop()
         self._thread = threading.get_ident()
 
@@ -124,6 +131,22 @@ class Loop:
     def _emit(self, event: RunEvent) -> None:
         if not self._closed:
             self._emit_event(event)
+
+    def _start_part(self, kind: PartKind) -> None:
+        self._end_part()
+        self._open = kind
+        self._parts += 1
+        self._emit(
+            PartStarted(run_id=self.run_id, seq=self._next_seq(), part=self._parts - 1, kind=kind)
+        )
+
+    def _end_part(self) -> None:
+        kind = self._open
+        if kind is not None:
+            self._open = None
+            self._emit(
+                PartEnded(run_id=self.run_id, seq=self._next_seq(), part=self._parts - 1, kind=kind)
+            )
 
     # --- the run ----------------------------------------------------------------------------
 
@@ -153,9 +176,11 @@ class Loop:
         """The terminal event of a run cancelled by its token, after recording what it had
         produced. Also used when the token fired before the loop's task got to run."""
         self._record_partial()
+        self._end_part()
         return RunCancelled(run_id=self.run_id, seq=self._next_seq(), reason=reason)
 
     def _fail(self, kind: str, message: str) -> None:
+        self._end_part()
         self._emit(RunFailed(run_id=self.run_id, seq=self._next_seq(), kind=kind, message=message))
         self._closed = True
 
@@ -199,17 +224,27 @@ class Loop:
             assistant = await self._stream_turn(turn, request)
             self._add(messages, assistant)
             if not assistant.tool_calls:
+                self._emit(
+                    TurnFinished(run_id=self.run_id, seq=self._next_seq(), turn=turn, reason="stop")
+                )
                 retry = self._check_answer(assistant.text)
                 if retry is None:
                     self._complete()
                     return
+                self._start_part("text")
                 self._emit(TextDelta(run_id=self.run_id, seq=self._next_seq(), text=retry.notice))
+                self._end_part()
                 self._segments.pop()  # only the rejected answer; earlier turns stand
                 self._add(messages, UserMessage(content=retry.user_message))
                 continue
             if turn == max_turns - 1:
                 break
             self._add(messages, await self._run_tools(by_name))
+            self._emit(
+                TurnFinished(
+                    run_id=self.run_id, seq=self._next_seq(), turn=turn, reason="tool_calls"
+                )
+            )
         self._add(messages, self._unfinished_results("Not run: " + MAX_TURNS_MESSAGE))
         self._fail("max_turns", MAX_TURNS_MESSAGE)
 
@@ -258,6 +293,8 @@ class Loop:
                     text = event.text
                     if text:
                         turn_text.append(text)
+                        if self._open != "text":
+                            self._start_part("text")
                         if separate:
                             separate = False
                             text = TURN_SEPARATOR + text
@@ -277,8 +314,11 @@ class Loop:
                     case ReasoningChunk(text=text, signature=signature, redacted=redacted):
                         builder.add_reasoning(text, signature, redacted)
                         if text:
+                            if self._open != "reasoning":
+                                self._start_part("reasoning")
                             emit(ReasoningDelta(run_id=run_id, seq=next_seq(), text=text))
                     case ToolUseStart(call_id=call_id, name=name, provider_data=data):
+                        self._end_part()
                         call = PendingCall(call_id, name, self._tool_count, data)
                         self._tool_count += 1
                         builder.calls[call_id] = call
@@ -292,10 +332,12 @@ class Loop:
                             )
                         )
                     case MessageComplete(usage=usage):
+                        self._end_part()
                         self._usage = self._usage + usage
                         emit(UsageEvent(run_id=run_id, seq=next_seq(), usage=usage, turn=turn))
                     case MessageStart() | TextChunk():
                         pass
+        self._end_part()
         self._turn = None
         self._running_calls = list(builder.calls.values())
         message = builder.message()

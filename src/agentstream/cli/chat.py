@@ -23,6 +23,8 @@ from agentstream.agent import Agent
 from agentstream.chat.markers import MarkerLineFilter
 from agentstream.cli.loading import AgentLoadError, load_agent, load_hooks
 from agentstream.events import (
+    PartEnded,
+    PartStarted,
     PayloadEvent,
     ReasoningDelta,
     RunCancelled,
@@ -37,6 +39,7 @@ from agentstream.events import (
     ToolCallFinished,
     ToolCallStarted,
     ToolProgress,
+    TurnFinished,
     TurnStarted,
     Usage,
     UsageEvent,
@@ -177,7 +180,14 @@ class TerminalRenderer:
                     self._write(text, style="dim italic")
             case TurnStarted():
                 self._filter.new_turn()
-            case ToolCallStarted() | ToolCallDelta() | RunStarted():
+            case (
+                ToolCallStarted()
+                | ToolCallDelta()
+                | RunStarted()
+                | TurnFinished()
+                | PartStarted()
+                | PartEnded()
+            ):
                 pass
             case ToolCallArgs(name=name, arguments=arguments, display=display):
                 label = display or f"{name}({call_summary(arguments)})"

@@ -20,6 +20,8 @@ from typing import Annotated, Any, assert_never
 from fastapi import APIRouter, Depends, Response
 
 from agentstream.events import (
+    PartEnded,
+    PartStarted,
     PayloadEvent,
     ReasoningDelta,
     RunCancelled,
@@ -34,6 +36,7 @@ from agentstream.events import (
     ToolCallFinished,
     ToolCallStarted,
     ToolProgress,
+    TurnFinished,
     TurnStarted,
     UsageEvent,
 )
@@ -127,7 +130,10 @@ class AgentEncoder:
             case RunCancelled():
                 return (_DONE,)
             case (
-                TurnStarted()
+                TurnFinished()
+                | PartStarted()
+                | PartEnded()
+                | TurnStarted()
                 | ReasoningDelta()
                 | ToolCallStarted()
                 | ToolCallDelta()

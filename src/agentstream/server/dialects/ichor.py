@@ -19,6 +19,8 @@ from typing import Annotated, Any, Literal, assert_never
 from fastapi import APIRouter, Depends, Response
 
 from agentstream.events import (
+    PartEnded,
+    PartStarted,
     PayloadEvent,
     ReasoningDelta,
     RunCancelled,
@@ -33,6 +35,7 @@ from agentstream.events import (
     ToolCallFinished,
     ToolCallStarted,
     ToolProgress,
+    TurnFinished,
     TurnStarted,
     UsageEvent,
 )
@@ -114,7 +117,10 @@ class IchorEncoder:
             case RunFailed(message=message):
                 return self.fail(message)
             case (
-                RunStarted()
+                TurnFinished()
+                | PartStarted()
+                | PartEnded()
+                | RunStarted()
                 | ReasoningDelta()
                 | ToolCallDelta()
                 | ToolCallArgs()

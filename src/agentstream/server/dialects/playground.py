@@ -40,6 +40,8 @@ from fastapi.responses import JSONResponse
 from pydantic import Field
 
 from agentstream.events import (
+    PartEnded,
+    PartStarted,
     PayloadEvent,
     ReasoningDelta,
     RunCancelled,
@@ -54,6 +56,7 @@ from agentstream.events import (
     ToolCallFinished,
     ToolCallStarted,
     ToolProgress,
+    TurnFinished,
     TurnStarted,
     Usage,
     UsageEvent,
@@ -226,7 +229,10 @@ class PlaygroundEncoder:
             case RunCancelled():
                 return self.fail("The run was cancelled.")
             case (
-                TurnStarted()
+                TurnFinished()
+                | PartStarted()
+                | PartEnded()
+                | TurnStarted()
                 | ToolCallStarted()
                 | ToolCallDelta()
                 | ToolProgress()

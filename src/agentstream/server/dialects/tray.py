@@ -31,6 +31,8 @@ from pydantic import BaseModel, Field
 
 from agentstream.chat.markers import TOOL_MARKER, insert_tool_markers, tool_marker
 from agentstream.events import (
+    PartEnded,
+    PartStarted,
     Payload,
     PayloadEvent,
     ReasoningDelta,
@@ -47,6 +49,7 @@ from agentstream.events import (
     ToolCallStarted,
     ToolHistoryEntry,
     ToolProgress,
+    TurnFinished,
     TurnStarted,
     UsageEvent,
 )
@@ -275,7 +278,10 @@ class TrayEncoder:
             case RunCancelled():
                 return (("cancelled", '{"type":"cancelled"}'),)
             case (
-                TurnStarted()
+                TurnFinished()
+                | PartStarted()
+                | PartEnded()
+                | TurnStarted()
                 | ToolCallStarted()
                 | ToolCallDelta()
                 | PayloadEvent()
