@@ -86,6 +86,54 @@ async def test_continue_returns_prior_history(
     ]
 
 
+async def test_replace_last_run_answers_again_in_its_place(
+    store: SqlConversationStore, alice: Principal
+) -> None:
+    cid = await exchange(store, alice, "Hi", "Hello!")
+    await exchange(store, alice, "Tell a joke", "A bad joke", conversation_id=cid)
+    again = run_id()
+    started = await store.start_run(
+        alice, run_id=again, conversation_id=cid, user_message="Tell a joke", replace_last_run=True
+    )
+    assert list(started.history) == [UserMessage(content="Hi"), AssistantMessage(text="Hello!")]
+    await store.finish_run(
+        alice,
+        run_id=again,
+        conversation_id=cid,
+        messages=[AssistantMessage(text="A good joke")],
+        status="completed",
+        completed=RunCompleted(run_id=again, seq=3, message="A good joke"),
+    )
+    shown = await store.get_conversation(alice, cid)
+    assert [(m.role, m.content) for m in shown.messages] == [
+        ("user", "Hi"),
+        ("assistant", "Hello!"),
+        ("user", "Tell a joke"),
+        ("assistant", "A good joke"),
+    ]
+    assert await store.history(alice, cid) == [
+        UserMessage(content="Hi"),
+        AssistantMessage(text="Hello!"),
+        UserMessage(content="Tell a joke"),
+        AssistantMessage(text="A good joke"),
+    ]
+
+
+async def test_replace_last_run_of_a_new_conversation_just_starts_it(
+    store: SqlConversationStore, alice: Principal
+) -> None:
+    wanted = str(uuid.uuid4())
+    started = await store.start_run(
+        alice,
+        run_id=run_id(),
+        conversation_id=wanted,
+        user_message="Hi",
+        create_if_missing=True,
+        replace_last_run=True,
+    )
+    assert started.conversation_id == wanted and list(started.history) == []
+
+
 async def test_tool_round_trip_rebuilds_exact_provider_history(
     store: SqlConversationStore, alice: Principal
 ) -> None:

@@ -55,6 +55,11 @@ def _owner(principal: Principal) -> str:
     return f"{principal.tenant_id or ''}\x1f{principal.user_id}"
 
 
+def _conversation(principal: Principal, conversation_id: str) -> str:
+    """A conversation's key: its owner's and its id (ids are only unique per owner)."""
+    return f"{_owner(principal)}\x1f{conversation_id}"
+
+
 class RunBroker(Protocol):
     async def start(self, on_cancel: CancelHandler) -> None:
         """Begin listening for cancel requests from other workers."""
@@ -63,10 +68,21 @@ class RunBroker(Protocol):
     async def aclose(self) -> None: ...
 
     async def open_run(
-        self, run_id: str, owner: Principal, reader: Mapping[str, Any] | None = None
+        self,
+        run_id: str,
+        owner: Principal,
+        reader: Mapping[str, Any] | None = None,
+        conversation_id: str | None = None,
     ) -> None:
         """Open a run's log. ``reader`` is what a reader on any worker needs to continue the
-        run in the protocol that started it (JSON-able; the dialect's name and options)."""
+        run in the protocol that started it (JSON-able; the dialect's name and options);
+        ``conversation_id`` makes the run the conversation's :meth:`active_run` until it
+        ends."""
+        ...
+
+    async def active_run(self, conversation_id: str, requester: Principal) -> str | None:
+        """The run of the requester's conversation that has not ended yet, if any (a client
+        that reloads resumes it without knowing its id)."""
         ...
 
     async def reader_of(self, run_id: str, requester: Principal) -> Mapping[str, Any] | None:
@@ -112,6 +128,8 @@ class _LocalRun:
     """Set when events arrive; created only while a reader waits, to keep publish cheap."""
     done: bool = False
     reader: Mapping[str, Any] | None = None
+    conversation: str | None = None
+    """The owner's conversation this run answers in (see ``LocalBroker.active_run``)."""
 
     def wake(self) -> None:
         if self.changed is not None:
@@ -132,6 +150,8 @@ class LocalBroker:
         self._keep = keep
         self._max_events = max_events
         self._handlers: list[CancelHandler] = []
+        self._active: dict[str, str] = {}
+        """The run in progress of each conversation, by owner and conversation id."""
 
     async def start(self, on_cancel: CancelHandler) -> None:
         """Several runners (agents) in one process may share the broker."""
@@ -142,10 +162,17 @@ class LocalBroker:
         self._finished.clear()
 
     async def open_run(
-        self, run_id: str, owner: Principal, reader: Mapping[str, Any] | None = None
+        self,
+        run_id: str,
+        owner: Principal,
+        reader: Mapping[str, Any] | None = None,
+        conversation_id: str | None = None,
     ) -> None:
         self._finished.pop(run_id, None)
-        self._runs[run_id] = _LocalRun(owner=_owner(owner), reader=reader)
+        conversation = None if conversation_id is None else _conversation(owner, conversation_id)
+        self._runs[run_id] = _LocalRun(owner=_owner(owner), reader=reader, conversation=conversation)
+        if conversation is not None:
+            self._active[conversation] = run_id
         # The runs that finished longest ago go; runs still going are kept (they are in
         # memory anyway), and one that runs for hours does not stop the others from expiring.
         finished, runs = self._finished, self._runs
@@ -156,6 +183,8 @@ class LocalBroker:
 
     def _finish(self, run_id: str, run: _LocalRun) -> None:
         run.done = True
+        if run.conversation is not None and self._active.get(run.conversation) == run_id:
+            del self._active[run.conversation]
         self._finished[run_id] = None
         run.wake()
 
@@ -210,6 +239,9 @@ class LocalBroker:
         if run is None or run.owner != _owner(requester):
             raise RunNotFound(run_id)
         return run.reader
+
+    async def active_run(self, conversation_id: str, requester: Principal) -> str | None:
+        return self._active.get(_conversation(requester, conversation_id))
 
     async def request_cancel(self, run_id: str, requester: Principal, reason: str) -> bool:
         return any(handler(run_id, requester, reason) for handler in self._handlers)
@@ -270,6 +302,8 @@ class RedisBroker:
         self._flushing: asyncio.Task[None] | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._down = False
+        self._active_keys: dict[str, str] = {}
+        """The conversation key of each run of this worker that has one (``active_run``)."""
 
     def _key(self, run_id: str) -> str:
         return f"{self._prefix}run:{run_id}"
@@ -338,15 +372,26 @@ class RedisBroker:
         await self._local.aclose()
         await self._redis.aclose()
 
+    def _active_key(self, principal: Principal, conversation_id: str) -> str:
+        return f"{self._prefix}active:{_conversation(principal, conversation_id)}"
+
     async def open_run(
-        self, run_id: str, owner: Principal, reader: Mapping[str, Any] | None = None
+        self,
+        run_id: str,
+        owner: Principal,
+        reader: Mapping[str, Any] | None = None,
+        conversation_id: str | None = None,
     ) -> None:
-        await self._local.open_run(run_id, owner, reader)
+        await self._local.open_run(run_id, owner, reader, conversation_id)
         self._mine.add(run_id)
         key = self._key(run_id)
         pipe = self._redis.pipeline(transaction=False)
         pipe.set(key + ":owner", _owner(owner), ex=self._ttl)
         pipe.set(key + ":reader", json.dumps(reader), ex=self._ttl)
+        if conversation_id is not None:
+            active = self._active_key(owner, conversation_id)
+            self._active_keys[run_id] = active
+            pipe.set(active, run_id, ex=self._ttl)
         pipe.set(key + ":alive", 1, ex=_seconds(self._lease))
         try:
             await pipe.execute()
@@ -393,8 +438,22 @@ class RedisBroker:
         if self._flushing is not None:
             await asyncio.shield(self._flushing)
         await self._flush()
+        active = self._active_keys.pop(run_id, None)
         with contextlib.suppress(aioredis.RedisError, OSError):
             await self._redis.delete(self._key(run_id) + ":alive")
+            if active is not None and _text(await self._redis.get(active)) == run_id:
+                await self._redis.delete(active)  # unless a newer run took the conversation
+
+    async def active_run(self, conversation_id: str, requester: Principal) -> str | None:
+        found = await self._local.active_run(conversation_id, requester)
+        if found is not None:
+            return found
+        try:
+            run_id = _text(await self._redis.get(self._active_key(requester, conversation_id)))
+        except (aioredis.RedisError, OSError) as exc:
+            self._unavailable(exc)
+            raise BrokerUnavailable("runs of other workers cannot be reached") from exc
+        return run_id
 
     async def replay(
         self, run_id: str, requester: Principal, after: int = -1

@@ -119,6 +119,7 @@ class Runner:
                 model=request.model or self.agent.model_id,
                 metadata=dict(request.metadata) or None,
                 create_if_missing=request.create_conversation,
+                replace_last_run=request.replace_last_run,
             )
             conversation_id, title = started.conversation_id, started.title
             first_run = started.first_run
@@ -131,7 +132,9 @@ class Runner:
             )
             # Opened last: once open, the run's task is what closes it, so the broker never
             # holds a run that cannot end.
-            await self.broker.open_run(run_id, request.principal, request.reader)
+            await self.broker.open_run(
+                run_id, request.principal, request.reader, conversation_id
+            )
         except BaseException:
             # The user message is stored: record the run as failed rather than leave it
             # "running" forever (a bad model id, a failing server action, a cancelled request).

@@ -50,10 +50,13 @@ class ConversationStore(Protocol):
         model: str | None = None,
         metadata: dict[str, Any] | None = None,
         create_if_missing: bool = False,
+        replace_last_run: bool = False,
     ) -> StartedRun:
         """Commit the user message (creating the conversation when ``conversation_id`` is None,
         or when it is unknown and ``create_if_missing``) and return the prior history.
-        Raises :class:`ConversationNotFound` for another user's or tenant's conversation."""
+        ``replace_last_run`` first removes the conversation's latest run, its user message
+        and its answer (a client asking for the answer again). Raises
+        :class:`ConversationNotFound` for another user's or tenant's conversation."""
         ...
 
     async def append_messages(

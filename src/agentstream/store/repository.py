@@ -78,6 +78,7 @@ from agentstream.store.statements import (
     create,
     decode_cursor,
     display,
+    drop_last_run,
     encode_cursor,
     exists,
     finish,
@@ -195,6 +196,7 @@ class SqlConversationStore:
         model: str | None = None,
         metadata: dict[str, Any] | None = None,
         create_if_missing: bool = False,
+        replace_last_run: bool = False,
     ) -> StartedRun:
         """Commit the user message and return the history before it. See
         :meth:`ConversationStore.start_run`."""
@@ -217,6 +219,7 @@ class SqlConversationStore:
                     model=model,
                     metadata=metadata,
                     create_if_missing=create_if_missing,
+                    replace_last_run=replace_last_run,
                 )
             except IntegrityError:
                 # PostgreSQL: another request created this id between our check and insert.
@@ -236,6 +239,7 @@ class SqlConversationStore:
         model: str | None,
         metadata: dict[str, Any] | None,
         create_if_missing: bool,
+        replace_last_run: bool,
     ) -> StartedRun:
         cid = conversation_id or str(uuid.uuid4())
 
@@ -250,6 +254,8 @@ class SqlConversationStore:
                 bumped = create(conn, principal, cid, user_message, now, model, metadata)
             elif metadata:
                 bumped = merge_metadata(conn, cid, bumped, metadata)
+            if replace_last_run:
+                drop_last_run(conn, cid, bumped.next_ordinal - 1)
             ordinal = bumped.next_ordinal - 1
             insert_run(conn, cid, run_id, ordinal, model, now)
             user = UserMessage(content=user_message)

@@ -25,7 +25,7 @@ from datetime import datetime
 from typing import Any, cast
 
 from pydantic import TypeAdapter
-from sqlalchemy import Integer, bindparam, insert, select, update
+from sqlalchemy import Integer, bindparam, delete, func, insert, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
@@ -57,6 +57,7 @@ __all__ = [
     "create",
     "decode_cursor",
     "display",
+    "drop_last_run",
     "encode_cursor",
     "exists",
     "finish",
@@ -216,6 +217,30 @@ def finish(
     parameters.update(b_run=run_id, b_id=conversation_id)
     ordinal = conn.scalar(_FINISH["usage" in outcome], parameters)
     return None if ordinal is None else int(ordinal)
+
+
+_LAST_RUN = select(RUNS.c.id).where(
+    RUNS.c.conversation_id == bindparam("b_id"),
+    RUNS.c.ordinal
+    == select(func.max(RUNS.c.ordinal))
+    .where(RUNS.c.conversation_id == bindparam("b_id"), RUNS.c.ordinal < bindparam("b_below"))
+    .scalar_subquery(),
+)
+_DROP_MESSAGES = delete(MESSAGES).where(MESSAGES.c.run_id == bindparam("b_run"))
+_DROP_RUN = delete(RUNS).where(RUNS.c.id == bindparam("b_run"))
+
+
+def drop_last_run(conn: Connection, conversation_id: str, below: int) -> str | None:
+    """Remove the conversation's latest run before ordinal ``below`` with its messages (its
+    user message, tool round-trips and answer), so a new run answers in its place; the id
+    of the run removed, None when there was none. Ordinals are never reused: the new run
+    keeps the next one and history stays in order."""
+    run_id = conn.scalar(_LAST_RUN, {"b_id": conversation_id, "b_below": below})
+    if run_id is None:
+        return None
+    conn.execute(_DROP_MESSAGES, {"b_run": run_id})
+    conn.execute(_DROP_RUN, {"b_run": run_id})
+    return str(run_id)
 
 
 def run_ordinal(conn: Connection, run_id: str, conversation_id: str) -> int | None:
