@@ -119,6 +119,25 @@ async def test_a_stop_request_reaches_the_worker_running_the_run(make_broker: An
     assert events[-1].reason == "stopped from another worker"
 
 
+async def test_any_worker_finds_a_conversations_run_in_progress(make_broker: Any) -> None:
+    worker_a = Runner(slow_agent(delay=0.05), broker=make_broker())
+    worker_b = Runner(slow_agent(), broker=make_broker())
+    await worker_a.start()
+    await worker_b.start()
+    broker_b = worker_b.broker
+    assert await broker_b.active_run("c1", ALICE) is None
+    session = await worker_a.begin(
+        RunRequest(message="count", principal=ALICE, conversation_id="c1")
+    )
+    assert await broker_b.active_run("c1", ALICE) == session.run_id
+    assert await broker_b.active_run("c1", MALLORY) is None
+    assert await broker_b.active_run("c1", ALICE_ELSEWHERE) is None
+    assert await broker_b.active_run("c2", ALICE) is None
+    await session.wait()
+    await worker_a.settle()
+    assert await broker_b.active_run("c1", ALICE) is None
+
+
 async def test_cancelling_an_unknown_run_is_refused(make_broker: Any) -> None:
     runner = Runner(slow_agent(), broker=make_broker())
     await runner.start()
