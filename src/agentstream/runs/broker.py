@@ -170,7 +170,9 @@ class LocalBroker:
     ) -> None:
         self._finished.pop(run_id, None)
         conversation = None if conversation_id is None else _conversation(owner, conversation_id)
-        self._runs[run_id] = _LocalRun(owner=_owner(owner), reader=reader, conversation=conversation)
+        self._runs[run_id] = _LocalRun(
+            owner=_owner(owner), reader=reader, conversation=conversation
+        )
         if conversation is not None:
             self._active[conversation] = run_id
         # The runs that finished longest ago go; runs still going are kept (they are in

@@ -132,9 +132,7 @@ class Runner:
             )
             # Opened last: once open, the run's task is what closes it, so the broker never
             # holds a run that cannot end.
-            await self.broker.open_run(
-                run_id, request.principal, request.reader, conversation_id
-            )
+            await self.broker.open_run(run_id, request.principal, request.reader, conversation_id)
         except BaseException:
             # The user message is stored: record the run as failed rather than leave it
             # "running" forever (a bad model id, a failing server action, a cancelled request).

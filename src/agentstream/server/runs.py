@@ -13,8 +13,7 @@ Reference: ``docs/protocols/runs.md``.
 
 # No ``from __future__ import annotations``: FastAPI reads the route annotations at runtime.
 
-from collections.abc import AsyncGenerator, Mapping, Sequence
-from contextlib import aclosing
+from collections.abc import Mapping, Sequence
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, Query
@@ -22,12 +21,12 @@ from starlette.responses import Response, StreamingResponse
 
 from agentstream.events import RunEvent, event_to_json
 from agentstream.principal import Principal
-from agentstream.runs import BrokerUnavailable, RunNotFound
+from agentstream.runs import RunNotFound
 from agentstream.server.context import ServerContext
-from agentstream.server.dialects.base import shown_by
+from agentstream.server.dialects.base import continue_stream, follow
 from agentstream.server.dialects.declaration import Dialect
 from agentstream.server.errors import ApiError, bad_request
-from agentstream.server.sse import SSE_NAMED, Encoder, EventStream, Frame, WireFormat
+from agentstream.server.sse import SSE_NAMED, Frame
 
 __all__ = ["EVENTS_PATH", "STREAM_PATH", "router"]
 
@@ -55,22 +54,6 @@ def _position(after: int | None, last_event_id: str | None) -> int:
             raise bad_request("Last-Event-ID", "expected the id of an event of this run")
         after = int(last_event_id)
     return -1 if after is None else after
-
-
-def _not_following(reason: str) -> None:
-    """A reader that hangs up stops nothing: the run is its own (see ``Runner``)."""
-
-
-async def _then(
-    first: RunEvent, rest: AsyncGenerator[RunEvent, None]
-) -> AsyncGenerator[RunEvent, None]:
-    async with aclosing(rest):
-        yield first
-        try:
-            async for event in rest:
-                yield event
-        except BrokerUnavailable:
-            return  # the client reconnects with Last-Event-ID once Redis is back
 
 
 def router(server: ServerContext, dialects: Mapping[str, Dialect]) -> APIRouter:
@@ -110,7 +93,7 @@ def router(server: ServerContext, dialects: Mapping[str, Dialect]) -> APIRouter:
             # Nothing after ``after`` and the run is over: 204 tells a browser EventSource
             # to stop reconnecting.
             return Response(status_code=204)
-        return _follow(first, events, CanonicalEncoder(), SSE_NAMED, run_id)
+        return follow(server, first, events, CanonicalEncoder(), SSE_NAMED, run_id)
 
     @api.get(
         STREAM_PATH,
@@ -137,41 +120,8 @@ def router(server: ServerContext, dialects: Mapping[str, Dialect]) -> APIRouter:
         dialect = dialects.get(str((reader or {}).get("dialect")))
         if reader is None or dialect is None:
             raise ApiError(404, "This run was not started by a protocol this server serves")
-        encoder, wire = dialect.stream(reader.get("options") or {})
-        encoder = shown_by(server, encoder)
-        # A fresh encoder sees the run from its start (its state: open tools, held marker
-        # text, the playground's text so far); frames of events the client has are dropped.
-        events = broker.replay(run_id, principal, -1)
-        first: RunEvent | None = None
-        try:
-            async for event in events:
-                if event.seq > after:
-                    first = event
-                    break
-                encoder.encode(event)
-        except RunNotFound:
-            raise ApiError(404, "Run not found") from None
-        if first is None:
-            await events.aclose()
-            return Response(status_code=204)
-        return _follow(first, events, encoder, wire, run_id)
-
-    def _follow(
-        first: RunEvent,
-        rest: AsyncGenerator[RunEvent, None],
-        encoder: Encoder,
-        wire: WireFormat,
-        run_id: str,
-    ) -> EventStream:
-        """A reader's streaming answer, with heartbeats; its client leaving stops nothing."""
-        return EventStream(
-            _then(first, rest),
-            encoder,
-            wire,
-            cancel=_not_following,
-            heartbeat=server.settings.heartbeat_seconds,
-            write_timeout=server.settings.write_timeout_seconds,
-            headers={"X-Run-Id": run_id},
+        return await continue_stream(
+            server, run_id, principal, after, dialect, reader.get("options") or {}
         )
 
     return api

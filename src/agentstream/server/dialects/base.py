@@ -13,29 +13,39 @@ import asyncio
 import json
 import sys
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, StringConstraints, model_validator
+from starlette.responses import Response
 from starlette.types import Receive
 
 from agentstream.chat.markers import MarkerLineFilter
 from agentstream.events import TERMINAL_EVENTS, RunEvent, TextDelta, TurnStarted
 from agentstream.principal import Principal
-from agentstream.runs import ConversationNotFound, RefusedRequest, RunRequest, RunSession
+from agentstream.runs import (
+    BrokerUnavailable,
+    ConversationNotFound,
+    RefusedRequest,
+    RunNotFound,
+    RunRequest,
+    RunSession,
+)
 from agentstream.server.context import ServerContext
 from agentstream.server.dialects.declaration import Dialect, StreamOptions
 from agentstream.server.errors import ApiError, bad_request
 from agentstream.server.limits import check_depth
 from agentstream.server.models import ModelUnavailable
 from agentstream.server.settings import DisconnectPolicy
-from agentstream.server.sse import Encoder, EventStream, Frame
+from agentstream.server.sse import Encoder, EventStream, Frame, WireFormat
 
 __all__ = [
     "client_conversation_id",
+    "continue_stream",
+    "follow",
     "Dialect",
     "DialectDefaults",
     "Encoder",
@@ -242,9 +252,77 @@ def event_stream(
         cancel=session.abandon if policy == "cancel" else _leave_running,
         heartbeat=server.settings.heartbeat_seconds,
         write_timeout=server.settings.write_timeout_seconds,
-        headers={"X-Run-Id": session.run_id},
+        headers={**dialect.headers, "X-Run-Id": session.run_id},
         ready=session.waiting,
     )
+
+
+def _not_following(reason: str) -> None:
+    """A reader that hangs up stops nothing: the run is its own (see ``Runner``)."""
+
+
+async def _then(
+    first: RunEvent, rest: AsyncGenerator[RunEvent, None]
+) -> AsyncGenerator[RunEvent, None]:
+    async with aclosing(rest):
+        yield first
+        try:
+            async for event in rest:
+                yield event
+        except BrokerUnavailable:
+            return  # the client reconnects with Last-Event-ID once Redis is back
+
+
+def follow(
+    server: ServerContext,
+    first: RunEvent,
+    rest: AsyncGenerator[RunEvent, None],
+    encoder: Encoder,
+    wire: WireFormat,
+    run_id: str,
+    headers: Mapping[str, str] | None = None,
+) -> EventStream:
+    """A reader's streaming answer, with heartbeats; its client leaving stops nothing."""
+    return EventStream(
+        _then(first, rest),
+        encoder,
+        wire,
+        cancel=_not_following,
+        heartbeat=server.settings.heartbeat_seconds,
+        write_timeout=server.settings.write_timeout_seconds,
+        headers={**(headers or {}), "X-Run-Id": run_id},
+    )
+
+
+async def continue_stream(
+    server: ServerContext,
+    run_id: str,
+    principal: Principal,
+    after: int,
+    dialect: Dialect,
+    options: StreamOptions,
+) -> Response:
+    """Run ``run_id`` in ``dialect`` from the event after ``after`` (``-1``: from its start),
+    then live until it ends; 204 when the caller has it all, 404 when it is not theirs."""
+    broker = server.runner.broker
+    encoder, wire = dialect.stream(options)
+    encoder = shown_by(server, encoder)
+    # A fresh encoder sees the run from its start (its state: open tools, held marker
+    # text, the playground's text so far); frames of events the client has are dropped.
+    events = broker.replay(run_id, principal, -1)
+    first: RunEvent | None = None
+    try:
+        async for event in events:
+            if event.seq > after:
+                first = event
+                break
+            encoder.encode(event)
+    except RunNotFound:
+        raise ApiError(404, "Run not found") from None
+    if first is None:
+        await events.aclose()
+        return Response(status_code=204)
+    return follow(server, first, events, encoder, wire, run_id, dialect.headers)
 
 
 async def fold_run(

@@ -13,7 +13,7 @@ recorded with the run.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agentstream.server.settings import DisconnectPolicy
@@ -46,6 +46,8 @@ class Dialect:
     first response and for every resume, so a resumed stream continues it frame for frame."""
     on_disconnect: DisconnectPolicy = "cancel"
     """What a client that hangs up does to its run, unless the deployment overrides it."""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    """Response headers every stream of the dialect carries (the AI SDK's protocol version)."""
 
     def reader(self, options: StreamOptions) -> dict[str, Any]:
         """What is kept with a run so any worker can rebuild its stream."""

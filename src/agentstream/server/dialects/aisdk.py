@@ -1,0 +1,364 @@
+"""``ai-sdk``, the Vercel AI SDK's UI message stream (protocol v1, what ``useChat`` speaks).
+
+``POST /ai-sdk/chat`` takes what the SDK's ``DefaultChatTransport`` posts: ``id`` (the
+conversation, the client's own id), ``messages`` (UI messages with ``parts``), ``trigger``
+(``submit-message`` or ``regenerate-message``) and ``messageId``. The server's stored
+conversation is the history; of ``messages`` only the last one is read, the user's new message
+(its text parts). ``regenerate-message`` answers that message again in place of the stored
+answer. The answer is ``data: {json}`` SSE with the header ``x-vercel-ai-ui-message-stream:
+v1``, ending with ``data: [DONE]``:
+
+``start {messageId}`` (the run's id), ``start-step``/``finish-step`` around each model turn
+and its tools, ``text-start/-delta/-end`` and ``reasoning-start/-delta/-end`` (ids
+``text-N``/``reasoning-N``), ``tool-input-start``, ``tool-input-delta`` (the arguments' JSON
+as the model writes it), ``tool-input-available`` (or ``tool-input-error`` for arguments that
+are not JSON), ``tool-output-available`` or ``tool-output-error``, ``data-<kind>`` for
+payloads (``id``: the payload's id), ``data-tool-progress`` (one part per call, updated in
+place), a transient ``data-warning``, ``message-metadata {usage}`` after each model turn,
+then ``finish {finishReason, messageMetadata}`` or ``error {errorText}`` + ``finish
+{finishReason: "error"}`` or ``abort {reason}``.
+
+A client that hangs up leaves the run going (it is stored when it ends):
+``GET /ai-sdk/chat/{id}/stream`` (the transport's ``reconnectToStream``) replays the
+conversation's run in progress from its start and follows it, ``204`` when there is none;
+``POST /ai-sdk/chat/{id}/stop`` stops it on whichever worker runs it, and its stream ends with
+``abort``; the partial answer is kept.
+
+Reference: ``docs/protocols/ai-sdk.md``.
+"""
+
+# No ``from __future__ import annotations``: FastAPI reads the route annotations at runtime.
+
+from collections.abc import Sequence
+from typing import Annotated, Any, Literal, assert_never
+
+from fastapi import APIRouter, Depends, Response
+from pydantic import BaseModel, Field
+
+from agentstream.events import (
+    PartEnded,
+    PartStarted,
+    PayloadEvent,
+    ReasoningDelta,
+    RunCancelled,
+    RunCompleted,
+    RunEvent,
+    RunFailed,
+    RunStarted,
+    RunWarning,
+    TextDelta,
+    ToolCallArgs,
+    ToolCallDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolProgress,
+    TurnFinished,
+    TurnStarted,
+    Usage,
+    UsageEvent,
+)
+from agentstream.principal import Principal
+from agentstream.runs import RunRequest
+from agentstream.server.context import ServerContext
+from agentstream.server.dialects.base import (
+    DialectDefaults,
+    Frame,
+    RequestModel,
+    client_conversation_id,
+    continue_stream,
+    dumps,
+    quote,
+    stream_run,
+)
+from agentstream.server.dialects.declaration import Dialect, StreamOptions
+from agentstream.server.errors import ApiError, bad_request
+from agentstream.server.sse import SSE_DATA, Encoder, WireFormat
+
+__all__ = [
+    "DIALECT",
+    "PATH",
+    "RESUME_PATH",
+    "STOP_PATH",
+    "AiSdkChatRequest",
+    "AiSdkEncoder",
+    "UIMessage",
+    "router",
+    "to_run_request",
+]
+
+PATH = "/ai-sdk/chat"
+RESUME_PATH = "/ai-sdk/chat/{id}/stream"
+STOP_PATH = "/ai-sdk/chat/{id}/stop"
+HEADERS = {"x-vercel-ai-ui-message-stream": "v1"}
+DEFAULTS = DialectDefaults()
+
+_DONE: Frame = ("done", "[DONE]")
+_START_STEP: Frame = ("start-step", '{"type":"start-step"}')
+_FINISH_STEP: Frame = ("finish-step", '{"type":"finish-step"}')
+
+
+class UIMessage(RequestModel):
+    """A message as ``useChat`` keeps it: ``parts`` of any type (only text parts are read)."""
+
+    id: str = ""
+    role: Literal["system", "user", "assistant"]
+    parts: list[dict[str, Any]]
+
+
+class AiSdkChatRequest(RequestModel):
+    """The body ``DefaultChatTransport`` posts (fields an app adds with ``body`` are ignored)."""
+
+    id: str = Field(min_length=1)
+    messages: list[UIMessage] = Field(min_length=1)
+    trigger: Literal["submit-message", "regenerate-message"] = "submit-message"
+    messageId: str | None = None  # noqa: N815 (the SDK's name)
+
+
+def new_message(body: AiSdkChatRequest) -> str:
+    """The text of the user's new message: the last message's text parts, joined."""
+    last = len(body.messages) - 1
+    message = body.messages[last]
+    if message.role != "user":
+        raise bad_request(f"messages.{last}.role", "the last message must be the user's")
+    texts = [
+        part["text"]
+        for part in message.parts
+        if part.get("type") == "text" and isinstance(part.get("text"), str)
+    ]
+    text = "".join(texts)
+    if not text.strip():
+        raise bad_request(f"messages.{last}.parts", "expected a text part with some text")
+    return text
+
+
+def to_run_request(body: AiSdkChatRequest, principal: Principal) -> RunRequest:
+    return RunRequest(
+        message=new_message(body),
+        principal=principal,
+        conversation_id=client_conversation_id(principal, body.id, "id"),
+        create_conversation=True,
+        replace_last_run=body.trigger == "regenerate-message",
+        metadata={"client_conversation_id": body.id},
+        max_turns=DEFAULTS.max_turns,
+        suggestions=DEFAULTS.suggestions,
+    )
+
+
+def _usage(usage: Usage) -> dict[str, int]:
+    """Token counts under the SDK's names (``LanguageModelUsage``)."""
+    return {
+        "inputTokens": usage.input_tokens,
+        "outputTokens": usage.output_tokens,
+        "totalTokens": usage.total_tokens,
+        "reasoningTokens": usage.reasoning_tokens,
+        "cachedInputTokens": usage.cache_read_tokens,
+    }
+
+
+class AiSdkEncoder:
+    """Canonical events as UI message chunks. The text and reasoning delta frames are a
+    prefix built once per part (its id is in it) and the delta's JSON string."""
+
+    def __init__(self) -> None:
+        self._delta_prefix = ""  # '{"type":"text-delta","id":"text-N","delta":' of the open part
+        self._step_open = False
+        self._started: set[str] = set()  # calls whose tool-input-start went out
+        self._usage = Usage()
+
+    def encode(self, event: RunEvent) -> Sequence[Frame]:
+        match event:
+            case TextDelta(text=text) | ReasoningDelta(text=text):  # first: the per-delta path
+                return (("delta", self._delta_prefix + quote(text) + "}"),)
+            case PartStarted(part=part, kind=kind):
+                part_id = quote(f"{kind}-{part}")
+                self._delta_prefix = '{"type":"' + kind + '-delta","id":' + part_id + ',"delta":'
+                return ((kind, '{"type":"' + kind + '-start","id":' + part_id + "}"),)
+            case PartEnded(part=part, kind=kind):
+                return ((kind, '{"type":"' + kind + '-end","id":' + quote(f"{kind}-{part}") + "}"),)
+            case RunStarted(run_id=run_id):
+                return (("start", dumps({"type": "start", "messageId": run_id})),)
+            case TurnStarted():
+                self._step_open = True
+                return (_START_STEP,)
+            case TurnFinished():
+                self._step_open = False
+                return (_FINISH_STEP,)
+            case ToolCallStarted(call_id=call_id, name=name):
+                self._started.add(call_id)
+                start = {"type": "tool-input-start", "toolCallId": call_id, "toolName": name}
+                return (("tool", dumps(start)),)
+            case ToolCallDelta(call_id=call_id, delta=delta):
+                data = {"type": "tool-input-delta", "toolCallId": call_id, "inputTextDelta": delta}
+                return (("tool", dumps(data)),)
+            case ToolCallArgs():
+                return self._tool_input(event)
+            case ToolCallFinished():
+                return self._tool_output(event)
+            case ToolProgress():
+                progress = {
+                    "toolCallId": event.call_id,
+                    "toolName": event.name,
+                    "stage": event.stage,
+                    "message": event.message,
+                    "fraction": event.fraction,
+                    "data": event.data,
+                }
+                part = {"type": "data-tool-progress", "id": event.call_id, "data": progress}
+                return (("data", dumps(part)),)
+            case PayloadEvent(payload=payload):
+                return (self._payload(payload.kind, payload.payload_id, payload.data),)
+            case UsageEvent(usage=usage):
+                self._usage = self._usage + usage
+                metadata = {"type": "message-metadata", "messageMetadata": self._metadata()}
+                return (("metadata", dumps(metadata)),)
+            case RunWarning(code=code, message=message):
+                warning = {
+                    "type": "data-warning",
+                    "data": {"code": code, "message": message},
+                    "transient": True,
+                }
+                return (("data", dumps(warning)),)
+            case RunCompleted():
+                finish = {
+                    "type": "finish",
+                    "finishReason": "stop",
+                    "messageMetadata": self._metadata(),
+                }
+                return (*self._close_step(), ("finish", dumps(finish)), _DONE)
+            case RunFailed(message=message):
+                return (*self._close_step(), *self.fail(message))
+            case RunCancelled(reason=reason):
+                abort = {"type": "abort", "reason": reason}
+                return (*self._close_step(), ("abort", dumps(abort)), _DONE)
+            case _:
+                assert_never(event)
+
+    def fail(self, message: str) -> Sequence[Frame]:
+        error = {"type": "error", "errorText": message}
+        finish = {"type": "finish", "finishReason": "error"}
+        return (("error", dumps(error)), ("finish", dumps(finish)), _DONE)
+
+    def _metadata(self) -> dict[str, Any]:
+        return {"usage": _usage(self._usage)}
+
+    def _close_step(self) -> Sequence[Frame]:
+        """A turn cut short has no ``turn_finished``: its step is closed before the end."""
+        if not self._step_open:
+            return ()
+        self._step_open = False
+        return (_FINISH_STEP,)
+
+    def _tool_input(self, event: ToolCallArgs) -> Sequence[Frame]:
+        frames: list[Frame] = []
+        if event.call_id not in self._started:  # a call the model did not stream
+            self._started.add(event.call_id)
+            start = {
+                "type": "tool-input-start",
+                "toolCallId": event.call_id,
+                "toolName": event.name,
+            }
+            frames.append(("tool", dumps(start)))
+        data: dict[str, Any] = {"toolCallId": event.call_id, "toolName": event.name}
+        if event.raw_arguments is not None:
+            data = {
+                "type": "tool-input-error",
+                **data,
+                "input": event.raw_arguments,
+                "errorText": "The arguments are not valid JSON",
+            }
+        else:
+            data = {"type": "tool-input-available", **data, "input": event.arguments}
+        if event.display:
+            data["title"] = event.display
+        frames.append(("tool", dumps(data)))
+        return frames
+
+    def _tool_output(self, event: ToolCallFinished) -> Sequence[Frame]:
+        self._started.discard(event.call_id)
+        if event.is_error:
+            error = event.error.message if event.error is not None else event.result
+            data = {"type": "tool-output-error", "toolCallId": event.call_id, "errorText": error}
+        else:
+            output = event.output if event.output is not None else event.result
+            data = {"type": "tool-output-available", "toolCallId": event.call_id, "output": output}
+        frames: list[Frame] = [("tool", dumps(data))]
+        payload = event.payload
+        if payload is not None:
+            frames.append(self._payload(payload.kind, payload.payload_id, payload.data))
+        return frames
+
+    @staticmethod
+    def _payload(kind: str, payload_id: str | None, data: Any) -> Frame:
+        part: dict[str, Any] = {"type": f"data-{kind}"}
+        if payload_id is not None:
+            part["id"] = payload_id
+        part["data"] = data
+        return ("data", dumps(part))
+
+
+class StopAnswer(BaseModel):
+    id: str
+    status: str
+
+
+def router(server: ServerContext) -> APIRouter:
+    api = APIRouter(tags=["AI SDK"])
+    CurrentPrincipal = Annotated[Principal, Depends(server.principal(allow_cookie=True))]
+
+    @api.post(
+        PATH,
+        summary="AI SDK chat: the UI message stream useChat reads",
+        response_class=Response,
+        responses={200: {"content": {"text/event-stream": {}}}},
+    )
+    async def chat(body: AiSdkChatRequest, principal: CurrentPrincipal) -> Response:
+        return await stream_run(
+            server, to_run_request(body, principal), DIALECT, conversation_field="id"
+        )
+
+    async def active_run(chat_id: str, principal: Principal) -> str | None:
+        conversation_id = client_conversation_id(principal, chat_id, "id")
+        return await server.runner.broker.active_run(conversation_id, principal)
+
+    @api.get(
+        RESUME_PATH,
+        summary="Resume the chat's answer in progress from its start (reconnectToStream)",
+        response_class=Response,
+        responses={
+            200: {"content": {"text/event-stream": {}}},
+            204: {"description": "No answer is in progress in this chat"},
+        },
+    )
+    async def resume(id: str, principal: CurrentPrincipal) -> Response:
+        run_id = await active_run(id, principal)
+        if run_id is None:
+            return Response(status_code=204)
+        response = await continue_stream(server, run_id, principal, -1, DIALECT, {})
+        return response
+
+    @api.post(
+        STOP_PATH,
+        summary="Stop the chat's answer in progress (its stream ends with abort)",
+        status_code=202,
+        responses={404: {"description": "No answer is in progress in this chat"}},
+    )
+    async def stop(id: str, principal: CurrentPrincipal) -> StopAnswer:
+        run_id = await active_run(id, principal)
+        if run_id is None or not await server.runner.request_cancel(
+            run_id, principal, reason="user_cancelled"
+        ):
+            raise ApiError(404, "No answer is in progress in this chat")
+        return StopAnswer(id=id, status="cancelling")
+
+    return api
+
+
+def _stream(options: StreamOptions) -> tuple[Encoder, WireFormat]:
+    return AiSdkEncoder(), SSE_DATA
+
+
+DIALECT = Dialect(
+    name="ai-sdk", routes=router, stream=_stream, on_disconnect="detach", headers=HEADERS
+)
+"""The AI SDK's UI message stream: a client that hangs up leaves its run going, to be resumed
+(``reconnectToStream``) or stopped (``POST /ai-sdk/chat/{id}/stop``)."""
