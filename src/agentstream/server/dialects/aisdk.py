@@ -203,8 +203,8 @@ class AiSdkEncoder:
                     "fraction": event.fraction,
                     "data": event.data,
                 }
-                part = {"type": "data-tool-progress", "id": event.call_id, "data": progress}
-                return (("data", dumps(part)),)
+                chunk = {"type": "data-tool-progress", "id": event.call_id, "data": progress}
+                return (("data", dumps(chunk)),)
             case PayloadEvent(payload=payload):
                 return (self._payload(payload.kind, payload.payload_id, payload.data),)
             case UsageEvent(usage=usage):
