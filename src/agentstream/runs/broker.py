@@ -455,6 +455,8 @@ class RedisBroker:
         except (aioredis.RedisError, OSError) as exc:
             self._unavailable(exc)
             raise BrokerUnavailable("runs of other workers cannot be reached") from exc
+        if run_id is not None and self._local.has(run_id):
+            return None  # this worker's run, ended (its key goes a moment after its last event)
         return run_id
 
     async def replay(

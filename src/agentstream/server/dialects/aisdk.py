@@ -206,7 +206,11 @@ class AiSdkEncoder:
                 chunk = {"type": "data-tool-progress", "id": event.call_id, "data": progress}
                 return (("data", dumps(chunk)),)
             case PayloadEvent(payload=payload):
-                return (self._payload(payload.kind, payload.payload_id, payload.data),)
+                shown: dict[str, Any] = {"type": f"data-{payload.kind}"}
+                if payload.payload_id is not None:
+                    shown["id"] = payload.payload_id
+                shown["data"] = payload.data
+                return (("data", dumps(shown)),)
             case UsageEvent(usage=usage):
                 self._usage = self._usage + usage
                 metadata = {"type": "message-metadata", "messageMetadata": self._metadata()}
@@ -281,19 +285,7 @@ class AiSdkEncoder:
         else:
             output = event.output if event.output is not None else event.result
             data = {"type": "tool-output-available", "toolCallId": event.call_id, "output": output}
-        frames: list[Frame] = [("tool", dumps(data))]
-        payload = event.payload
-        if payload is not None:
-            frames.append(self._payload(payload.kind, payload.payload_id, payload.data))
-        return frames
-
-    @staticmethod
-    def _payload(kind: str, payload_id: str | None, data: Any) -> Frame:
-        part: dict[str, Any] = {"type": f"data-{kind}"}
-        if payload_id is not None:
-            part["id"] = payload_id
-        part["data"] = data
-        return ("data", dumps(part))
+        return (("tool", dumps(data)),)  # its payload follows as its own event
 
 
 class StopAnswer(BaseModel):

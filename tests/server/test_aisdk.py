@@ -1,0 +1,357 @@
+"""``ai-sdk``: the Vercel AI SDK's own client (``DefaultChatTransport``, ``readUIMessageStream``,
+from ``tests/server/aisdk``) against a real server, and the request errors it can meet."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import subprocess
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentstream import Agent
+from agentstream.events import Payload
+from agentstream.messages import AssistantMessage, UserMessage
+from agentstream.providers.scripted import ScriptedProvider
+from agentstream.tools import Progress, ToolResult, tool
+from tests.server.conftest import Serve
+from tests.server.helpers import LiveServer, stream_text
+
+PATH = "/ai-sdk/chat"
+NODE = shutil.which("node") or "/usr/bin/node"
+CLIENT = Path(__file__).parent / "aisdk" / "chat_client.mjs"
+
+
+@tool
+async def weather(city: str) -> AsyncIterator[Progress | ToolResult]:
+    """The weather in a city."""
+    yield Progress(stage="asking", message="Asking the met office...", fraction=0.5)
+    await asyncio.sleep(0)
+    forecast = {"city": city, "sky": "sunny"}
+    yield ToolResult(
+        text="Sunny.", output=forecast, payload=Payload(kind="forecast", data=forecast)
+    )
+
+
+@tool
+def radar(city: str) -> str:
+    """Rain radar."""
+    raise ConnectionError("radar offline")
+
+
+SCRIPT = {
+    "rules": [
+        {
+            "match": "think",
+            "turns": [
+                {
+                    "reasoning": ["Let me ", "think."],
+                    "text": ["Hello ", "there."],
+                    "usage": {"input_tokens": 10, "output_tokens": 5},
+                }
+            ],
+        },
+        {
+            "match": "weather",
+            "turns": [
+                {
+                    "text": ["Checking."],
+                    "tool_calls": [
+                        {"id": "c1", "name": "weather", "fragments": ['{"city":', ' "Oslo"}']},
+                        {"id": "c2", "name": "radar", "arguments": {"city": "Oslo"}},
+                    ],
+                    "usage": {"input_tokens": 10, "output_tokens": 5},
+                },
+                {"text": ["Sunny ", "in Oslo."], "usage": {"input_tokens": 20, "output_tokens": 3}},
+            ],
+        },
+        {"match": "count", "turns": [{"text": ["tick "] * 40, "delay": 0.03}]},
+        {"turns": [{"text": ["Noted."]}]},
+    ]
+}
+
+
+def chat_agent() -> tuple[Agent, ScriptedProvider]:
+    provider = ScriptedProvider(SCRIPT)
+    return Agent(model=provider, tools=[weather, radar]), provider
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Any:
+    from agentstream.store import SqlConversationStore, create_engine
+
+    return SqlConversationStore(create_engine(f"sqlite+aiosqlite:///{tmp_path / 'chat.db'}"))
+
+
+@pytest.fixture
+def server(serve: Serve, store: Any) -> tuple[LiveServer, ScriptedProvider]:
+    from agentstream.store import upgrade
+
+    agent, provider = chat_agent()
+    live = serve(agent, store=store)
+    live.call(upgrade(store.engine), timeout=60)
+    return live, provider
+
+
+def run_client(live: LiveServer, chat_id: str, *steps: dict[str, Any]) -> list[dict[str, Any]]:
+    plan = json.dumps({"chatId": chat_id, "steps": list(steps)})
+    result = subprocess.run(
+        [NODE, str(CLIENT), plan],
+        capture_output=True,
+        text=True,
+        env={"BASE_URL": live.url, "PATH": "/usr/bin:/bin"},
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    results: list[dict[str, Any]] = json.loads(result.stdout)
+    return results
+
+
+def kinds(result: dict[str, Any]) -> list[str]:
+    return [chunk["type"] for chunk in result["chunks"]]
+
+
+def parts(result: dict[str, Any]) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = result["message"]["parts"]
+    return found
+
+
+def stored(live: LiveServer) -> dict[str, Any]:
+    """The one conversation of the test's store, as the REST API shows it."""
+    with live.client() as client:
+        items = client.get("/api/conversations").json()["items"]
+        assert len(items) == 1
+        detail: dict[str, Any] = client.get(f"/api/conversations/{items[0]['id']}").json()
+    return detail
+
+
+def test_text_and_reasoning(server: tuple[LiveServer, ScriptedProvider]) -> None:
+    live, _ = server
+    [result] = run_client(live, "chat-1", {"send": "Please think"})
+    assert result["errors"] == []
+    assert kinds(result) == [
+        "start",
+        "start-step",
+        "reasoning-start",
+        "reasoning-delta",
+        "reasoning-delta",
+        "reasoning-end",
+        "text-start",
+        "text-delta",
+        "text-delta",
+        "text-end",
+        "message-metadata",
+        "finish-step",
+        "finish",
+    ]
+    message = result["message"]
+    assert message["role"] == "assistant"
+    assert message["id"] == result["chunks"][0]["messageId"]
+    assert parts(result) == [
+        {"type": "step-start"},
+        {"type": "reasoning", "id": "reasoning-0", "text": "Let me think.", "state": "done"},
+        {"type": "text", "text": "Hello there.", "state": "done"},
+    ]
+    usage = {
+        "inputTokens": 10,
+        "outputTokens": 5,
+        "totalTokens": 15,
+        "reasoningTokens": 0,
+        "cachedInputTokens": 0,
+    }
+    assert message["metadata"] == {"usage": usage}
+    assert result["chunks"][-1] == {
+        "type": "finish",
+        "finishReason": "stop",
+        "messageMetadata": {"usage": usage},
+    }
+
+
+def test_tools_progress_payloads_and_a_failing_tool(
+    server: tuple[LiveServer, ScriptedProvider],
+) -> None:
+    live, _ = server
+    [result] = run_client(live, "chat-tools", {"send": "What's the weather?"})
+    assert result["errors"] == []
+    chunks = result["chunks"]
+    assert [
+        c["inputTextDelta"]
+        for c in chunks
+        if c.get("toolCallId") == "c1" and c["type"] == "tool-input-delta"
+    ] == [
+        '{"city":',
+        ' "Oslo"}',
+    ]
+    assert kinds(result).count("start-step") == kinds(result).count("finish-step") == 2
+    shown = parts(result)
+    assert [p["type"] for p in shown] == [
+        "step-start",
+        "text",
+        "tool-weather",
+        "tool-radar",
+        "data-tool-progress",
+        "data-forecast",
+        "step-start",
+        "text",
+    ]
+    tool_weather, tool_radar = shown[2], shown[3]
+    assert tool_weather["toolCallId"] == "c1"
+    assert tool_weather["state"] == "output-available"
+    assert tool_weather["input"] == {"city": "Oslo"}
+    assert tool_weather["output"] == {"city": "Oslo", "sky": "sunny"}
+    assert tool_radar["state"] == "output-error"
+    assert tool_radar["input"] == {"city": "Oslo"}
+    assert "radar offline" in tool_radar["errorText"]
+    progress = shown[4]
+    assert progress["id"] == "c1"
+    assert progress["data"]["message"] == "Asking the met office..."
+    assert progress["data"]["fraction"] == 0.5
+    assert shown[5]["data"] == {"city": "Oslo", "sky": "sunny"}
+    assert shown[7]["text"] == "\n\nSunny in Oslo."
+    assert result["message"]["metadata"]["usage"]["inputTokens"] == 30
+
+
+def test_the_conversation_continues_from_the_stored_history(
+    server: tuple[LiveServer, ScriptedProvider],
+) -> None:
+    live, provider = server
+    first, second = run_client(live, "chat-2", {"send": "Please think"}, {"send": "Thanks"})
+    assert parts(second)[-1]["text"] == "Noted."
+    assert list(provider.requests[-1].messages) == [
+        UserMessage(content="Please think"),
+        AssistantMessage(
+            text="Hello there.", reasoning=provider.requests[-1].messages[1].reasoning
+        ),
+        UserMessage(content="Thanks"),
+    ]
+    assert [m["role"] for m in stored(live)["messages"]] == ["user", "assistant"] * 2
+
+
+def test_regenerate_replaces_the_last_answer(
+    server: tuple[LiveServer, ScriptedProvider],
+) -> None:
+    live, provider = server
+    first, again = run_client(live, "chat-3", {"send": "Hi"}, {"regenerate": True})
+    assert again["errors"] == []
+    assert parts(again)[-1]["text"] == "Noted."
+    assert again["message"]["id"] != first["message"]["id"]
+    assert list(provider.requests[-1].messages) == [UserMessage(content="Hi")]
+    messages = stored(live)["messages"]
+    assert [(m["role"], m["content"]) for m in messages] == [
+        ("user", "Hi"),
+        ("assistant", "Noted."),
+    ]
+    assert messages[1]["run_id"] == again["message"]["id"]
+
+
+def test_resume_after_a_dropped_connection(
+    server: tuple[LiveServer, ScriptedProvider],
+) -> None:
+    live, _ = server
+    dropped, resumed, after = run_client(
+        live, "chat-4", {"send": "count", "dropAfter": 2}, {"resume": True}, {"resume": True}
+    )
+    assert dropped["errors"] == []
+    assert parts(dropped)[-1]["text"] == "tick tick "
+    assert resumed["errors"] == []
+    assert resumed["message"]["id"] == dropped["message"]["id"]
+    assert kinds(resumed)[0] == "start" and kinds(resumed)[-1] == "finish"
+    assert parts(resumed)[-1] == {
+        "type": "text",
+        "text": "tick " * 40,
+        "state": "done",
+    }
+    assert after["status"] == 204
+    assert stored(live)["messages"][-1]["content"] == ("tick " * 40).strip()
+
+
+def test_stop_ends_the_stream_with_abort_and_keeps_the_partial_answer(
+    server: tuple[LiveServer, ScriptedProvider],
+) -> None:
+    live, _ = server
+    [stopped] = run_client(live, "chat-5", {"send": "count", "stopAfter": 1})
+    assert stopped["errors"] == []
+    assert stopped["chunks"][-1] == {"type": "abort", "reason": "user_cancelled"}
+    text = parts(stopped)[-1]["text"]
+    assert text.startswith("tick ") and len(text) < len("tick " * 40)
+    answer = stored(live)["messages"][-1]
+    assert answer["status"] == "interrupted"
+    assert text.startswith(answer["content"])
+    with live.client() as client:
+        assert client.post(f"{PATH}/chat-5/stop").status_code == 404
+        assert client.get(f"{PATH}/chat-5/stream").status_code == 204
+
+
+def test_the_wire_names_the_protocol_and_ends_with_done(
+    server: tuple[LiveServer, ScriptedProvider],
+) -> None:
+    live, _ = server
+    body = {"id": "chat-6", "messages": [user("Hi")], "trigger": "submit-message"}
+    with live.client() as client:
+        response, text = stream_text(client, PATH, json=body)
+    assert response.status_code == 200
+    assert response.headers["x-vercel-ai-ui-message-stream"] == "v1"
+    assert response.headers["content-type"].startswith("text/event-stream")
+    datas = [line[6:] for line in text.split("\n") if line.startswith("data: ")]
+    assert datas[-1] == "[DONE]"
+    assert json.loads(datas[-2])["type"] == "finish"
+
+
+def test_a_failed_run_is_an_error_then_finish(serve: Serve) -> None:
+    provider = ScriptedProvider(
+        {"turns": [{"text": ["Hel", "lo"], "error": {"kind": "overloaded", "after": 1}}]}
+    )
+    live = serve(Agent(model=provider))
+    [result] = run_client(live, "chat-7", {"send": "Hi"})
+    assert kinds(result)[-2:] == ["error", "finish"]
+    assert result["chunks"][-1]["finishReason"] == "error"
+    assert len(result["errors"]) == 1
+    assert parts(result)[-1]["text"] == "Hel"
+
+
+def user(text: str) -> dict[str, Any]:
+    return {"id": "m1", "role": "user", "parts": [{"type": "text", "text": text}]}
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"messages": [user("Hi")]}, "id"),
+        ({"id": "", "messages": [user("Hi")]}, "id"),
+        ({"id": "x" * 513, "messages": [user("Hi")]}, "id"),
+        ({"id": "c"}, "messages"),
+        ({"id": "c", "messages": []}, "messages"),
+        ({"id": "c", "messages": [{"role": "user"}]}, "messages.0.parts"),
+        ({"id": "c", "messages": [{"role": "robot", "parts": []}]}, "messages.0.role"),
+        (
+            {"id": "c", "messages": [user("Hi"), {"role": "assistant", "parts": []}]},
+            "messages.1.role",
+        ),
+        (
+            {"id": "c", "messages": [{"role": "user", "parts": [{"type": "file"}]}]},
+            "messages.0.parts",
+        ),
+        ({"id": "c", "messages": [user("   ")]}, "messages.0.parts"),
+        ({"id": "c", "messages": [user("Hi")], "trigger": "resume-stream"}, "trigger"),
+    ],
+)
+def test_bad_requests_name_the_field(serve: Serve, body: dict[str, Any], field: str) -> None:
+    live = serve(chat_agent()[0])
+    with live.client() as client:
+        response = client.post(PATH, json=body)
+    assert response.status_code == 400, response.text
+    assert response.json()["field"] == field
+
+
+def test_resume_and_stop_without_an_answer_in_progress(serve: Serve) -> None:
+    live = serve(chat_agent()[0])
+    with live.client() as client:
+        assert client.get(f"{PATH}/nothing/stream").status_code == 204
+        stop = client.post(f"{PATH}/nothing/stop")
+    assert stop.status_code == 404
+    assert stop.json()["detail"] == "No answer is in progress in this chat"
