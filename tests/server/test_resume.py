@@ -159,9 +159,17 @@ def test_two_followers_on_two_workers_see_the_whole_run(serve: Serve, prefix: st
 
 
 def test_each_protocol_cancels_on_disconnect_unless_told_to_detach(serve: Serve) -> None:
-    """Default: a client that hangs up stops its run. The chat tray's ``detach`` flag (what
-    the web UI sends) keeps it going; so does ``AGENTSTREAM_ON_DISCONNECT=detach``."""
-    assert all(dialect.on_disconnect == "cancel" for dialect in BUILT_IN)
+    """Default: a client that hangs up stops its run (the AI SDK's clients resume instead:
+    that dialect detaches). The chat tray's ``detach`` flag (what the web UI sends) keeps it
+    going; so does ``AGENTSTREAM_ON_DISCONNECT=detach``."""
+    policies = {dialect.name: dialect.on_disconnect for dialect in BUILT_IN}
+    assert policies == {
+        "ichor": "cancel",
+        "playground": "cancel",
+        "tray": "cancel",
+        "agent": "cancel",
+        "ai-sdk": "detach",
+    }
 
     def drop(server: LiveServer, body: dict[str, Any]) -> str:
         with server.client() as client:
