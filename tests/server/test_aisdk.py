@@ -355,3 +355,32 @@ def test_resume_and_stop_without_an_answer_in_progress(serve: Serve) -> None:
         stop = client.post(f"{PATH}/nothing/stop")
     assert stop.status_code == 404
     assert stop.json()["detail"] == "No answer is in progress in this chat"
+
+
+def test_text_held_back_as_a_possible_marker_comes_as_a_part_of_its_own(serve: Serve) -> None:
+    from agentstream.chat import ChatHooks
+
+    provider = ScriptedProvider({"turns": [{"text": ["All good.\n", "SUGGESTED_"]}]})
+    live = serve(Agent(model=provider), hooks=ChatHooks())
+    [result] = run_client(live, "chat-8", {"send": "Hi"})
+    assert result["errors"] == []
+    texts = [p["text"] for p in parts(result) if p["type"] == "text"]
+    assert texts == ["All good.\n", "SUGGESTED_"]
+
+
+def test_regenerate_while_an_answer_is_in_progress_is_refused(
+    server: tuple[LiveServer, ScriptedProvider],
+) -> None:
+    live, _ = server
+    body = {"id": "chat-9", "messages": [user("count")]}
+    again = {**body, "trigger": "regenerate-message"}
+    with live.client() as client, client.stream("POST", PATH, json=body) as response:
+        frames = response.iter_lines()
+        assert any('"text-delta"' in line for line in frames)
+        refused = client.post(PATH, json=again)
+        assert refused.status_code == 409
+        assert refused.json()["detail"] == "An answer is in progress in this chat: stop it first"
+        assert client.post(f"{PATH}/chat-9/stop").status_code == 202
+        rest = [line for line in frames if line.startswith("data: ")]
+    assert rest[-1] == "data: [DONE]"
+    assert json.loads(rest[-2][6:]) == {"type": "abort", "reason": "user_cancelled"}

@@ -161,19 +161,26 @@ class AiSdkEncoder:
 
     def __init__(self) -> None:
         self._delta_prefix = ""  # '{"type":"text-delta","id":"text-N","delta":' of the open part
+        self._text_open = False
         self._step_open = False
         self._started: set[str] = set()  # calls whose tool-input-start went out
         self._usage = Usage()
 
     def encode(self, event: RunEvent) -> Sequence[Frame]:
         match event:
-            case TextDelta(text=text) | ReasoningDelta(text=text):  # first: the per-delta path
+            case TextDelta(text=text):  # first: the per-delta path
+                if self._text_open:
+                    return (("delta", self._delta_prefix + quote(text) + "}"),)
+                return self._text_after_its_part(event)
+            case ReasoningDelta(text=text):
                 return (("delta", self._delta_prefix + quote(text) + "}"),)
             case PartStarted(part=part, kind=kind):
                 part_id = quote(f"{kind}-{part}")
                 self._delta_prefix = '{"type":"' + kind + '-delta","id":' + part_id + ',"delta":'
+                self._text_open = kind == "text"
                 return ((kind, '{"type":"' + kind + '-start","id":' + part_id + "}"),)
             case PartEnded(part=part, kind=kind):
+                self._text_open = False
                 return ((kind, '{"type":"' + kind + '-end","id":' + quote(f"{kind}-{part}") + "}"),)
             case RunStarted(run_id=run_id):
                 return (("start", dumps({"type": "start", "messageId": run_id})),)
@@ -242,6 +249,20 @@ class AiSdkEncoder:
         finish = {"type": "finish", "finishReason": "error"}
         return (("error", dumps(error)), ("finish", dumps(finish)), _DONE)
 
+    def _text_after_its_part(self, event: TextDelta) -> Sequence[Frame]:
+        """Text shown after its part ended (a line held back as a possible marker, released
+        when the answer ended): a text part of its own, since the SDK refuses deltas of a
+        part that has ended."""
+        part_id = quote(f"text-{event.seq}")
+        return (
+            ("text", '{"type":"text-start","id":' + part_id + "}"),
+            (
+                "delta",
+                '{"type":"text-delta","id":' + part_id + ',"delta":' + quote(event.text) + "}",
+            ),
+            ("text", '{"type":"text-end","id":' + part_id + "}"),
+        )
+
     def _metadata(self) -> dict[str, Any]:
         return {"usage": _usage(self._usage)}
 
@@ -301,12 +322,17 @@ def router(server: ServerContext) -> APIRouter:
         PATH,
         summary="AI SDK chat: the UI message stream useChat reads",
         response_class=Response,
-        responses={200: {"content": {"text/event-stream": {}}}},
+        responses={
+            200: {"content": {"text/event-stream": {}}},
+            409: {"description": "A regenerate while an answer is in progress in the chat"},
+        },
     )
     async def chat(body: AiSdkChatRequest, principal: CurrentPrincipal) -> Response:
-        return await stream_run(
-            server, to_run_request(body, principal), DIALECT, conversation_field="id"
-        )
+        request = to_run_request(body, principal)
+        if request.replace_last_run and await active_run(body.id, principal) is not None:
+            # Replacing an answer still being written would pull the rows from under it.
+            raise ApiError(409, "An answer is in progress in this chat: stop it first")
+        return await stream_run(server, request, DIALECT, conversation_field="id")
 
     async def active_run(chat_id: str, principal: Principal) -> str | None:
         conversation_id = client_conversation_id(principal, chat_id, "id")
