@@ -29,6 +29,10 @@ DIALECTS: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     "tray": ("/api/chat/stream", {"message": "go"}),
     "agent": ("/agent/stream", {"message": "go"}),
+    "ai-sdk": (
+        "/ai-sdk/chat",
+        {"id": "chat-1", "messages": [{"role": "user", "parts": [{"type": "text", "text": "go"}]}]},
+    ),
 }
 
 
@@ -92,6 +96,10 @@ def test_drop_mid_answer_and_resume_on_the_other_worker(
     path, body = DIALECTS[dialect]
     with a.client() as client_a, b.client() as client_b:
         run_id, before, last_id = read_then_drop(client_a, path, body, ids=6)
+        # The AI SDK's own resume names the chat, not the run: the whole stream, from its start.
+        chat_resumed = (
+            client_b.get("/ai-sdk/chat/chat-1/stream").text if dialect == "ai-sdk" else ""
+        )
         resumed = client_b.get(f"/api/runs/{run_id}/stream", headers={"Last-Event-ID": last_id})
         assert resumed.status_code == 200
         assert resumed.headers["x-run-id"] == run_id
@@ -100,6 +108,8 @@ def test_drop_mid_answer_and_resume_on_the_other_worker(
         events = client_b.get(f"/api/runs/{run_id}/events").text
     assert before + resumed.text == whole.text
     assert by_query.text == resumed.text
+    if dialect == "ai-sdk":  # and the SDK's own resume (by chat id) is the whole stream
+        assert chat_resumed == whole.text
     assert whole.headers["content-type"] == resumed.headers["content-type"]
     assert before and resumed.text  # dropped mid-answer: both parts hold frames
     # Detached: the run went on without its client and completed.
