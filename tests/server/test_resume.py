@@ -369,3 +369,16 @@ def test_nothing_outlives_a_run(serve: Serve, prefix: str) -> None:
     assert (len(provider_a.requests), provider_a.closed_early) == (6, 2)
     subscribers = redis.Redis.from_url(REDIS_URL).pubsub_numsub(f"{prefix}cancel")
     assert subscribers == [(f"{prefix}cancel".encode(), 2)]  # one per worker, as at start
+
+
+def test_an_ai_sdk_chat_is_stopped_from_the_other_worker(serve: Serve, prefix: str) -> None:
+    a, b = two_workers(serve, prefix)
+    path, body = DIALECTS["ai-sdk"]
+    with a.client() as client_a, b.client() as client_b:
+        with client_a.stream("POST", path, json=body) as response:
+            lines = response.iter_lines()
+            assert any('"text-delta"' in line for line in lines)
+            stop = client_b.post("/ai-sdk/chat/chat-1/stop")
+            rest = [line[6:] for line in lines if line.startswith("data: ")]
+    assert stop.status_code == 202
+    assert rest[-2:] == ['{"type":"abort","reason":"user_cancelled"}', "[DONE]"]
