@@ -34,7 +34,8 @@ from agentstream.messages import AssistantMessage, Message
 from agentstream.principal import Principal
 from agentstream.runs.broker import LocalBroker, RunBroker
 from agentstream.runs.hooks import NoHooks, RunHooks
-from agentstream.runs.request import RunRequest
+from agentstream.pending import InvalidAnswers, check_answers, open_calls
+from agentstream.runs.request import RefusedRequest, RunRequest
 from agentstream.runs.store import ConversationStore, RunStatus
 from agentstream.runs.titles import TitleWriter
 
@@ -104,8 +105,13 @@ class Runner:
 
     async def begin(self, request: RunRequest) -> RunSession:
         """Commit the user message and prepare the run. Raises
-        :class:`~agentstream.runs.store.ConversationNotFound` before anything is streamed."""
+        :class:`~agentstream.runs.store.ConversationNotFound` (and
+        :class:`~agentstream.pending.InvalidAnswers` for answers that do not fit the
+        conversation's open tool calls) before anything is streamed."""
         run_id = request.run_id or uuid.uuid4().hex
+        answers = request.answers or None
+        if answers is None and not request.message:
+            raise RefusedRequest("message", "a message, or answers to pending tool calls")
         conversation_id, title, first_run = request.conversation_id, None, False
         history = list(request.history or ())
         payloads: list[Any] = []
@@ -115,16 +121,22 @@ class Runner:
                 request.principal,
                 run_id=run_id,
                 conversation_id=request.conversation_id,
-                user_message=request.message,
+                user_message=request.message or (None if answers else ""),
                 model=request.model or self.agent.model_id,
                 metadata=dict(request.metadata) or None,
                 create_if_missing=request.create_conversation,
+                answers=answers,
             )
             conversation_id, title = started.conversation_id, started.title
             first_run = started.first_run
             if request.history is None:
                 history = list(started.history)
             payloads = list(started.payloads)
+        if answers is not None:
+            waiting = open_calls(history)
+            if not waiting:
+                raise InvalidAnswers("no tool calls are waiting for an answer")
+            check_answers(waiting, answers)
         try:
             session = await self._prepare(
                 request, run_id, conversation_id, title, history, payloads, first_run
@@ -184,8 +196,13 @@ class Runner:
             tool_options=request.tool_options if prep.tool_options is None else prep.tool_options,
             answer_checks=prep.answer_checks,
             cancel=CancelToken(),
+            answers=request.answers or None,
+            client_tools=request.client_tools,
         )
-        return RunSession(self, request, run_input, first_run=first_run)
+        session = RunSession(self, request, run_input, first_run=first_run)
+        if run_input.answers and self.store is not None and conversation_id is not None:
+            session._saved = 1  # the answers' message: the store committed it with the start
+        return session
 
     def cancel(self, run_id: str, principal: Principal, reason: str = "cancelled") -> bool:
         """Cancel a run in progress in this process if ``principal`` owns it."""
@@ -323,8 +340,8 @@ class RunSession:
         try:
             async with self.run:
                 async for event in self.run:
-                    if isinstance(event, TurnStarted) and event.turn:
-                        await self._save_progress()
+                    if isinstance(event, TurnStarted):
+                        await self._save_progress()  # the tool round-trip before it
                     elif isinstance(event, RunCompleted):
                         event = await self._complete(event)
                     elif isinstance(event, RunFailed):
