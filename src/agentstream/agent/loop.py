@@ -209,8 +209,7 @@ class Loop:
         # Frontend tools sit beside the server's; a server tool keeps its name.
         client = {t.name: t for t in run_input.client_tools if t.name not in by_name}
         specs = tuple(
-            ToolSpec(name=t.name, description=t.description, parameters=t.parameters)
-            for t in tools
+            ToolSpec(name=t.name, description=t.description, parameters=t.parameters) for t in tools
         ) + tuple(
             ToolSpec(name=t.name, description=t.description, parameters=t.parameters)
             for t in client.values()
@@ -422,7 +421,9 @@ class Loop:
             if isinstance(prepared, CallOutcome):
                 self._finish(call, shown, prepared)
             elif prepared is None:
-                waiting.append(PendingToolCall(call_id=call.call_id, name=call.name, arguments=shown))
+                waiting.append(
+                    PendingToolCall(call_id=call.call_id, name=call.name, arguments=shown)
+                )
             elif not approved and prepared.tool.needs_approval(
                 ToolCall(id=call.call_id, name=call.name, arguments=shown)
             ):
@@ -652,9 +653,7 @@ def _client_call(call: PendingCall) -> tuple[dict[str, Any], CallOutcome | None]
         return {}, error_outcome("invalid_arguments", message)
 
 
-def _display(
-    prepared: PreparedCall | CallOutcome | None, arguments: dict[str, Any]
-) -> str | None:
+def _display(prepared: PreparedCall | CallOutcome | None, arguments: dict[str, Any]) -> str | None:
     if isinstance(prepared, PreparedCall) and prepared.tool.display is not None:
         return prepared.tool.display(arguments)
     return None

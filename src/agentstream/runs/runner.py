@@ -31,10 +31,10 @@ from agentstream.events import (
     TurnStarted,
 )
 from agentstream.messages import AssistantMessage, Message
+from agentstream.pending import InvalidAnswers, check_answers, open_calls
 from agentstream.principal import Principal
 from agentstream.runs.broker import LocalBroker, RunBroker
 from agentstream.runs.hooks import NoHooks, RunHooks
-from agentstream.pending import InvalidAnswers, check_answers, open_calls
 from agentstream.runs.request import RefusedRequest, RunRequest
 from agentstream.runs.store import ConversationStore, RunStatus
 from agentstream.runs.titles import TitleWriter

@@ -24,7 +24,6 @@ from agentstream.pending import INTERRUPTED_TOOL_RESULT, provider_history
 __all__ = ["INTERRUPTED_TOOL_RESULT", "dump_message", "load_messages", "provider_history"]
 
 
-
 def dump_message(message: Message) -> tuple[str, str, str | None, dict[str, Any]]:
     """``(role, text, reasoning, body)`` for a message row."""
     body: dict[str, Any] = MESSAGES_ADAPTER.dump_python([message], mode="json")[0]
