@@ -260,8 +260,8 @@ class SqlConversationStore:
                 if bumped is None and not (create_if_missing and not exists(conn, cid)):
                     raise Refused(ConversationNotFound(conversation_id))
             if bumped is None:
-                if answers:
-                    raise Refused(ConversationNotFound(cid))
+                if answers:  # a new (or someone else's) conversation waits for nothing
+                    raise Refused(InvalidAnswers("no tool calls are waiting for an answer"))
                 bumped = create(conn, principal, cid, user_message or "", now, model, metadata)
             elif metadata:
                 bumped = merge_metadata(conn, cid, bumped, metadata)
