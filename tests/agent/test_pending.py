@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from agentstream import Agent, RunInput
+from agentstream import Agent, RunInput, tool
 from agentstream.events import RunCompleted, ToolCallArgs, ToolCallFinished, TurnStarted
 from agentstream.messages import (
     AssistantMessage,
@@ -29,6 +29,7 @@ from agentstream.pending import (
     open_calls,
     provider_history,
 )
+from agentstream.providers.scripted import ScriptedProvider
 
 from .helpers import collect, of_type
 from .pending_helpers import PICK, Refunds, script, vendor_problem
@@ -189,3 +190,42 @@ def test_history_joins_a_turns_results_stored_over_two_runs() -> None:
     assert isinstance(joined, ToolResultsMessage)
     assert [r.tool_call_id for r in joined.results] == ["a", "b"]
     assert joined.results[0].is_error  # never returned: interrupted
+
+
+async def test_a_frontend_call_with_broken_arguments_is_an_error_for_the_model() -> None:
+    provider = ScriptedProvider(
+        {
+            "turns": [
+                {"tool_calls": [{"name": "pick_color", "id": "p1", "fragments": ['{"hint": ']}]},
+                {"text": "Sorry."},
+            ]
+        }
+    )
+    agent = Agent(model=provider)
+    events = await collect(agent, RunInput(message="Pick a colour", client_tools=[PICK]))
+    done = events[-1]
+    assert isinstance(done, RunCompleted) and done.pending_calls == ()
+    [failed] = of_type(events, ToolCallFinished)
+    assert failed.is_error and failed.error is not None
+    assert failed.error.kind == "invalid_arguments"
+    assert done.message == "Sorry."
+
+
+async def test_requires_approval_true_holds_every_call() -> None:
+    ran: list[str] = []
+
+    @tool(requires_approval=True)
+    def restart(service: str) -> str:
+        """Restart a service."""
+        ran.append(service)
+        return "restarted"
+
+    provider = ScriptedProvider(
+        {"turns": [{"tool_calls": [{"name": "restart", "arguments": {"service": "db"}}]}]}
+    )
+    events = await collect(Agent(model=provider, tools=[restart]), "restart the db")
+    done = events[-1]
+    assert isinstance(done, RunCompleted) and ran == []
+    assert [(p.name, p.arguments, p.waiting_for) for p in done.pending_calls] == [
+        ("restart", {"service": "db"}, "approval")
+    ]

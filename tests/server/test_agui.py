@@ -270,6 +270,10 @@ def test_inputs_the_server_cannot_serve_are_400_naming_the_field(live: Live) -> 
             "forwardedProps.onDisconnect",
         ),
         (
+            {**base, "messages": user, "tools": [{"name": "refund", "description": "mine"}]},
+            "tools.0.name",
+        ),
+        (
             {**base, "messages": [{"id": "u", "role": "user", "content": [{"type": "image"}]}]},
             "messages",
         ),

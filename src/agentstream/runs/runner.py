@@ -112,6 +112,7 @@ class Runner:
         answers = request.answers or None
         if answers is None and not request.message:
             raise RefusedRequest("message", "a message, or answers to pending tool calls")
+        self._check_client_tools(request)
         conversation_id, title, first_run = request.conversation_id, None, False
         history = list(request.history or ())
         payloads: list[Any] = []
@@ -166,6 +167,23 @@ class Runner:
         self._runs.add(task)
         task.add_done_callback(self._runs.discard)
         return session
+
+    def _check_client_tools(self, request: RunRequest) -> None:
+        """Refuse frontend tools whose names are taken: by another of the request's, or by a
+        server tool (in any scope), whose calls would otherwise be ambiguous."""
+        toolset = self.agent.toolset
+        server = {t.name for t in toolset.resolve(toolset.scopes)}
+        seen: set[str] = set()
+        for position, client in enumerate(request.client_tools):
+            if not client.name:
+                raise RefusedRequest(f"tools.{position}.name", "a tool needs a name")
+            if client.name in server:
+                raise RefusedRequest(
+                    f"tools.{position}.name", f"{client.name!r} is the name of a server tool"
+                )
+            if client.name in seen:
+                raise RefusedRequest(f"tools.{position}.name", f"{client.name!r} is given twice")
+            seen.add(client.name)
 
     async def _prepare(
         self,
