@@ -47,7 +47,7 @@ SCRIPT: dict[str, Any] = {
                         {"name": "get_weather", "id": "w1", "arguments": {"city": "Paris"}}
                     ],
                 },
-                {"text": ["It is ", "sunny."]},
+                {"text": ["It is ", "sunny."], "usage": {"input_tokens": 40, "output_tokens": 8}},
             ],
         },
         {
@@ -168,6 +168,16 @@ def test_text_reasoning_and_a_server_tool_pass_the_clients_verification(live: Li
     events = out["events"]
     assert events[1]["snapshot"] == {"unit": "celsius"}
     assert out["result"] == {"message": "Let me check.\n\nIt is sunny."}
+    finished = next(e for e in events if e["type"] == "RUN_FINISHED")
+    assert finished["usage"] == [
+        {
+            "provider": "scripted",
+            "model": "script",
+            "inputTokens": 40,
+            "outputTokens": 8,
+            "totalTokens": 48,
+        }
+    ]
     by_role = [(m["role"], m.get("content")) for m in out["messages"]]
     assert ("user", "Thanks") in by_role and by_role[-1] == ("assistant", "You are welcome.")
     called = [m for m in out["messages"] if m.get("toolCalls")]

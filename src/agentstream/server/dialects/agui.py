@@ -60,6 +60,7 @@ from ag_ui.core import (
     StepStartedEvent,
     TextMessageEndEvent,
     TextMessageStartEvent,
+    TokenUsage,
     ToolCallEndEvent,
     ToolCallResultEvent,
     ToolCallStartEvent,
@@ -139,7 +140,7 @@ class AgUiEncoder:
     every start has its end before ``RUN_FINISHED``, as the client's event verification
     requires, however the run ended."""
 
-    __slots__ = ("_calls", "_delta", "_message", "_options", "_part", "_step")
+    __slots__ = ("_calls", "_delta", "_message", "_model", "_options", "_part", "_step")
 
     def __init__(self, options: StreamOptions) -> None:
         self._options = options
@@ -148,6 +149,7 @@ class AgUiEncoder:
         self._message: str | None = None  # the turn's latest text message (tool call parent)
         self._delta: tuple[str, str] = ("", "")
         self._calls: dict[str, bool] = {}  # call id -> started in this stream and still open
+        self._model: str | None = None  # "provider:model", for RUN_FINISHED's usage
 
     def encode(self, event: RunEvent) -> Sequence[Frame]:
         if isinstance(event, TextDelta | ReasoningDelta):  # the per-delta path
@@ -157,7 +159,8 @@ class AgUiEncoder:
             case ToolCallDelta(call_id=call_id, delta=delta):
                 data = '{"type":"TOOL_CALL_ARGS","toolCallId":' + quote(call_id)
                 return (("TOOL_CALL_ARGS", data + ',"delta":' + quote(delta) + "}"),)
-            case RunStarted():
+            case RunStarted(model=model):
+                self._model = model
                 frames = [_frame(RunStartedEvent(thread_id=self._thread, run_id=self._run))]
                 if "state" in self._options:
                     frames.append(_frame(StateSnapshotEvent(snapshot=self._options["state"])))
@@ -291,7 +294,27 @@ class AgUiEncoder:
             run_id=self._run,
             result={"message": event.message} if event.message else None,
             outcome=outcome,
+            usage=self._usage(event),
         )
+
+    def _usage(self, event: RunCompleted) -> list[TokenUsage] | None:
+        """The run's token counts, one entry for its model (absent when none were reported)."""
+        usage = event.usage
+        if not usage.total_tokens:
+            return None
+        provider, _, model = (self._model or "").partition(":")
+        return [
+            TokenUsage(
+                provider=provider or None,
+                model=model or None,
+                input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens,
+                total_tokens=usage.total_tokens,
+                reasoning_tokens=usage.reasoning_tokens or None,
+                cached_input_tokens=usage.cache_read_tokens or None,
+                cache_write_input_tokens=usage.cache_write_tokens or None,
+            )
+        ]
 
 
 def _result_id(call_id: str) -> str:
