@@ -446,7 +446,7 @@ def router(server: ServerContext) -> APIRouter:
             raise bad_request("body", "expected a JSON RunAgentInput") from None
         body = parse_input(data)
         options: dict[str, Any] = {"thread_id": body.thread_id, "run_id": body.run_id}
-        if body.state is not None:
+        if body.state not in (None, {}):  # HttpAgent sends {} when the app has no state
             options["state"] = body.state
         return await stream_run(
             server,
