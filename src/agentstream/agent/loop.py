@@ -6,6 +6,10 @@ results back, repeat until a turn asks for none.
 (``run.py``) owns the task it runs in and hands the events to the consumer. Failures end the
 run with one terminal event: ``run_failed`` for a provider error, the turn limit or a bug,
 ``run_cancelled`` when the run's cancel token fires.
+
+A turn that calls a frontend tool or a tool that needs approval runs its other calls and ends
+the run (``run_completed`` with ``pending_calls``); a run whose history ends with such an open
+turn starts by completing it from ``RunInput.answers`` (see :mod:`agentstream.pending`).
 """
 
 from __future__ import annotations
