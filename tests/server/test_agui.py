@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from ag_ui.core import (
+    RunAgentInput,
     RunFinishedEvent,
     RunFinishedInterruptOutcome,
     TextMessageContentEvent,
@@ -24,8 +25,10 @@ from ag_ui.encoder import EventEncoder
 from agentstream import Agent, tool
 from agentstream.events import ReasoningDelta, RunCompleted, TextDelta, ToolCallDelta
 from agentstream.messages import PendingToolCall
+from agentstream.pending import ClientToolResult
+from agentstream.principal import Principal
 from agentstream.providers.scripted import ScriptedProvider
-from agentstream.server.dialects.agui import AgUiEncoder
+from agentstream.server.dialects.agui import AgUiEncoder, to_run_request
 from agentstream.store import SqlConversationStore, create_engine, upgrade
 from tests.agent.pending_helpers import Refunds, vendor_problem
 from tests.server.conftest import Serve
@@ -315,3 +318,52 @@ def test_frames_are_what_the_packages_encoder_writes() -> None:
     event = RunFinishedEvent.model_validate_json(finished)
     assert isinstance(event.outcome, RunFinishedInterruptOutcome)
     assert parse_sse(f"data: {finished}\n\n")[0].data["outcome"]["interrupts"][0]["id"] == "x"
+
+
+def test_only_what_follows_the_last_assistant_message_is_read() -> None:
+    alice = Principal(user_id="alice")
+    body = RunAgentInput.model_validate(
+        {
+            "threadId": "t",
+            "runId": "r",
+            "messages": [
+                {"id": "1", "role": "user", "content": "old question"},
+                {
+                    "id": "2",
+                    "role": "assistant",
+                    "toolCalls": [
+                        {
+                            "id": "a",
+                            "type": "function",
+                            "function": {"name": "x", "arguments": "{}"},
+                        },
+                        {
+                            "id": "b",
+                            "type": "function",
+                            "function": {"name": "y", "arguments": "{}"},
+                        },
+                    ],
+                },
+                {"id": "a-result", "role": "tool", "toolCallId": "a", "content": "from the server"},
+                {
+                    "id": "3",
+                    "role": "tool",
+                    "toolCallId": "b",
+                    "content": "",
+                    "error": "denied by OS",
+                },
+                {"id": "4", "role": "user", "content": [{"type": "text", "text": "Also"}]},
+                {"id": "5", "role": "user", "content": "this"},
+            ],
+            "context": [{"description": "page", "value": "/billing"}],
+        }
+    )
+    request = to_run_request(body, alice)
+    assert request.message == "Also\n\nthis"
+    assert request.answers is not None
+    assert request.answers.results == (
+        ClientToolResult(call_id="b", content='{"error": "denied by OS"}', is_error=True),
+    )
+    assert request.context == [{"description": "page", "value": "/billing"}]
+    assert request.conversation_id == to_run_request(body, alice).conversation_id
+    assert request.conversation_id != to_run_request(body, Principal(user_id="bob")).conversation_id

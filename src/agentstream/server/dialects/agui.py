@@ -375,8 +375,8 @@ def _new_messages(body: RunAgentInput) -> tuple[str, tuple[ClientToolResult, ...
         start -= 1
     for position in range(start, len(body.messages)):
         found = body.messages[position]
-        if found.role == "user":
-            text = [_text(found.content, f"messages.{position}.content")]
+        if found.role == "user":  # several in a row (sent while a run streamed) are one turn
+            text.append(_text(found.content, f"messages.{position}.content"))
         elif found.role == "tool" and found.id != _result_id(found.tool_call_id):
             # (a tool message the server streamed itself is a result it already has)
             content = _text(found.content, f"messages.{position}.content")
@@ -388,7 +388,7 @@ def _new_messages(body: RunAgentInput) -> tuple[str, tuple[ClientToolResult, ...
                     is_error=bool(error),
                 )
             )
-    return "".join(text), tuple(results)
+    return "\n\n".join(t for t in text if t), tuple(results)
 
 
 def _text(content: Any, field: str) -> str:
