@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything the project needs, idempotently: a pinned uv, the locked Python
 # environment (.venv), and, when asked, the web UI build and the browser for end-to-end tests.
-#   scripts/setup.sh          Python environment, web UI build, the AI SDK client the tests run
+#   scripts/setup.sh          Python environment + web UI build
 #   scripts/setup.sh --test   the same, plus test-only system packages (Chromium)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,10 +20,9 @@ if [ -f web/package.json ]; then
   (cd web && npm run --silent build)
 fi
 
-# The AI SDK's own client, which the tests run against the server (tests/server/test_aisdk.py).
-aisdk=tests/server/aisdk
-if [ ! -d $aisdk/node_modules ] || [ $aisdk/package-lock.json -nt $aisdk/node_modules/.package-lock.json ]; then
-  (cd $aisdk && npm ci --no-audit --no-fund --loglevel=error)
+# The official protocol clients the tests run in Node (AG-UI's @ag-ui/client, the AI SDK's ai), pinned.
+if [ ! -d tests/js/node_modules ] || [ tests/js/package-lock.json -nt tests/js/node_modules/.package-lock.json ]; then
+  (cd tests/js && npm ci --no-audit --no-fund --loglevel=error)
 fi
 
 if [ "${1:-}" = "--test" ] && ! command -v chromium >/dev/null 2>&1; then

@@ -19,6 +19,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, TypeAdapter
 
+from agentstream.messages import PendingToolCall
+
 __all__ = [
     "RUN_EVENT_ADAPTER",
     "TERMINAL_EVENTS",
@@ -346,7 +348,12 @@ class RunWarning:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunCompleted:
     """The run answered. ``message`` is the final answer text; the fields after it are filled by
-    the response layers above the loop (``agentstream.chat``, the store)."""
+    the response layers above the loop (``agentstream.chat``, the store).
+
+    ``pending_calls`` is not empty when the run stopped at tool calls it does not run itself:
+    frontend tools (``waiting_for="client"``) and calls that need a person's approval
+    (``"approval"``). The conversation continues with the run that answers them (see
+    :mod:`agentstream.pending`)."""
 
     run_id: str
     seq: int
@@ -360,6 +367,7 @@ class RunCompleted:
     raw_response: str | None = None
     diagnostics: dict[str, Any] | None = None
     conversation: dict[str, Any] | None = None
+    pending_calls: tuple[PendingToolCall, ...] = ()
     type: Literal["run_completed"] = "run_completed"
 
 

@@ -1,5 +1,5 @@
 """``ai-sdk``: the Vercel AI SDK's own client (``DefaultChatTransport``, ``readUIMessageStream``,
-from ``tests/server/aisdk``) against a real server, and the request errors it can meet."""
+from ``tests/js``) against a real server, and the request errors it can meet."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from tests.server.helpers import LiveServer, stream_text
 
 PATH = "/ai-sdk/chat"
 NODE = shutil.which("node") or "/usr/bin/node"
-CLIENT = Path(__file__).parent / "aisdk" / "chat_client.mjs"
+CLIENT = Path(__file__).parent.parent / "js" / "aisdk_client.mjs"
 
 
 @tool

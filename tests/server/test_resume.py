@@ -29,6 +29,10 @@ DIALECTS: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     "tray": ("/api/chat/stream", {"message": "go"}),
     "agent": ("/agent/stream", {"message": "go"}),
+    "agui": (
+        "/ag-ui",
+        {"threadId": "t", "runId": "r", "messages": [{"id": "m", "role": "user", "content": "go"}]},
+    ),
     "ai-sdk": (
         "/ai-sdk/chat",
         {"id": "chat-1", "messages": [{"role": "user", "parts": [{"type": "text", "text": "go"}]}]},
@@ -169,15 +173,11 @@ def test_two_followers_on_two_workers_see_the_whole_run(serve: Serve, prefix: st
 
 
 def test_each_protocol_cancels_on_disconnect_unless_told_to_detach(serve: Serve) -> None:
-    """Default: a client that hangs up stops its run (the AI SDK's clients resume instead:
-    that dialect detaches). The chat tray's ``detach`` flag (what the web UI sends) keeps it
-    going; so does ``AGENTSTREAM_ON_DISCONNECT=detach``."""
-    policies = {dialect.name: dialect.on_disconnect for dialect in BUILT_IN}
-    assert policies == {
-        "ichor": "cancel",
-        "playground": "cancel",
-        "tray": "cancel",
-        "agent": "cancel",
+    """Default: a client that hangs up stops its run (AG-UI's client cannot reconnect, and
+    the AI SDK's resumes, so their runs go on by default). The chat tray's ``detach`` flag
+    (what the web UI sends) keeps it going; so does ``AGENTSTREAM_ON_DISCONNECT=detach``."""
+    assert {d.name: d.on_disconnect for d in BUILT_IN if d.on_disconnect != "cancel"} == {
+        "agui": "detach",
         "ai-sdk": "detach",
     }
 
@@ -374,11 +374,14 @@ def test_nothing_outlives_a_run(serve: Serve, prefix: str) -> None:
 def test_an_ai_sdk_chat_is_stopped_from_the_other_worker(serve: Serve, prefix: str) -> None:
     a, b = two_workers(serve, prefix)
     path, body = DIALECTS["ai-sdk"]
-    with a.client() as client_a, b.client() as client_b:
-        with client_a.stream("POST", path, json=body) as response:
-            lines = response.iter_lines()
-            assert any('"text-delta"' in line for line in lines)
-            stop = client_b.post("/ai-sdk/chat/chat-1/stop")
-            rest = [line[6:] for line in lines if line.startswith("data: ")]
+    with (
+        a.client() as client_a,
+        b.client() as client_b,
+        client_a.stream("POST", path, json=body) as response,
+    ):
+        lines = response.iter_lines()
+        assert any('"text-delta"' in line for line in lines)
+        stop = client_b.post("/ai-sdk/chat/chat-1/stop")
+        rest = [line[6:] for line in lines if line.startswith("data: ")]
     assert stop.status_code == 202
     assert rest[-2:] == ['{"type":"abort","reason":"user_cancelled"}', "[DONE]"]

@@ -14,6 +14,7 @@ from typing import Any, Literal, Protocol
 
 from agentstream.events import Payload, RunCompleted
 from agentstream.messages import Message
+from agentstream.pending import Answers
 from agentstream.principal import Principal
 
 __all__ = ["ConversationNotFound", "ConversationStore", "RunStatus", "StartedRun"]
@@ -46,17 +47,24 @@ class ConversationStore(Protocol):
         *,
         run_id: str,
         conversation_id: str | None,
-        user_message: str,
+        user_message: str | None,
         model: str | None = None,
         metadata: dict[str, Any] | None = None,
         create_if_missing: bool = False,
+        answers: Answers | None = None,
         replace_last_run: bool = False,
     ) -> StartedRun:
         """Commit the user message (creating the conversation when ``conversation_id`` is None,
         or when it is unknown and ``create_if_missing``) and return the prior history.
-        ``replace_last_run`` first removes the conversation's latest run, its user message
-        and its answer (a client asking for the answer again). Raises
-        :class:`ConversationNotFound` for another user's or tenant's conversation."""
+        Raises :class:`ConversationNotFound` for another user's or tenant's conversation.
+
+        With ``answers`` the history must end with an open turn they answer (else
+        :class:`~agentstream.pending.InvalidAnswers`, checked in the same transaction, so
+        two requests cannot both answer one call): the
+        :func:`~agentstream.pending.answered_message` is committed before the user message,
+        which may then be ``None``. ``replace_last_run`` first removes the conversation's
+        latest run, its user message and its answer (a client asking for the answer
+        again)."""
         ...
 
     async def append_messages(

@@ -83,6 +83,7 @@ _RESULT_FIELDS = (
     "suggested_values",
     "suggested_actions",
     "custom_payload",
+    "pending_calls",
 )
 
 

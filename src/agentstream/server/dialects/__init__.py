@@ -6,6 +6,7 @@
 | ``playground`` | data playground    | ``POST /api/chat/agent-chat/stream`` | named SSE or NDJSON |
 | ``tray``       | chat tray          | ``POST /api/chat/stream``            | typed ``data:`` SSE |
 | ``agent``      | ops agent          | ``POST /agent/stream``               | typed ``data:`` SSE |
+| ``agui``       | AG-UI (CopilotKit) | ``POST /ag-ui``                      | typed ``data:`` SSE |
 | ``aisdk``      | Vercel AI SDK UI   | ``POST /ai-sdk/chat``                | typed ``data:`` SSE |
 
 Typed ``data:`` SSE carries the event's ``type`` inside its JSON. Each module declares
@@ -13,7 +14,7 @@ itself as a :class:`~agentstream.server.dialects.declaration.Dialect` (``DIALECT
 server serves the dialects it is given, by default :data:`BUILT_IN`.
 """
 
-from agentstream.server.dialects import agent, aisdk, ichor, playground, tray
+from agentstream.server.dialects import agent, agui, aisdk, ichor, playground, tray
 from agentstream.server.dialects.declaration import Dialect, StreamOptions, UnknownDialect
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "StreamOptions",
     "UnknownDialect",
     "agent",
+    "agui",
     "aisdk",
     "ichor",
     "playground",
@@ -33,5 +35,6 @@ BUILT_IN: tuple[Dialect, ...] = (
     playground.DIALECT,
     tray.DIALECT,
     agent.DIALECT,
+    agui.DIALECT,
     aisdk.DIALECT,
 )
