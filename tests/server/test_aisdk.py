@@ -384,3 +384,126 @@ def test_regenerate_while_an_answer_is_in_progress_is_refused(
         rest = [line for line in frames if line.startswith("data: ")]
     assert rest[-1] == "data: [DONE]"
     assert json.loads(rest[-2][6:]) == {"type": "abort", "reason": "user_cancelled"}
+
+
+CHAT = Path(__file__).parent.parent / "js" / "aisdk_chat.mjs"
+
+
+@tool(requires_approval=True)
+def refund(order: str) -> dict[str, Any]:
+    """Refund an order (a person approves it first)."""
+    return {"order": order, "refunded": True}
+
+
+APPROVAL_SCRIPT = {
+    "rules": [
+        {
+            "match": "refund",
+            "turns": [
+                {
+                    "text": ["I'll refund it."],
+                    "tool_calls": [{"id": "r1", "name": "refund", "arguments": {"order": "A7"}}],
+                },
+                {"text": ["Done."]},
+            ],
+        }
+    ]
+}
+
+
+def approval_chat(live: LiveServer, chat_id: str, approve: bool, reason: str = "") -> Any:
+    plan = json.dumps(
+        {"chatId": chat_id, "text": "Please refund A7", "approve": approve, "reason": reason}
+    )
+    result = subprocess.run(
+        [NODE, str(CHAT), plan],
+        capture_output=True,
+        text=True,
+        env={"BASE_URL": live.url, "PATH": "/usr/bin:/bin"},
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+@pytest.fixture
+def approval_server(serve: Serve, store: Any) -> tuple[LiveServer, ScriptedProvider]:
+    from agentstream.store import upgrade
+
+    provider = ScriptedProvider(APPROVAL_SCRIPT)
+    live = serve(Agent(model=provider, tools=[refund]), store=store)
+    live.call(upgrade(store.engine), timeout=60)
+    return live, provider
+
+
+def test_a_tool_waits_for_approval_and_the_chat_continues_when_approved(
+    approval_server: tuple[LiveServer, ScriptedProvider],
+) -> None:
+    live, provider = approval_server
+    found = approval_chat(live, "chat-approve", approve=True)
+    assert found["errors"] == []
+    asked = found["afterAsk"][-1]
+    refund_part = next(p for p in asked["parts"] if p["type"] == "tool-refund")
+    assert refund_part["state"] == "approval-requested"
+    assert refund_part["input"] == {"order": "A7"}
+    assert refund_part["approval"] == {"id": "r1"}
+    # The SDK sent the approval by itself, and the answer went on in the same message.
+    assert [r.get("trigger") for r in found["requests"]] == ["submit-message"] * 2
+    messages = found["afterAnswer"]
+    assert [m["role"] for m in messages] == ["user", "assistant"]
+    assert messages[1]["id"] == asked["id"]
+    done = next(p for p in messages[1]["parts"] if p["type"] == "tool-refund")
+    assert done["state"] == "output-available"
+    assert done["output"] == {"order": "A7", "refunded": True}
+    assert messages[1]["parts"][-1]["text"] == "Done."
+    assert [m["content"] for m in stored(live)["messages"]][0] == "Please refund A7"
+
+
+def test_a_denied_tool_is_output_denied_and_the_model_reads_the_reason(
+    approval_server: tuple[LiveServer, ScriptedProvider],
+) -> None:
+    live, provider = approval_server
+    found = approval_chat(live, "chat-deny", approve=False, reason="Not this one")
+    assert found["errors"] == []
+    messages = found["afterAnswer"]
+    denied = next(p for p in messages[-1]["parts"] if p["type"] == "tool-refund")
+    assert denied["state"] == "output-denied"
+    assert denied["approval"]["approved"] is False
+    result = provider.requests[-1].messages[-1]
+    assert "Not this one" in result.results[0].content
+
+
+def responded(call_id: Any, approval: Any) -> dict[str, Any]:
+    part = {"type": "tool-refund", "toolCallId": call_id, "state": "approval-responded"}
+    return {"id": "a1", "role": "assistant", "parts": [part | {"approval": approval}]}
+
+
+@pytest.mark.parametrize(
+    ("last", "field", "detail"),
+    [
+        (
+            responded("r9", {"id": "r9", "approved": True}),
+            "messages.1.parts",
+            "no tool calls are waiting for an answer",
+        ),
+        (responded("r9", {"id": "r9"}), "messages.1.parts.0.approval", None),
+        (
+            responded("r9", {"approved": True, "reason": 3}),
+            "messages.1.parts.0.approval.reason",
+            None,
+        ),
+        (responded(None, {"approved": True}), "messages.1.parts.0.toolCallId", None),
+    ],
+)
+def test_approval_responses_that_do_not_fit_name_the_field(
+    server: tuple[LiveServer, ScriptedProvider], last: Any, field: str, detail: str | None
+) -> None:
+    live, _ = server
+    body = {"id": "chat-bad", "messages": [user("Please refund A7"), last]}
+    with live.client() as client:
+        response = client.post(PATH, json=body)
+    assert response.status_code == 400, response.text
+    assert response.json()["field"] == field
+    if detail is not None:
+        assert response.json()["detail"] == f"{field}: {detail}"

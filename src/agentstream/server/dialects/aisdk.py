@@ -3,16 +3,18 @@
 ``POST /ai-sdk/chat`` takes what the SDK's ``DefaultChatTransport`` posts: ``id`` (the
 conversation, the client's own id), ``messages`` (UI messages with ``parts``), ``trigger``
 (``submit-message`` or ``regenerate-message``) and ``messageId``. The server's stored
-conversation is the history; of ``messages`` only the last one is read, the user's new message
-(its text parts). ``regenerate-message`` answers that message again in place of the stored
-answer. The answer is ``data: {json}`` SSE with the header ``x-vercel-ai-ui-message-stream:
-v1``, ending with ``data: [DONE]``:
+conversation is the history; of ``messages`` only the last one is read: the user's new message
+(its text parts), or the assistant message whose tool parts carry approval responses
+(``addToolApprovalResponse``), which the answer then continues. ``regenerate-message`` answers
+the last user message again in place of the stored answer. The answer is ``data: {json}``
+SSE with the header ``x-vercel-ai-ui-message-stream: v1``, ending with ``data: [DONE]``:
 
-``start {messageId}`` (the run's id), ``start-step``/``finish-step`` around each model turn
+``start {messageId}`` (the run's id, or the message an approval answer continues), ``start-step``/``finish-step`` around each model turn
 and its tools, ``text-start/-delta/-end`` and ``reasoning-start/-delta/-end`` (ids
 ``text-N``/``reasoning-N``), ``tool-input-start``, ``tool-input-delta`` (the arguments' JSON
 as the model writes it), ``tool-input-available`` (or ``tool-input-error`` for arguments that
-are not JSON), ``tool-output-available`` or ``tool-output-error``, ``data-<kind>`` for
+are not JSON), ``tool-output-available``, ``tool-output-error`` or ``tool-output-denied``,
+``tool-approval-request`` for a call that waits for a person, ``data-<kind>`` for
 payloads (``id``: the payload's id), ``data-tool-progress`` (one part per call, updated in
 place), a transient ``data-warning``, ``message-metadata {usage}`` after each model turn,
 then ``finish {finishReason, messageMetadata}`` or ``error {errorText}`` + ``finish
@@ -57,8 +59,9 @@ from agentstream.events import (
     Usage,
     UsageEvent,
 )
+from agentstream.pending import Answers, ApprovalDecision
 from agentstream.principal import Principal
-from agentstream.runs import RunRequest
+from agentstream.runs import RunNotFound, RunRequest
 from agentstream.server.context import ServerContext
 from agentstream.server.dialects.base import (
     DialectDefaults,
@@ -117,12 +120,9 @@ class AiSdkChatRequest(RequestModel):
 def new_message(body: AiSdkChatRequest) -> str:
     """The text of the user's new message: the last message's text parts, joined."""
     last = len(body.messages) - 1
-    message = body.messages[last]
-    if message.role != "user":
-        raise bad_request(f"messages.{last}.role", "the last message must be the user's")
     texts = [
         part["text"]
-        for part in message.parts
+        for part in body.messages[last].parts
         if part.get("type") == "text" and isinstance(part.get("text"), str)
     ]
     text = "".join(texts)
@@ -131,17 +131,69 @@ def new_message(body: AiSdkChatRequest) -> str:
     return text
 
 
+def approval_responses(body: AiSdkChatRequest) -> tuple[ApprovalDecision, ...]:
+    """The answers ``addToolApprovalResponse`` put in the last (assistant) message: its tool
+    parts in state ``approval-responded``."""
+    last = len(body.messages) - 1
+    decisions = []
+    for position, part in enumerate(body.messages[last].parts):
+        kind = part.get("type")
+        if not (isinstance(kind, str) and kind.startswith(("tool-", "dynamic-tool"))):
+            continue
+        if part.get("state") != "approval-responded":
+            continue
+        field = f"messages.{last}.parts.{position}"
+        approval, call_id = part.get("approval"), part.get("toolCallId")
+        if not isinstance(call_id, str) or not call_id:
+            raise bad_request(f"{field}.toolCallId", "expected the tool call's id")
+        if not (isinstance(approval, dict) and isinstance(approval.get("approved"), bool)):
+            raise bad_request(f"{field}.approval", 'expected {"approved": true|false, ...}')
+        reason = approval.get("reason")
+        if reason is not None and not isinstance(reason, str):
+            raise bad_request(f"{field}.approval.reason", "expected a string")
+        decisions.append(
+            ApprovalDecision(call_id=call_id, approved=approval["approved"], reason=reason)
+        )
+    if not decisions:
+        raise bad_request(
+            f"messages.{last}.role",
+            "the last message must be the user's, or the assistant's with tool approval responses",
+        )
+    return tuple(decisions)
+
+
 def to_run_request(body: AiSdkChatRequest, principal: Principal) -> RunRequest:
+    """A user message, or (the last message is the assistant's) the approval responses that
+    continue its answer."""
+    answers = None
+    if body.messages[-1].role == "user":
+        message = new_message(body)
+    else:
+        message, answers = "", Answers(decisions=approval_responses(body))
     return RunRequest(
-        message=new_message(body),
+        message=message,
         principal=principal,
         conversation_id=client_conversation_id(principal, body.id, "id"),
         create_conversation=True,
+        answers=answers,
         replace_last_run=body.trigger == "regenerate-message",
         metadata={"client_conversation_id": body.id},
         max_turns=DEFAULTS.max_turns,
         suggestions=DEFAULTS.suggestions,
     )
+
+
+def stream_options(body: AiSdkChatRequest, request: RunRequest) -> dict[str, Any]:
+    """What the encoder needs to continue an answer after approval responses: the client's
+    message (the stream adds to it) and which of its calls were answered, which denied."""
+    if request.answers is None:
+        return {}
+    decisions = request.answers.decisions
+    return {
+        "message_id": body.messageId or body.messages[-1].id or None,
+        "answered": [d.call_id for d in decisions],
+        "denied": [d.call_id for d in decisions if not d.approved],
+    }
 
 
 def _usage(usage: Usage) -> dict[str, int]:
@@ -159,12 +211,17 @@ class AiSdkEncoder:
     """Canonical events as UI message chunks. The text and reasoning delta frames are a
     prefix built once per part (its id is in it) and the delta's JSON string."""
 
-    def __init__(self) -> None:
+    def __init__(self, options: StreamOptions | None = None) -> None:
+        options = options or {}
         self._delta_prefix = ""  # '{"type":"text-delta","id":"text-N","delta":' of the open part
         self._text_open = False
         self._step_open = False
-        self._started: set[str] = set()  # calls whose tool-input-start went out
         self._usage = Usage()
+        self._message_id: str | None = options.get("message_id")
+        self._started: set[str] = set()  # calls whose tool-input-start went out
+        # Calls this request answers (approved or denied): the client's message has them.
+        self._answered: frozenset[str] = frozenset(options.get("answered") or ())
+        self._denied: frozenset[str] = frozenset(options.get("denied") or ())
 
     def encode(self, event: RunEvent) -> Sequence[Frame]:
         match event:
@@ -183,7 +240,8 @@ class AiSdkEncoder:
                 self._text_open = False
                 return ((kind, '{"type":"' + kind + '-end","id":' + quote(f"{kind}-{part}") + "}"),)
             case RunStarted(run_id=run_id):
-                return (("start", dumps({"type": "start", "messageId": run_id})),)
+                start = {"type": "start", "messageId": self._message_id or run_id}
+                return (("start", dumps(start)),)
             case TurnStarted():
                 self._step_open = True
                 return (_START_STEP,)
@@ -229,13 +287,28 @@ class AiSdkEncoder:
                     "transient": True,
                 }
                 return (("data", dumps(warning)),)
-            case RunCompleted():
+            case RunCompleted(pending_calls=pending):
+                # Calls waiting for a person: the client shows them for approval.
+                requests = [
+                    (
+                        "tool",
+                        dumps(
+                            {
+                                "type": "tool-approval-request",
+                                "approvalId": p.call_id,
+                                "toolCallId": p.call_id,
+                            }
+                        ),
+                    )
+                    for p in pending
+                    if p.waiting_for == "approval"
+                ]
                 finish = {
                     "type": "finish",
-                    "finishReason": "stop",
+                    "finishReason": "tool-calls" if requests else "stop",
                     "messageMetadata": self._metadata(),
                 }
-                return (*self._close_step(), ("finish", dumps(finish)), _DONE)
+                return (*self._close_step(), *requests, ("finish", dumps(finish)), _DONE)
             case RunFailed(message=message):
                 return (*self._close_step(), *self.fail(message))
             case RunCancelled(reason=reason):
@@ -274,6 +347,8 @@ class AiSdkEncoder:
         return (_FINISH_STEP,)
 
     def _tool_input(self, event: ToolCallArgs) -> Sequence[Frame]:
+        if event.call_id in self._answered:
+            return ()  # an approved call about to run: the client has its input
         frames: list[Frame] = []
         if event.call_id not in self._started:  # a call the model did not stream
             self._started.add(event.call_id)
@@ -300,6 +375,8 @@ class AiSdkEncoder:
 
     def _tool_output(self, event: ToolCallFinished) -> Sequence[Frame]:
         self._started.discard(event.call_id)
+        if event.call_id in self._denied:
+            return (("tool", dumps({"type": "tool-output-denied", "toolCallId": event.call_id})),)
         if event.is_error:
             error = event.error.message if event.error is not None else event.result
             data = {"type": "tool-output-error", "toolCallId": event.call_id, "errorText": error}
@@ -332,7 +409,14 @@ def router(server: ServerContext) -> APIRouter:
         if request.replace_last_run and await active_run(body.id, principal) is not None:
             # Replacing an answer still being written would pull the rows from under it.
             raise ApiError(409, "An answer is in progress in this chat: stop it first")
-        return await stream_run(server, request, DIALECT, conversation_field="id")
+        return await stream_run(
+            server,
+            request,
+            DIALECT,
+            stream_options(body, request),
+            conversation_field="id",
+            answers_field=f"messages.{len(body.messages) - 1}.parts",
+        )
 
     async def active_run(chat_id: str, principal: Principal) -> str | None:
         conversation_id = client_conversation_id(principal, chat_id, "id")
@@ -351,8 +435,12 @@ def router(server: ServerContext) -> APIRouter:
         run_id = await active_run(id, principal)
         if run_id is None:
             return Response(status_code=204)
-        response = await continue_stream(server, run_id, principal, -1, DIALECT, {})
-        return response
+        try:
+            reader = await server.runner.broker.reader_of(run_id, principal)
+        except RunNotFound:  # it ended and expired in between
+            return Response(status_code=204)
+        options = (reader or {}).get("options") or {}
+        return await continue_stream(server, run_id, principal, -1, DIALECT, options)
 
     @api.post(
         STOP_PATH,
@@ -372,7 +460,7 @@ def router(server: ServerContext) -> APIRouter:
 
 
 def _stream(options: StreamOptions) -> tuple[Encoder, WireFormat]:
-    return AiSdkEncoder(), SSE_DATA
+    return AiSdkEncoder(options), SSE_DATA
 
 
 DIALECT = Dialect(
