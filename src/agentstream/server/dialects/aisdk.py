@@ -12,13 +12,14 @@ SSE with the header ``x-vercel-ai-ui-message-stream: v1``, ending with ``data: [
 ``start {messageId}`` (the run's id, or the message an approval answer continues),
 ``start-step``/``finish-step`` around each model turn and its tools, ``text-start/-delta/-end``
 and ``reasoning-start/-delta/-end`` (ids ``text-N``/``reasoning-N``), ``tool-input-start``,
-``tool-input-delta`` (the arguments' JSON as the model writes it), ``tool-input-available``
-(or ``tool-input-error`` for arguments that are not JSON), ``tool-output-available``, ``tool-output-error`` or ``tool-output-denied``,
-``tool-approval-request`` for a call that waits for a person, ``data-<kind>`` for
-payloads (``id``: the payload's id), ``data-tool-progress`` (one part per call, updated in
-place), a transient ``data-warning``, ``message-metadata {usage}`` after each model turn,
-then ``finish {finishReason, messageMetadata}`` or ``error {errorText}`` + ``finish
-{finishReason: "error"}`` or ``abort {reason}``.
+``tool-input-delta`` (the arguments' JSON as the model writes it), ``tool-input-available`` (or
+``tool-input-error`` for arguments that are not JSON), ``tool-output-available``,
+``tool-output-error`` or ``tool-output-denied``, ``tool-approval-request`` for a call that
+waits for a person, ``data-<kind>`` for payloads (``id``: the payload's id),
+``data-tool-progress`` (one part per call, updated in place), a transient ``data-warning``,
+``message-metadata {usage}`` after each model turn, then ``finish {finishReason,
+messageMetadata}`` or ``error {errorText}`` + ``finish {finishReason: "error"}`` or ``abort
+{reason}``.
 
 A client that hangs up leaves the run going (it is stored when it ends):
 ``GET /ai-sdk/chat/{id}/stream`` (the transport's ``reconnectToStream``) replays the
