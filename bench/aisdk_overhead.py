@@ -32,16 +32,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import re
 import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from stream_overhead import cpu_ns
+from stream_overhead import cpu_ns, spawn
 
 if TYPE_CHECKING:
     import httpx  # the measuring side only: the pydantic-ai environment need not have it
@@ -151,10 +149,10 @@ async def measure(kind: str, python: str, streams: int, count: int, pace: float)
     import httpx
 
     command = [python, str(Path(__file__)), "--serve", kind]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    process = spawn(command)
     try:
         assert process.stdout is not None
-        port = int(process.stdout.readline())
+        port = int(await asyncio.to_thread(process.stdout.readline))
         path = PATHS[kind]
         limits = httpx.Limits(max_connections=streams + 1)
         base = f"http://127.0.0.1:{port}"
@@ -174,7 +172,7 @@ async def measure(kind: str, python: str, streams: int, count: int, pace: float)
         return spent / sum(delivered) / 1e3
     finally:
         process.terminate()
-        process.wait(10)
+        await asyncio.to_thread(process.wait, 10)
 
 
 async def main_async(args: argparse.Namespace) -> None:
