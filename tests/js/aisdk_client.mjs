@@ -5,9 +5,10 @@
 //
 // node chat_client.mjs '<plan>' with BASE_URL set. The plan: {"chatId", "steps": [...]};
 // a step is {"send": "text"} (optionally "dropAfter" or "stopAfter": a number of text
-// deltas), {"regenerate": true} or {"resume": true}. Prints one JSON result per step:
-// {"chunks": [...], "message": {...} | null, "errors": [...], "status"?}.
-import { DefaultChatTransport, readUIMessageStream } from 'ai';
+// deltas), {"regenerate": true}, {"resume": true} or {"load": true} (the chat's stored
+// messages, checked by the SDK's own validation). Prints one JSON result per step:
+// {"chunks": [...], "message": {...} | null, "errors": [...], "status"?, "messages"?}.
+import { DefaultChatTransport, readUIMessageStream, safeValidateUIMessages } from 'ai';
 
 const base = process.env.BASE_URL;
 const plan = JSON.parse(process.argv[2]);
@@ -108,8 +109,17 @@ async function resume() {
   return result;
 }
 
+async function load() {
+  const response = await fetch(`${api}/${encodeURIComponent(chatId)}/messages`);
+  const loaded = await response.json();
+  const checked = await safeValidateUIMessages({ messages: loaded });
+  const errors = checked.success ? [] : [String(checked.error.message)];
+  return { chunks: [], message: null, errors, status: response.status, messages: loaded };
+}
+
 const results = [];
 for (const step of plan.steps) {
-  results.push(step.resume ? await resume() : await send(step));
+  if (step.load) results.push(await load());
+  else results.push(step.resume ? await resume() : await send(step));
 }
 process.stdout.write(JSON.stringify(results));

@@ -507,3 +507,62 @@ def test_approval_responses_that_do_not_fit_name_the_field(
     assert response.json()["field"] == field
     if detail is not None:
         assert response.json()["detail"] == f"{field}: {detail}"
+
+
+def without_state(part: dict[str, Any]) -> dict[str, Any]:
+    """A part as stored and as streamed compare without the stream's bookkeeping."""
+    return {k: v for k, v in part.items() if k not in ("id", "providerMetadata")}
+
+
+def test_the_stored_chat_loads_as_the_messages_the_client_streamed(
+    server: tuple[LiveServer, ScriptedProvider],
+) -> None:
+    live, _ = server
+    first, second, loaded = run_client(
+        live, "chat-load", {"send": "Please think"}, {"send": "What's the weather?"}, {"load": True}
+    )
+    assert loaded["status"] == 200 and loaded["errors"] == []
+    messages = loaded["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant"] * 2
+    assert messages[0]["parts"] == [{"type": "text", "text": "Please think", "state": "done"}]
+    for streamed, stored_message in ((first, messages[1]), (second, messages[3])):
+        assert stored_message["id"] == streamed["message"]["id"]
+        kept = [p for p in parts(streamed) if not p["type"].startswith("data-")]
+        assert [without_state(p) for p in stored_message["parts"] if p["type"] != "step-start"] == [
+            without_state(p) for p in kept if p["type"] != "step-start"
+        ]
+    assert messages[3]["metadata"] == {"status": "complete"}
+
+
+def test_an_approved_answer_loads_as_one_message(
+    approval_server: tuple[LiveServer, ScriptedProvider],
+) -> None:
+    live, _ = approval_server
+    found = approval_chat(live, "chat-approved-load", approve=True)
+    [loaded] = run_client(live, "chat-approved-load", {"load": True})
+    assert loaded["errors"] == []
+    user_message, answer = loaded["messages"]
+    streamed = found["afterAnswer"][-1]
+    assert answer["id"] == streamed["id"]
+    # The call is stored with the run that ran it: it opens the continued step.
+    assert [p["type"] for p in answer["parts"]] == [
+        "step-start",
+        "text",
+        "step-start",
+        "tool-refund",
+        "text",
+    ]
+    assert answer["parts"][3]["output"] == {"order": "A7", "refunded": True}
+    assert answer["parts"][3]["state"] == "output-available"
+
+
+def test_messages_of_a_chat_not_started_and_of_a_server_without_a_store(
+    server: tuple[LiveServer, ScriptedProvider], serve: Serve
+) -> None:
+    live, _ = server
+    without = serve(chat_agent()[0])
+    with live.client() as client, without.client() as other:
+        assert client.get(f"{PATH}/nothing-yet/messages").json() == []
+        missing = other.get(f"{PATH}/nothing-yet/messages")
+    assert missing.status_code == 404
+    assert missing.json()["detail"] == "This server keeps no conversations"

@@ -62,8 +62,9 @@ from agentstream.events import (
 )
 from agentstream.pending import Answers, ApprovalDecision
 from agentstream.principal import Principal
-from agentstream.runs import RunNotFound, RunRequest
+from agentstream.runs import ConversationNotFound, RunNotFound, RunRequest
 from agentstream.server.context import ServerContext
+from agentstream.server.dialects.aisdk_history import ui_messages
 from agentstream.server.dialects.base import (
     DialectDefaults,
     Frame,
@@ -80,6 +81,7 @@ from agentstream.server.sse import SSE_DATA, Encoder, WireFormat
 
 __all__ = [
     "DIALECT",
+    "MESSAGES_PATH",
     "PATH",
     "RESUME_PATH",
     "STOP_PATH",
@@ -92,6 +94,7 @@ __all__ = [
 
 PATH = "/ai-sdk/chat"
 RESUME_PATH = "/ai-sdk/chat/{id}/stream"
+MESSAGES_PATH = "/ai-sdk/chat/{id}/messages"
 STOP_PATH = "/ai-sdk/chat/{id}/stop"
 HEADERS = {"x-vercel-ai-ui-message-stream": "v1"}
 DEFAULTS = DialectDefaults()
@@ -442,6 +445,25 @@ def router(server: ServerContext) -> APIRouter:
             return Response(status_code=204)
         options = (reader or {}).get("options") or {}
         return await continue_stream(server, run_id, principal, -1, DIALECT, options)
+
+    @api.get(
+        MESSAGES_PATH,
+        summary="The chat as UI messages, for useChat's initial messages after a reload",
+        responses={
+            200: {"description": "UI messages, oldest first (none for a chat not started)"},
+            404: {"description": "This server keeps no conversations"},
+        },
+    )
+    async def messages(id: str, principal: CurrentPrincipal) -> list[dict[str, Any]]:
+        conversation_id = client_conversation_id(principal, id, "id")
+        read = getattr(server.runner.store, "get_conversation", None)
+        if read is None:
+            raise ApiError(404, "This server keeps no conversations")
+        try:
+            detail = await read(principal, conversation_id)
+        except ConversationNotFound:
+            return []  # not started yet (ids are the caller's own: nobody else's is found)
+        return ui_messages(detail.messages)
 
     @api.post(
         STOP_PATH,
