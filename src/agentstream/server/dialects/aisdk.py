@@ -25,7 +25,8 @@ A client that hangs up leaves the run going (it is stored when it ends):
 ``GET /ai-sdk/chat/{id}/stream`` (the transport's ``reconnectToStream``) replays the
 conversation's run in progress from its start and follows it, ``204`` when there is none;
 ``POST /ai-sdk/chat/{id}/stop`` stops it on whichever worker runs it, and its stream ends with
-``abort``; the partial answer is kept.
+``abort``; the partial answer is kept. ``GET /ai-sdk/chat/{id}/messages`` gives the stored
+chat as UI messages (see :mod:`~agentstream.server.dialects.aisdk_history`).
 
 Reference: ``docs/protocols/ai-sdk.md``.
 """
