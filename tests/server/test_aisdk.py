@@ -19,7 +19,7 @@ from agentstream.messages import AssistantMessage, UserMessage
 from agentstream.providers.scripted import ScriptedProvider
 from agentstream.tools import Progress, ToolResult, tool
 from tests.server.conftest import Serve
-from tests.server.helpers import LiveServer, stream_text
+from tests.server.helpers import LiveServer, bearer, stream_text, token
 
 PATH = "/ai-sdk/chat"
 NODE = shutil.which("node") or "/usr/bin/node"
@@ -566,3 +566,27 @@ def test_messages_of_a_chat_not_started_and_of_a_server_without_a_store(
         missing = other.get(f"{PATH}/nothing-yet/messages")
     assert missing.status_code == 404
     assert missing.json()["detail"] == "This server keeps no conversations"
+
+
+def test_chat_ids_are_the_callers_own(serve: Serve, store: Any) -> None:
+    from agentstream.store import upgrade
+
+    agent, _ = chat_agent()
+    live = serve(agent, store=store, auth=True)
+    live.call(upgrade(store.engine), timeout=60)
+    alice, bob = bearer(token("alice")), bearer(token("bob"))
+    body = {"id": "chat-1", "messages": [user("count")]}
+    with live.client() as client:
+        assert client.post(PATH, json=body).status_code == 401
+        with client.stream("POST", PATH, json=body, headers=alice) as response:
+            lines = response.iter_lines()
+            assert any('"text-delta"' in line for line in lines)
+            # Bob's chat-1 is another conversation: nothing of Alice's is found or stopped.
+            assert client.get(f"{PATH}/chat-1/stream", headers=bob).status_code == 204
+            assert client.post(f"{PATH}/chat-1/stop", headers=bob).status_code == 404
+            assert client.get(f"{PATH}/chat-1/messages", headers=bob).json() == []
+            assert client.post(f"{PATH}/chat-1/stop", headers=alice).status_code == 202
+            list(lines)
+        mine = client.get(f"{PATH}/chat-1/messages", headers=alice).json()
+    assert [m["role"] for m in mine] == ["user", "assistant"]
+    assert mine[1]["metadata"] == {"status": "interrupted"}
