@@ -4,8 +4,8 @@ Layers, outermost first: CORS (when origins are configured), the body limit (413
 ``Content-Length`` over the limit, or on a streamed body that grows past it), FastAPI's
 exception handling (our JSON error shapes, see :mod:`agentstream.server.errors`), then the
 routes: the dialects it is given (default: all six), ``/api/conversations`` when a store is
-configured, ``/api/chat/config`` for the web UI, the application's own mounted apps (``ChatConfig.mounts``), and the web UI last
-so API routes always win.
+configured, ``/api/chat/config`` for the web UI, the application's own mounted apps
+(``ChatConfig.mounts``), and the web UI last so API routes always win.
 """
 
 from __future__ import annotations
