@@ -338,6 +338,14 @@ def user(text: str) -> dict[str, Any]:
         ),
         ({"id": "c", "messages": [user("   ")]}, "messages.0.parts"),
         ({"id": "c", "messages": [user("Hi")], "trigger": "resume-stream"}, "trigger"),
+        (
+            {
+                "id": "c",
+                "messages": [user("Hi"), {"role": "assistant", "parts": []}],
+                "trigger": "regenerate-message",
+            },
+            "messages.1.role",
+        ),
     ],
 )
 def test_bad_requests_name_the_field(serve: Serve, body: dict[str, Any], field: str) -> None:

@@ -173,6 +173,9 @@ def to_run_request(body: AiSdkChatRequest, principal: Principal) -> RunRequest:
     answers = None
     if body.messages[-1].role == "user":
         message = new_message(body)
+    elif body.trigger == "regenerate-message":
+        field = f"messages.{len(body.messages) - 1}.role"
+        raise bad_request(field, "to answer again, the user's message must be the last one")
     else:
         message, answers = "", Answers(decisions=approval_responses(body))
     return RunRequest(
