@@ -5,6 +5,12 @@
 // node aisdk_chat.mjs '<plan>' with BASE_URL set. The plan: {"chatId", "text", "approve":
 // true|false, "reason"?}. Prints {"afterAsk": [messages], "afterAnswer": [messages],
 // "requests": [request bodies], "errors": [...]}.
+//
+// With {"chatId", "text", "reload": true}: the page's Chat is stopped (stop(): the client
+// disconnects) once the answer has begun; a new Chat, as after a reload, starts from the
+// stored messages (GET /ai-sdk/chat/{id}/messages) and resumes the answer (resumeStream()).
+// Prints {"beforeReload": [messages], "loaded": [messages], "afterResume": [messages],
+// "errors": [...]}.
 import {
   AbstractChat,
   DefaultChatTransport,
@@ -12,10 +18,10 @@ import {
 } from 'ai';
 
 class MemoryState {
-  constructor() {
+  constructor(messages = []) {
     this.status = 'ready';
     this.error = undefined;
-    this.messages = [];
+    this.messages = messages;
   }
   pushMessage(message) { this.messages = [...this.messages, message]; }
   popMessage() { this.messages = this.messages.slice(0, -1); }
@@ -26,7 +32,7 @@ class MemoryState {
 }
 
 class Chat extends AbstractChat {
-  constructor(init) { super({ ...init, state: new MemoryState() }); }
+  constructor(init) { super({ ...init, state: new MemoryState(init.messages) }); }
   get snapshot() { return structuredClone(this.state.messages); }
 }
 
@@ -46,6 +52,32 @@ const chat = new Chat({
   onError: (error) => errors.push(String(error.message)),
   onFinish: () => { finished.push(true); onFinish?.(); },
 });
+
+if (plan.reload) {
+  const sending = chat.sendMessage({ text: plan.text });
+  const answering = () => {
+    const last = chat.snapshot.at(-1);
+    return last?.role === 'assistant' && last.parts.some((p) => p.type === 'text' && p.text);
+  };
+  while (!answering()) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  await chat.stop();
+  await sending;
+  const beforeReload = chat.snapshot;
+  const api = `${process.env.BASE_URL}/ai-sdk/chat`;
+  const loaded = await (await fetch(`${api}/${plan.chatId}/messages`)).json();
+  const reloaded = new Chat({
+    id: plan.chatId,
+    messages: loaded,
+    transport: new DefaultChatTransport({ api }),
+    onError: (error) => errors.push(String(error.message)),
+  });
+  await reloaded.resumeStream();
+  const afterResume = reloaded.snapshot;
+  process.stdout.write(JSON.stringify({ beforeReload, loaded, afterResume, errors }));
+  process.exit(0);
+}
 
 await chat.sendMessage({ text: plan.text });
 const afterAsk = chat.snapshot;

@@ -598,3 +598,28 @@ def test_chat_ids_are_the_callers_own(serve: Serve, store: Any) -> None:
         mine = client.get(f"{PATH}/chat-1/messages", headers=alice).json()
     assert [m["role"] for m in mine] == ["user", "assistant"]
     assert mine[1]["metadata"] == {"status": "interrupted"}
+
+
+def test_a_reload_mid_answer_loads_the_chat_and_resumes_the_answer(
+    server: tuple[LiveServer, ScriptedProvider],
+) -> None:
+    live, _ = server
+    plan = json.dumps({"chatId": "chat-reload", "text": "count", "reload": True})
+    result = subprocess.run(
+        [NODE, str(CHAT), plan],
+        capture_output=True,
+        text=True,
+        env={"BASE_URL": live.url, "PATH": "/usr/bin:/bin"},
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    found = json.loads(result.stdout)
+    assert found["errors"] == []
+    cut = found["beforeReload"][-1]
+    assert cut["role"] == "assistant"
+    resumed = found["afterResume"]
+    assert [m["role"] for m in resumed] == ["user", "assistant"]
+    assert resumed[1]["id"] == cut["id"]
+    texts = [p["text"] for p in resumed[1]["parts"] if p["type"] == "text"]
+    assert texts == ["tick " * 40]
