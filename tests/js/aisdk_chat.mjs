@@ -4,7 +4,8 @@
 //
 // node aisdk_chat.mjs '<plan>' with BASE_URL set. The plan: {"chatId", "text", "approve":
 // true|false, "reason"?}. Prints {"afterAsk": [messages], "afterAnswer": [messages],
-// "requests": [request bodies], "errors": [...]}.
+// "requests": [request bodies], "errors": [...]}. With "reloadBeforeAnswer": true the
+// approval is answered by a new Chat started from the stored messages, as after a reload.
 //
 // With {"chatId", "text", "reload": true}: the page's Chat is stopped (stop(): the client
 // disconnects) once the answer has begun; a new Chat, as after a reload, starts from the
@@ -43,15 +44,16 @@ const recordingFetch = async (url, init) => {
   if (init?.body) requests.push(JSON.parse(init.body));
   return fetch(url, init);
 };
-const finished = [];
 let onFinish;
-const chat = new Chat({
+const newChat = (messages) => new Chat({
   id: plan.chatId,
+  messages,
   transport: new DefaultChatTransport({ api: `${process.env.BASE_URL}/ai-sdk/chat`, fetch: recordingFetch }),
   sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
   onError: (error) => errors.push(String(error.message)),
-  onFinish: () => { finished.push(true); onFinish?.(); },
+  onFinish: () => onFinish?.(),
 });
+let chat = newChat([]);
 
 if (plan.reload) {
   const sending = chat.sendMessage({ text: plan.text });
@@ -80,6 +82,10 @@ if (plan.reload) {
 }
 
 await chat.sendMessage({ text: plan.text });
+if (plan.reloadBeforeAnswer) {  // a reloaded page answers, from the stored messages
+  const api = `${process.env.BASE_URL}/ai-sdk/chat`;
+  chat = newChat(await (await fetch(`${api}/${plan.chatId}/messages`)).json());
+}
 const afterAsk = chat.snapshot;
 const asking = afterAsk.at(-1).parts.find((p) => p.state === 'approval-requested');
 const continued = new Promise((resolve) => { onFinish = resolve; });

@@ -419,9 +419,17 @@ APPROVAL_SCRIPT = {
 }
 
 
-def approval_chat(live: LiveServer, chat_id: str, approve: bool, reason: str = "") -> Any:
+def approval_chat(
+    live: LiveServer, chat_id: str, approve: bool, reason: str = "", reload: bool = False
+) -> Any:
     plan = json.dumps(
-        {"chatId": chat_id, "text": "Please refund A7", "approve": approve, "reason": reason}
+        {
+            "chatId": chat_id,
+            "text": "Please refund A7",
+            "approve": approve,
+            "reason": reason,
+            "reloadBeforeAnswer": reload,
+        }
     )
     result = subprocess.run(
         [NODE, str(CHAT), plan],
@@ -466,6 +474,28 @@ def test_a_tool_waits_for_approval_and_the_chat_continues_when_approved(
     assert done["output"] == {"order": "A7", "refunded": True}
     assert messages[1]["parts"][-1]["text"] == "Done."
     assert [m["content"] for m in stored(live)["messages"]][0] == "Please refund A7"
+
+
+def test_an_approval_asked_before_a_reload_is_answered_after_it(
+    approval_server: tuple[LiveServer, ScriptedProvider],
+) -> None:
+    live, _ = approval_server
+    found = approval_chat(live, "chat-approve-reload", approve=True, reload=True)
+    assert found["errors"] == []
+    loaded = found["afterAsk"][-1]
+    asking = next(p for p in loaded["parts"] if p["type"] == "tool-refund")
+    assert asking == {
+        "type": "tool-refund",
+        "toolCallId": "r1",
+        "state": "approval-requested",
+        "input": {"order": "A7"},
+        "approval": {"id": "r1"},
+    }
+    answer = found["afterAnswer"][-1]
+    assert answer["id"] == loaded["id"]
+    done = next(p for p in answer["parts"] if p["type"] == "tool-refund")
+    assert done["state"] == "output-available"
+    assert answer["parts"][-1]["text"] == "Done."
 
 
 def test_a_denied_tool_is_output_denied_and_the_model_reads_the_reason(

@@ -61,7 +61,7 @@ from agentstream.events import (
     Usage,
     UsageEvent,
 )
-from agentstream.pending import Answers, ApprovalDecision
+from agentstream.pending import Answers, ApprovalDecision, open_calls
 from agentstream.principal import Principal
 from agentstream.runs import ConversationNotFound, RunNotFound, RunRequest
 from agentstream.server.context import ServerContext
@@ -465,9 +465,11 @@ def router(server: ServerContext) -> APIRouter:
             raise ApiError(404, "This server keeps no conversations")
         try:
             detail = await read(principal, conversation_id)
+            history = getattr(server.runner.store, "history", None)
+            waiting = open_calls(await history(principal, conversation_id)) if history else ()
         except ConversationNotFound:
             return []  # not started yet (ids are the caller's own: nobody else's is found)
-        return ui_messages(detail.messages)
+        return ui_messages(detail.messages, waiting)
 
     @api.post(
         STOP_PATH,

@@ -5,13 +5,17 @@ The shapes are the ones the stream builds, so a message loaded here looks like t
 client streamed: an answer's id is its run's (the stream's ``start.messageId``), its text is
 split around its tool calls where they happened, each call is a ``tool-<name>`` part with its
 input and its output or error, and the reasoning comes first. An answer continued by
-approval responses is stored as two runs and shown, as it streamed, as one message.
+approval responses is stored as two runs and shown, as it streamed, as one message. Calls
+still waiting for a person's approval end the last answer in state ``approval-requested``, so
+a reloaded page can still answer them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
+
+from agentstream.messages import PendingToolCall
 
 if TYPE_CHECKING:
     from agentstream.store.views import DisplayMessage, DisplayToolCall
@@ -21,8 +25,11 @@ __all__ = ["STOPPED_TEXT", "ui_messages"]
 STOPPED_TEXT = "The answer was stopped before the tool returned."
 
 
-def ui_messages(messages: Iterable[DisplayMessage]) -> list[dict[str, Any]]:
-    """``messages`` (a stored conversation, oldest first) as UI messages."""
+def ui_messages(
+    messages: Iterable[DisplayMessage], waiting: Sequence[PendingToolCall] = ()
+) -> list[dict[str, Any]]:
+    """``messages`` (a stored conversation, oldest first) as UI messages; ``waiting``: the
+    calls its last turn leaves open (:func:`agentstream.pending.open_calls`)."""
     shown: list[dict[str, Any]] = []
     for message in messages:
         if message.role == "user":
@@ -38,7 +45,21 @@ def ui_messages(messages: Iterable[DisplayMessage]) -> list[dict[str, Any]]:
             shown.append(
                 {"id": message.id, "role": "assistant", "parts": parts, "metadata": metadata}
             )
+    if shown and shown[-1]["role"] == "assistant":
+        asking = [_asking(call) for call in waiting if call.waiting_for == "approval"]
+        shown[-1]["parts"].extend(asking)
     return shown
+
+
+def _asking(call: PendingToolCall) -> dict[str, Any]:
+    """A call waiting for approval, as ``tool-approval-request`` left it in the client."""
+    return {
+        "type": f"tool-{call.name}",
+        "toolCallId": call.call_id,
+        "state": "approval-requested",
+        "input": call.arguments,
+        "approval": {"id": call.call_id},
+    }
 
 
 def _answer_parts(message: DisplayMessage) -> list[dict[str, Any]]:
