@@ -86,14 +86,18 @@ async def test_continue_returns_prior_history(
     ]
 
 
-async def test_replace_last_run_answers_again_in_its_place(
+async def test_replace_last_exchange_answers_again_in_its_place(
     store: SqlConversationStore, alice: Principal
 ) -> None:
     cid = await exchange(store, alice, "Hi", "Hello!")
     await exchange(store, alice, "Tell a joke", "A bad joke", conversation_id=cid)
     again = run_id()
     started = await store.start_run(
-        alice, run_id=again, conversation_id=cid, user_message="Tell a joke", replace_last_run=True
+        alice,
+        run_id=again,
+        conversation_id=cid,
+        user_message="Tell a joke",
+        replace_last_exchange=True,
     )
     assert list(started.history) == [UserMessage(content="Hi"), AssistantMessage(text="Hello!")]
     await store.finish_run(
@@ -119,7 +123,41 @@ async def test_replace_last_run_answers_again_in_its_place(
     ]
 
 
-async def test_replace_last_run_of_a_new_conversation_just_starts_it(
+async def test_replace_last_exchange_removes_every_run_that_answered_it(
+    store: SqlConversationStore, alice: Principal
+) -> None:
+    cid = await exchange(store, alice, "Hi", "Hello!")
+    asked, continued = run_id(), run_id()
+    await store.start_run(alice, run_id=asked, conversation_id=cid, user_message="Refund A7")
+    call = ToolCall(id="r1", name="refund", arguments={"order": "A7"})
+    await store.finish_run(
+        alice,
+        run_id=asked,
+        conversation_id=cid,
+        messages=[AssistantMessage(text="I'll refund it.", tool_calls=(call,))],
+        status="completed",
+    )
+    # The run that continued the answer (after an approval) has no user message of its own.
+    await store.start_run(alice, run_id=continued, conversation_id=cid, user_message=None)
+    result = ToolResultsMessage(results=(ToolResultPart(tool_call_id="r1", name="refund", content="{}"),))
+    await store.finish_run(
+        alice,
+        run_id=continued,
+        conversation_id=cid,
+        messages=[result, AssistantMessage(text="Done.")],
+        status="completed",
+    )
+    started = await store.start_run(
+        alice,
+        run_id=run_id(),
+        conversation_id=cid,
+        user_message="Refund A7",
+        replace_last_exchange=True,
+    )
+    assert list(started.history) == [UserMessage(content="Hi"), AssistantMessage(text="Hello!")]
+
+
+async def test_replace_last_exchange_of_a_new_conversation_just_starts_it(
     store: SqlConversationStore, alice: Principal
 ) -> None:
     wanted = str(uuid.uuid4())
@@ -129,7 +167,7 @@ async def test_replace_last_run_of_a_new_conversation_just_starts_it(
         conversation_id=wanted,
         user_message="Hi",
         create_if_missing=True,
-        replace_last_run=True,
+        replace_last_exchange=True,
     )
     assert started.conversation_id == wanted and list(started.history) == []
 

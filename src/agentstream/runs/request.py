@@ -47,9 +47,10 @@ class RunRequest:
     create_conversation: bool = False
     """Create the conversation under ``conversation_id`` if it does not exist (the data playground
     names its own ids in ``metadata.conversationId``)."""
-    replace_last_run: bool = False
-    """Answer again: the conversation's latest run (its user message and answer) is removed
-    from the stored history and this run takes its place (the AI SDK's regenerate)."""
+    replace_last_exchange: bool = False
+    """Answer again: the conversation's latest exchange (its last user message and the
+    answer to it, over however many runs) is removed from the stored history and this run
+    takes its place (the AI SDK's regenerate)."""
     history: Sequence[Message] | None = None
     """History sent by the client (data playground); when set it is the context instead of the
     stored one."""

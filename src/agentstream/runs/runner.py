@@ -127,7 +127,7 @@ class Runner:
                 metadata=dict(request.metadata) or None,
                 create_if_missing=request.create_conversation,
                 answers=answers,
-                replace_last_run=request.replace_last_run,
+                replace_last_exchange=request.replace_last_exchange,
             )
             conversation_id, title = started.conversation_id, started.title
             first_run = started.first_run

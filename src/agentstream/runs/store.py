@@ -52,7 +52,7 @@ class ConversationStore(Protocol):
         metadata: dict[str, Any] | None = None,
         create_if_missing: bool = False,
         answers: Answers | None = None,
-        replace_last_run: bool = False,
+        replace_last_exchange: bool = False,
     ) -> StartedRun:
         """Commit the user message (creating the conversation when ``conversation_id`` is None,
         or when it is unknown and ``create_if_missing``) and return the prior history.
@@ -62,9 +62,9 @@ class ConversationStore(Protocol):
         :class:`~agentstream.pending.InvalidAnswers`, checked in the same transaction, so
         two requests cannot both answer one call): the
         :func:`~agentstream.pending.answered_message` is committed before the user message,
-        which may then be ``None``. ``replace_last_run`` first removes the conversation's
-        latest run, its user message and its answer (a client asking for the answer
-        again)."""
+        which may then be ``None``. ``replace_last_exchange`` first removes the conversation's
+        latest exchange: its last user message and the runs that answered it (a client
+        asking for the answer again)."""
         ...
 
     async def append_messages(

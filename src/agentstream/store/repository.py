@@ -85,7 +85,7 @@ from agentstream.store.statements import (
     create,
     decode_cursor,
     display,
-    drop_last_run,
+    drop_last_exchange,
     encode_cursor,
     exists,
     finish,
@@ -204,7 +204,7 @@ class SqlConversationStore:
         metadata: dict[str, Any] | None = None,
         create_if_missing: bool = False,
         answers: Answers | None = None,
-        replace_last_run: bool = False,
+        replace_last_exchange: bool = False,
     ) -> StartedRun:
         """Commit the user message and return the history before it. See
         :meth:`ConversationStore.start_run`."""
@@ -228,7 +228,7 @@ class SqlConversationStore:
                     metadata=metadata,
                     create_if_missing=create_if_missing,
                     answers=answers,
-                    replace_last_run=replace_last_run,
+                    replace_last_exchange=replace_last_exchange,
                 )
             except IntegrityError:
                 # PostgreSQL: another request created this id between our check and insert.
@@ -249,7 +249,7 @@ class SqlConversationStore:
         metadata: dict[str, Any] | None,
         create_if_missing: bool,
         answers: Answers | None,
-        replace_last_run: bool,
+        replace_last_exchange: bool,
     ) -> StartedRun:
         cid = conversation_id or str(uuid.uuid4())
         if answers and conversation_id is None:
@@ -269,8 +269,8 @@ class SqlConversationStore:
                 bumped = create(conn, principal, cid, user_message or "", now, model, metadata)
             elif metadata:
                 bumped = merge_metadata(conn, cid, bumped, metadata)
-            if replace_last_run:
-                drop_last_run(conn, cid, bumped.next_ordinal - 1)
+            if replace_last_exchange:
+                drop_last_exchange(conn, cid, bumped.next_ordinal - 1)
             ordinal = bumped.next_ordinal - 1
             history, payloads = before(conn, cid, ordinal)
             opening: list[Message] = []

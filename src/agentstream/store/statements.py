@@ -57,7 +57,7 @@ __all__ = [
     "create",
     "decode_cursor",
     "display",
-    "drop_last_run",
+    "drop_last_exchange",
     "encode_cursor",
     "exists",
     "finish",
@@ -220,28 +220,33 @@ def finish(
     return None if ordinal is None else int(ordinal)
 
 
-_LAST_RUN = select(RUNS.c.id).where(
-    RUNS.c.conversation_id == bindparam("b_id"),
-    RUNS.c.ordinal
-    == select(func.max(RUNS.c.ordinal))
-    .where(RUNS.c.conversation_id == bindparam("b_id"), RUNS.c.ordinal < bindparam("b_below"))
-    .scalar_subquery(),
+_LAST_EXCHANGE = select(func.max(MESSAGES.c.ordinal)).where(
+    MESSAGES.c.conversation_id == bindparam("b_id"),
+    MESSAGES.c.role == "user",
+    MESSAGES.c.ordinal < bindparam("b_below"),
 )
-_DROP_MESSAGES = delete(MESSAGES).where(MESSAGES.c.run_id == bindparam("b_run"))
-_DROP_RUN = delete(RUNS).where(RUNS.c.id == bindparam("b_run"))
+_EXCHANGE_RUNS = (
+    RUNS.c.conversation_id == bindparam("b_id"),
+    RUNS.c.ordinal >= bindparam("b_from"),
+    RUNS.c.ordinal < bindparam("b_below"),
+)
+_EXCHANGE_RUN_IDS = select(RUNS.c.id).where(*_EXCHANGE_RUNS)
+_DROP_MESSAGES = delete(MESSAGES).where(MESSAGES.c.run_id.in_(_EXCHANGE_RUN_IDS.scalar_subquery()))
+_DROP_RUNS = delete(RUNS).where(*_EXCHANGE_RUNS)
 
 
-def drop_last_run(conn: Connection, conversation_id: str, below: int) -> str | None:
-    """Remove the conversation's latest run before ordinal ``below`` with its messages (its
-    user message, tool round-trips and answer), so a new run answers in its place; the id
-    of the run removed, None when there was none. Ordinals are never reused: the new run
+def drop_last_exchange(conn: Connection, conversation_id: str, below: int) -> int:
+    """Remove the conversation's latest exchange before ordinal ``below``: the run of its
+    last user message and every run after it (the runs that continued its answer after
+    approvals or tool results), with their messages, so a new run answers that message in
+    their place. Returns how many runs were removed. Ordinals are never reused: the new run
     keeps the next one and history stays in order."""
-    run_id = conn.scalar(_LAST_RUN, {"b_id": conversation_id, "b_below": below})
-    if run_id is None:
-        return None
-    conn.execute(_DROP_MESSAGES, {"b_run": run_id})
-    conn.execute(_DROP_RUN, {"b_run": run_id})
-    return str(run_id)
+    start = conn.scalar(_LAST_EXCHANGE, {"b_id": conversation_id, "b_below": below})
+    if start is None:
+        return 0
+    bounds = {"b_id": conversation_id, "b_from": start, "b_below": below}
+    conn.execute(_DROP_MESSAGES, bounds)
+    return conn.execute(_DROP_RUNS, bounds).rowcount
 
 
 def run_ordinal(conn: Connection, run_id: str, conversation_id: str) -> int | None:

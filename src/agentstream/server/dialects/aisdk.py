@@ -184,7 +184,7 @@ def to_run_request(body: AiSdkChatRequest, principal: Principal) -> RunRequest:
         conversation_id=client_conversation_id(principal, body.id, "id"),
         create_conversation=True,
         answers=answers,
-        replace_last_run=body.trigger == "regenerate-message",
+        replace_last_exchange=body.trigger == "regenerate-message",
         metadata={"client_conversation_id": body.id},
         max_turns=DEFAULTS.max_turns,
         suggestions=DEFAULTS.suggestions,
@@ -414,7 +414,7 @@ def router(server: ServerContext) -> APIRouter:
     )
     async def chat(body: AiSdkChatRequest, principal: CurrentPrincipal) -> Response:
         request = to_run_request(body, principal)
-        if request.replace_last_run and await active_run(body.id, principal) is not None:
+        if request.replace_last_exchange and await active_run(body.id, principal) is not None:
             # Replacing an answer still being written would pull the rows from under it.
             raise ApiError(409, "An answer is in progress in this chat: stop it first")
         return await stream_run(
