@@ -70,6 +70,13 @@ SCRIPT = {
             ],
         },
         {"match": "count", "turns": [{"text": ["tick "] * 40, "delay": 0.03}]},
+        {
+            "match": "broken",
+            "turns": [
+                {"tool_calls": [{"id": "b1", "name": "weather", "fragments": ['{"city":']}]},
+                {"text": ["Sorry."]},
+            ],
+        },
         {"turns": [{"text": ["Noted."]}]},
     ]
 }
@@ -214,6 +221,25 @@ def test_tools_progress_payloads_and_a_failing_tool(
     assert shown[5]["data"] == {"city": "Oslo", "sky": "sunny"}
     assert shown[7]["text"] == "\n\nSunny in Oslo."
     assert result["message"]["metadata"]["usage"]["inputTokens"] == 30
+
+
+def test_arguments_that_are_not_json_are_an_input_error(
+    server: tuple[LiveServer, ScriptedProvider],
+) -> None:
+    live, _ = server
+    [result] = run_client(live, "chat-broken", {"send": "broken arguments"})
+    assert result["errors"] == []
+    chunks = [c for c in result["chunks"] if c.get("toolCallId") == "b1"]
+    assert [c["type"] for c in chunks] == [
+        "tool-input-start",
+        "tool-input-delta",
+        "tool-input-error",
+        "tool-output-error",
+    ]
+    assert chunks[2]["input"] == '{"city":'
+    call = next(p for p in parts(result) if p["type"] == "tool-weather")
+    assert call["state"] == "output-error"
+    assert parts(result)[-1]["text"] == "Sorry."
 
 
 def test_the_conversation_continues_from_the_stored_history(

@@ -139,7 +139,9 @@ async def test_replace_last_exchange_removes_every_run_that_answered_it(
     )
     # The run that continued the answer (after an approval) has no user message of its own.
     await store.start_run(alice, run_id=continued, conversation_id=cid, user_message=None)
-    result = ToolResultsMessage(results=(ToolResultPart(tool_call_id="r1", name="refund", content="{}"),))
+    result = ToolResultsMessage(
+        results=(ToolResultPart(tool_call_id="r1", name="refund", content="{}"),)
+    )
     await store.finish_run(
         alice,
         run_id=continued,
