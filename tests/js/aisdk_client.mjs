@@ -3,7 +3,8 @@
 // conversation's messages the way useChat does (user message appended, assistant message
 // from the stream appended; regenerate drops the last answer first).
 //
-// node chat_client.mjs '<plan>' with BASE_URL set. The plan: {"chatId", "steps": [...]};
+// node aisdk_client.mjs '<plan>' with BASE_URL set. The plan: {"chatId", "onlyLast"?,
+// "steps": [...]};
 // a step is {"send": "text"} (optionally "dropAfter" or "stopAfter": a number of text
 // deltas), {"regenerate": true}, {"resume": true} or {"load": true} (the chat's stored
 // messages, checked by the SDK's own validation). Prints one JSON result per step:
@@ -14,7 +15,16 @@ const base = process.env.BASE_URL;
 const plan = JSON.parse(process.argv[2]);
 const chatId = plan.chatId;
 const api = `${base}/ai-sdk/chat`;
-const transport = new DefaultChatTransport({ api });
+// "onlyLast": send only the last message, as the SDK's docs suggest when the server keeps
+// the chat.
+const onlyLast = plan.onlyLast
+  ? {
+    prepareSendMessagesRequest: ({ id, messages: all, trigger, messageId }) => ({
+      body: { id, message: all[all.length - 1], trigger, messageId },
+    }),
+  }
+  : {};
+const transport = new DefaultChatTransport({ api, ...onlyLast });
 let messages = [];
 let userCount = 0;
 

@@ -104,8 +104,10 @@ def server(serve: Serve, store: Any) -> tuple[LiveServer, ScriptedProvider]:
     return live, provider
 
 
-def run_client(live: LiveServer, chat_id: str, *steps: dict[str, Any]) -> list[dict[str, Any]]:
-    plan = json.dumps({"chatId": chat_id, "steps": list(steps)})
+def run_client(
+    live: LiveServer, chat_id: str, *steps: dict[str, Any], only_last: bool = False
+) -> list[dict[str, Any]]:
+    plan = json.dumps({"chatId": chat_id, "steps": list(steps), "onlyLast": only_last})
     result = subprocess.run(
         [NODE, str(CLIENT), plan],
         capture_output=True,
@@ -258,6 +260,21 @@ def test_the_conversation_continues_from_the_stored_history(
     assert [m["role"] for m in stored(live)["messages"]] == ["user", "assistant"] * 2
 
 
+def test_a_client_that_sends_only_the_last_message(
+    server: tuple[LiveServer, ScriptedProvider],
+) -> None:
+    live, provider = server
+    first, second = run_client(
+        live, "chat-last", {"send": "Please think"}, {"send": "Thanks"}, only_last=True
+    )
+    assert parts(second)[-1]["text"] == "Noted."
+    assert [type(m).__name__ for m in provider.requests[-1].messages] == [
+        "UserMessage",
+        "AssistantMessage",
+        "UserMessage",
+    ]
+
+
 def test_regenerate_replaces_the_last_answer(
     server: tuple[LiveServer, ScriptedProvider],
 ) -> None:
@@ -364,6 +381,8 @@ def user(text: str) -> dict[str, Any]:
         ),
         ({"id": "c", "messages": [user("   ")]}, "messages.0.parts"),
         ({"id": "c", "messages": [user("Hi")], "trigger": "resume-stream"}, "trigger"),
+        ({"id": "c", "message": {"role": "user", "parts": []}}, "message.parts"),
+        ({"id": "c", "message": {"role": "assistant", "parts": []}}, "message.role"),
         (
             {
                 "id": "c",

@@ -114,40 +114,51 @@ class UIMessage(RequestModel):
 
 
 class AiSdkChatRequest(RequestModel):
-    """The body ``DefaultChatTransport`` posts (fields an app adds with ``body`` are ignored)."""
+    """The body ``DefaultChatTransport`` posts (fields an app adds with ``body`` are ignored),
+    or with ``message`` alone instead of ``messages``: what the SDK's docs suggest
+    (``prepareSendMessagesRequest``) when the server keeps the chat."""
 
     id: str = Field(min_length=1)
-    messages: list[UIMessage] = Field(min_length=1)
+    messages: list[UIMessage] = Field(default_factory=list)
+    message: UIMessage | None = None
     trigger: Literal["submit-message", "regenerate-message"] = "submit-message"
     messageId: str | None = None  # noqa: N815 (the SDK's name)
+
+    def last(self) -> tuple[UIMessage, str]:
+        """The message to read and where it is in the body (for errors naming the field)."""
+        if self.message is not None:
+            return self.message, "message"
+        if not self.messages:
+            raise bad_request("messages", "expected at least one message (or send `message`)")
+        return self.messages[-1], f"messages.{len(self.messages) - 1}"
 
 
 def new_message(body: AiSdkChatRequest) -> str:
     """The text of the user's new message: the last message's text parts, joined."""
-    last = len(body.messages) - 1
+    message, field = body.last()
     texts = [
         part["text"]
-        for part in body.messages[last].parts
+        for part in message.parts
         if part.get("type") == "text" and isinstance(part.get("text"), str)
     ]
     text = "".join(texts)
     if not text.strip():
-        raise bad_request(f"messages.{last}.parts", "expected a text part with some text")
+        raise bad_request(f"{field}.parts", "expected a text part with some text")
     return text
 
 
 def approval_responses(body: AiSdkChatRequest) -> tuple[ApprovalDecision, ...]:
     """The answers ``addToolApprovalResponse`` put in the last (assistant) message: its tool
     parts in state ``approval-responded``."""
-    last = len(body.messages) - 1
+    message, last = body.last()
     decisions = []
-    for position, part in enumerate(body.messages[last].parts):
+    for position, part in enumerate(message.parts):
         kind = part.get("type")
         if not (isinstance(kind, str) and kind.startswith(("tool-", "dynamic-tool"))):
             continue
         if part.get("state") != "approval-responded":
             continue
-        field = f"messages.{last}.parts.{position}"
+        field = f"{last}.parts.{position}"
         approval, call_id = part.get("approval"), part.get("toolCallId")
         if not isinstance(call_id, str) or not call_id:
             raise bad_request(f"{field}.toolCallId", "expected the tool call's id")
@@ -161,7 +172,7 @@ def approval_responses(body: AiSdkChatRequest) -> tuple[ApprovalDecision, ...]:
         )
     if not decisions:
         raise bad_request(
-            f"messages.{last}.role",
+            f"{last}.role",
             "the last message must be the user's, or the assistant's with tool approval responses",
         )
     return tuple(decisions)
@@ -171,11 +182,13 @@ def to_run_request(body: AiSdkChatRequest, principal: Principal) -> RunRequest:
     """A user message, or (the last message is the assistant's) the approval responses that
     continue its answer."""
     answers = None
-    if body.messages[-1].role == "user":
+    last, field = body.last()
+    if last.role == "user":
         message = new_message(body)
     elif body.trigger == "regenerate-message":
-        field = f"messages.{len(body.messages) - 1}.role"
-        raise bad_request(field, "to answer again, the user's message must be the last one")
+        raise bad_request(
+            f"{field}.role", "to answer again, the user's message must be the last one"
+        )
     else:
         message, answers = "", Answers(decisions=approval_responses(body))
     return RunRequest(
@@ -198,7 +211,7 @@ def stream_options(body: AiSdkChatRequest, request: RunRequest) -> dict[str, Any
         return {}
     decisions = request.answers.decisions
     return {
-        "message_id": body.messageId or body.messages[-1].id or None,
+        "message_id": body.messageId or body.last()[0].id or None,
         "answered": [d.call_id for d in decisions],
         "denied": [d.call_id for d in decisions if not d.approved],
     }
@@ -423,7 +436,7 @@ def router(server: ServerContext) -> APIRouter:
             DIALECT,
             stream_options(body, request),
             conversation_field="id",
-            answers_field=f"messages.{len(body.messages) - 1}.parts",
+            answers_field=f"{body.last()[1]}.parts",
         )
 
     async def active_run(chat_id: str, principal: Principal) -> str | None:
