@@ -21,7 +21,6 @@ import inspect
 import logging
 import weakref
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 from agentstream.agent import Agent, AnswerCheck, RunInput
@@ -41,7 +40,7 @@ from agentstream.chat.suggestions import (
     extract_suggestions,
     suggestion_instructions,
 )
-from agentstream.events import Payload, RunCompleted
+from agentstream.events import AnswerShaped, Payload, RunCompleted
 from agentstream.messages import Message
 from agentstream.runs.hooks import Preparation
 from agentstream.runs.request import RunRequest
@@ -207,20 +206,25 @@ class ChatHooks:
 
     # --- after the loop -------------------------------------------------------------------
 
-    def finish(
+    def shape(
         self, agent: Agent, request: RunRequest, run_input: RunInput, completed: RunCompleted
-    ) -> RunCompleted:
+    ) -> AnswerShaped:
         """The answer shaped for the client. Shaping never fails a run that answered: if it
         breaks (a bug, an application callback), the answer goes out as the model wrote it."""
         try:
             return self._shape(agent, request, run_input, completed)
         except Exception:
             log.exception("could not shape the answer of run %s", completed.run_id)
-            return replace(completed, raw_response=completed.message)
+            return AnswerShaped(
+                run_id=completed.run_id,
+                seq=completed.seq,
+                message=completed.message,
+                payloads=completed.payloads,
+            )
 
     def _shape(
         self, agent: Agent, request: RunRequest, run_input: RunInput, completed: RunCompleted
-    ) -> RunCompleted:
+    ) -> AnswerShaped:
         config = self.config
         registry = config.registry
         location = config.locate(request.context)
@@ -234,12 +238,12 @@ class ChatHooks:
             *(registry.complete(p) for p in completed.payloads),
             *extracted.payloads,
         )
-        custom = completed.custom_payload
-        if custom is None and payloads:
+        custom = None
+        if payloads:
             custom = payloads[-1]
-        elif custom is None and completed.tool_history and config.tool_history_payload:
+        elif completed.tool_history and config.tool_history_payload:
             custom = tool_history_payload(completed.tool_history)
-        diagnostics = completed.diagnostics
+        diagnostics = None
         if request.diagnostics:
             diagnostics = build_diagnostics(
                 agent,
@@ -250,14 +254,14 @@ class ChatHooks:
                 problems=[*extracted.problems, *suggestions.problems],
                 secret_keys=config.secret_keys,
             )
-        return replace(
-            completed,
+        return AnswerShaped(
+            run_id=completed.run_id,
+            seq=completed.seq,
             message=suggestions.text,
             payloads=payloads,
-            suggested_values=(*completed.suggested_values, *suggestions.values),
-            suggested_actions=(*completed.suggested_actions, *suggestions.actions),
+            suggested_values=suggestions.values,
+            suggested_actions=suggestions.actions,
             custom_payload=custom,
-            raw_response=raw,
             diagnostics=diagnostics,
         )
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from agentstream.agent import Agent, AnswerCheck, RunInput
-from agentstream.events import Payload, RunCompleted
+from agentstream.events import AnswerShaped, Payload, RunCompleted
 from agentstream.messages import Message
 from agentstream.runs.request import RunRequest
 
@@ -57,11 +57,12 @@ class RunHooks(Protocol):
         """Before the loop: build the system prompt and choose tool scopes."""
         ...
 
-    def finish(
+    def shape(
         self, agent: Agent, request: RunRequest, run_input: RunInput, completed: RunCompleted
-    ) -> RunCompleted:
-        """After the loop answered: shape the final answer (parse markers, add suggested
-        values and actions, diagnostics)."""
+    ) -> AnswerShaped | None:
+        """After the loop answered: the answer as a chat client shows it (markers parsed,
+        suggested values and actions, diagnostics), sent just before ``run_completed``;
+        ``None`` when there is nothing to shape. Its ``seq`` is set by the runner."""
         ...
 
 
@@ -81,7 +82,7 @@ class NoHooks:
         scopes = (request.context_type,) if request.context_type else ()
         return Preparation(scopes=scopes)
 
-    def finish(
+    def shape(
         self, agent: Agent, request: RunRequest, run_input: RunInput, completed: RunCompleted
-    ) -> RunCompleted:
-        return completed
+    ) -> AnswerShaped | None:
+        return None

@@ -23,7 +23,10 @@ from dataclasses import replace
 from typing import Any, TypeVar
 
 from agentstream.agent import Agent, AgentRun, CancelToken, RunInput
+from agentstream.conversation import ConversationDetail
 from agentstream.events import (
+    AnswerShaped,
+    ConversationSaved,
     RunCancelled,
     RunCompleted,
     RunEvent,
@@ -265,6 +268,8 @@ class RunSession:
         self.first_run = first_run
         self.run: AgentRun = runner.agent.run(run_input)
         self._saved = 0
+        self._inserted = 0
+        """Events the run added before the loop's last one (which moves up by as many)."""
         self._finished = False
         self._last_write: asyncio.Task[Any] | None = None
         self._task: asyncio.Task[None] | None = None
@@ -326,7 +331,9 @@ class RunSession:
                     if isinstance(event, TurnStarted) and event.turn:
                         await self._save_progress()
                     elif isinstance(event, RunCompleted):
-                        event = await self._complete(event)
+                        for before in await self._complete(event):
+                            publish(before)
+                        event = replace(event, seq=event.seq + self._inserted)
                     elif isinstance(event, RunFailed):
                         await self._finish("failed", error=event.message)
                     elif isinstance(event, RunCancelled):
@@ -343,12 +350,26 @@ class RunSession:
             await asyncio.shield(self.runner.broker.close_run(self.run_id))
             self.runner._forget(self.run_id)
 
-    async def _complete(self, event: RunCompleted) -> RunCompleted:
-        event = self.runner.hooks.finish(self.runner.agent, self.request, self.input, event)
-        conversation = await self._finish("completed", completed=event)
+    async def _complete(self, event: RunCompleted) -> list[RunEvent]:
+        """Shape the answer and store it; the events that go before ``run_completed`` (the
+        run's last event, renumbered after them)."""
+        seq = event.seq
+        extra: list[RunEvent] = []
+        shaped = self.runner.hooks.shape(self.runner.agent, self.request, self.input, event)
+        if shaped is not None:
+            shaped = replace(shaped, seq=seq)
+            extra.append(shaped)
+        conversation = await self._finish("completed", completed=event, shaped=shaped)
+        if conversation is not None:
+            extra.append(
+                ConversationSaved(
+                    run_id=self.run_id, seq=seq + len(extra), conversation=conversation
+                )
+            )
+        self._inserted = len(extra)
         if self.first_run and self.conversation_id is not None:
             self.runner._retitle(self.request.principal, self.conversation_id, self.request.message)
-        return replace(event, conversation=conversation) if conversation is not None else event
+        return extra
 
     async def _save_progress(self) -> None:
         store, conversation_id = self.runner.store, self.conversation_id
@@ -371,8 +392,9 @@ class RunSession:
         status: RunStatus,
         *,
         completed: RunCompleted | None = None,
+        shaped: AnswerShaped | None = None,
         error: str | None = None,
-    ) -> dict[str, Any] | None:
+    ) -> ConversationDetail | None:
         if self._finished:
             return None
         self._finished = True
@@ -382,7 +404,7 @@ class RunSession:
         principal, run_id = self.request.principal, self.run_id
         messages = self.run.new_messages[self._saved :]
 
-        async def write() -> dict[str, Any] | None:
+        async def write() -> ConversationDetail | None:
             try:
                 return await store.finish_run(
                     principal,
@@ -391,6 +413,7 @@ class RunSession:
                     messages=messages,
                     status=status,
                     completed=completed,
+                    shaped=shaped,
                     error=error,
                 )
             except Exception:

@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from agentstream.events import Payload, RunCompleted
+from agentstream.conversation import ConversationDetail
+from agentstream.events import AnswerShaped, Payload, RunCompleted
 from agentstream.messages import Message
 from agentstream.principal import Principal
 
@@ -76,12 +77,12 @@ class ConversationStore(Protocol):
         messages: Sequence[Message],
         status: RunStatus,
         completed: RunCompleted | None = None,
+        shaped: AnswerShaped | None = None,
         error: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> ConversationDetail:
         """Commit the rest of the run's messages (the final or partial assistant message),
-        mark the run's status (``cancelled``/``failed`` = interrupted), and return the
-        conversation as the ops agent's ``conversation`` object: ``{id, title, updated_at,
-        conversation: [{role, content, created_at}, ...]}``."""
+        mark the run's status (``cancelled``/``failed`` = interrupted), keep the answer as
+        shown (``shaped``, else the loop's), and return the conversation as it now stands."""
         ...
 
     async def set_generated_title(

@@ -31,7 +31,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 
-from agentstream.events import RunCompleted
+from agentstream.events import AnswerShaped, RunCompleted
 from agentstream.messages import Message, UserMessage
 from agentstream.principal import Principal
 from agentstream.runs.store import (
@@ -310,26 +310,27 @@ class SqlConversationStore:
         messages: Sequence[Message],
         status: RunStatus,
         completed: RunCompleted | None = None,
+        shaped: AnswerShaped | None = None,
         error: str | None = None,
-    ) -> dict[str, Any]:
-        """Commit the run's last messages and status; return the ops agent's ``conversation``
-        object."""
+    ) -> ConversationDetail:
+        """Commit the run's last messages and status; return the conversation as it now
+        stands (the answers as shown, without details)."""
         cid = canonical(conversation_id)
         status_of_answer = "complete" if status == "completed" else "interrupted"
 
-        def work(conn: Connection) -> dict[str, Any]:
+        def work(conn: Connection) -> ConversationDetail:
             now = utcnow()
             bumped = claim(conn, principal, cid, len(messages), now)
-            ordinal = finish(conn, run_id, cid, run_outcome(status, completed, error, now))
+            outcome = run_outcome(status, completed, shaped, error, now)
+            ordinal = finish(conn, run_id, cid, outcome)
             if ordinal is None:
                 raise UnknownRun(f"run {run_id} was not started in this conversation")
             insert_messages(conn, cid, run_id, ordinal, bumped, now, messages, status_of_answer)
             assert bumped.summary is not None
             shown = display(conn, cid, details=False)
-            detail = ConversationDetail(
+            return ConversationDetail(
                 summary=bumped.summary, metadata=bumped.metadata, messages=shown
             )
-            return detail.to_agent_conversation()
 
         try:
             return await self._commits.run(work, key=cid)

@@ -30,7 +30,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
-from agentstream.events import Payload, RunCompleted
+from agentstream.events import AnswerShaped, Payload, RunCompleted
 from agentstream.messages import Message
 from agentstream.principal import Principal
 from agentstream.runs.store import ConversationNotFound, RunStatus
@@ -75,14 +75,8 @@ _ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
 _COMPLETED_ADAPTER: TypeAdapter[RunCompleted] = TypeAdapter(RunCompleted)
 _PAYLOAD_ADAPTER: TypeAdapter[Payload] = TypeAdapter(Payload)
 _METADATA_ADAPTER: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
-_RESULT_FIELDS = (
-    "message",
-    "tool_history",
-    "payloads",
-    "suggested_values",
-    "suggested_actions",
-    "custom_payload",
-)
+_SHAPED_ADAPTER: TypeAdapter[AnswerShaped] = TypeAdapter(AnswerShaped)
+_SHOWN_FIELDS = ("message", "payloads", "suggested_values", "suggested_actions", "custom_payload")
 
 
 def normalize_conversation_id(value: str) -> str | None:
@@ -405,17 +399,33 @@ def insert_messages(
 
 
 def run_outcome(
-    status: RunStatus, completed: RunCompleted | None, error: str | None, now: datetime
+    status: RunStatus,
+    completed: RunCompleted | None,
+    shaped: AnswerShaped | None,
+    error: str | None,
+    now: datetime,
 ) -> dict[str, Any]:
-    """The run row's columns for how it ended."""
+    """The run row's columns for how it ended: the answer as shown (``shaped``, else the
+    loop's own), its tool history and usage."""
     values: dict[str, Any] = {"status": status, "error": error, "finished_at": now}
     if completed is not None:
         # A tool output that JSON cannot hold is kept as its str() rather than losing the
         # end of the run.
         dumped = _COMPLETED_ADAPTER.dump_python(completed, mode="json", fallback=str)
         values["usage"] = dumped["usage"]
-        values["result"] = {name: dumped[name] for name in _RESULT_FIELDS}
-        values["answer"] = strip_markers(completed.message)
+        result = {
+            "message": completed.message,
+            "tool_history": dumped["tool_history"],
+            "payloads": dumped["payloads"],
+            "suggested_values": [],
+            "suggested_actions": [],
+            "custom_payload": None,
+        }
+        if shaped is not None:
+            shown = _SHAPED_ADAPTER.dump_python(shaped, mode="json", fallback=str)
+            result.update({name: shown[name] for name in _SHOWN_FIELDS})
+        values["result"] = result
+        values["answer"] = strip_markers(result["message"])
     return values
 
 

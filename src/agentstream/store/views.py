@@ -19,13 +19,21 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
-from typing import Any, Literal, Protocol
+from dataclasses import replace
+from datetime import datetime
+from typing import Any, Protocol
 
 from agentstream.agent.loop import INTERRUPTED_MESSAGE, TURN_SEPARATOR
 from agentstream.chat.markers import strip_tool_markers
-from agentstream.store.models import ConversationRow
+from agentstream.conversation import (
+    ConversationDetail,
+    ConversationPage,
+    ConversationSummary,
+    DisplayMessage,
+    DisplayStatus,
+    DisplayToolCall,
+    isoformat_z,
+)
 
 __all__ = [
     "ConversationDetail",
@@ -38,170 +46,12 @@ __all__ = [
     "strip_markers",
 ]
 
-DisplayStatus = Literal["complete", "interrupted", "failed"]
 _RUN_STATUS: dict[str, DisplayStatus] = {
     "completed": "complete",
     "failed": "failed",
     "cancelled": "interrupted",
     "running": "interrupted",
 }
-
-
-def isoformat_z(moment: datetime) -> str:
-    moment = moment.astimezone(UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ConversationSummary:
-    """A conversation as listed: id, title, timestamps and the model it last used."""
-
-    id: str
-    title: str
-    created_at: datetime
-    updated_at: datetime
-    model: str | None
-
-    @classmethod
-    def from_row(cls, row: ConversationRow) -> ConversationSummary:
-        return cls(
-            id=row.id,
-            title=row.title,
-            created_at=row.created_at,
-            updated_at=row.updated_at,
-            model=row.model,
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "title": self.title,
-            "created_at": isoformat_z(self.created_at),
-            "updated_at": isoformat_z(self.updated_at),
-            "model": self.model,
-        }
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ConversationPage:
-    """One page of a user's conversations, newest first; pass ``next_cursor`` for the next."""
-
-    items: tuple[ConversationSummary, ...]
-    next_cursor: str | None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"items": [item.to_json() for item in self.items], "next_cursor": self.next_cursor}
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DisplayToolCall:
-    """One tool call of an answer, as its card shows it."""
-
-    index: int
-    call_id: str
-    tool_name: str
-    input: dict[str, Any]
-    output: Any
-    is_error: bool
-    duration_ms: float | None
-    """None when the run did not finish: durations come with its final answer."""
-    text_offset: int
-    stopped: bool = False
-    """The run was stopped while the call ran: it has no result (not a failure)."""
-    display: str | None = None
-    """The tool's friendly text for the call, when it has one."""
-
-    def to_json(self) -> dict[str, Any]:
-        shown = {
-            "index": self.index,
-            "call_id": self.call_id,
-            "tool_name": self.tool_name,
-            "input": self.input,
-            "output": self.output,
-            "is_error": self.is_error,
-            "duration_ms": self.duration_ms,
-            "text_offset": self.text_offset,
-            "stopped": self.stopped,
-        }
-        if self.display:
-            shown["display"] = self.display
-        return shown
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DisplayMessage:
-    """A message as shown to the user: an answer's text with its tool calls, not the model's
-    wire history."""
-
-    id: str
-    """The user message's id, or for an answer the id of the run that produced it."""
-    role: Literal["user", "assistant"]
-    content: str
-    created_at: datetime
-    status: DisplayStatus = "complete"
-    run_id: str | None = None
-    reasoning: str | None = None
-    error: str | None = None
-    tool_history: tuple[DisplayToolCall, ...] = ()
-    suggested_values: list[Any] = field(default_factory=list)
-    suggested_actions: list[Any] = field(default_factory=list)
-    custom_payload: Any = None
-    payloads: list[Any] = field(default_factory=list)
-    usage: dict[str, Any] | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "role": self.role,
-            "content": self.content,
-            "reasoning": self.reasoning,
-            "status": self.status,
-            "created_at": isoformat_z(self.created_at),
-            "run_id": self.run_id,
-            "error": self.error,
-            "tool_history": [call.to_json() for call in self.tool_history],
-            "suggested_values": self.suggested_values,
-            "suggested_actions": self.suggested_actions,
-            "custom_payload": self.custom_payload,
-            "payloads": self.payloads,
-            "usage": self.usage,
-        }
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ConversationDetail:
-    """A conversation with its messages as clients show them (``GET /api/conversations/{id}``)."""
-
-    summary: ConversationSummary
-    metadata: dict[str, Any]
-    messages: tuple[DisplayMessage, ...]
-
-    @property
-    def id(self) -> str:
-        return self.summary.id
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            **self.summary.to_json(),
-            "metadata": self.metadata,
-            "messages": [message.to_json() for message in self.messages],
-        }
-
-    def to_agent_conversation(self) -> dict[str, Any]:
-        """The ops agent's ``conversation`` object."""
-        return {
-            "id": self.summary.id,
-            "title": self.summary.title,
-            "updated_at": isoformat_z(self.summary.updated_at),
-            "conversation": [
-                {
-                    "role": message.role,
-                    "content": message.content,
-                    "created_at": isoformat_z(message.created_at),
-                }
-                for message in self.messages
-            ],
-        }
 
 
 class StoredRun(Protocol):

@@ -20,6 +20,8 @@ from typing import Annotated, Any, assert_never
 from fastapi import APIRouter, Depends, Response
 
 from agentstream.events import (
+    AnswerShaped,
+    ConversationSaved,
     PartEnded,
     PartStarted,
     PayloadEvent,
@@ -120,17 +122,21 @@ class AgentEncoder:
                 return (self._tool_finished(event),)
             case RunWarning(code=code, message=message):
                 return (("warning", dumps({"type": "warning", "code": code, "message": message})),)
-            case RunCompleted(conversation=conversation):
-                if conversation is None:
-                    return (_DONE,)
-                update = {"type": "conversation", "conversation": conversation}
-                return (("conversation", dumps(update)), _DONE)
+            case ConversationSaved(conversation=conversation):
+                update = {
+                    "type": "conversation",
+                    "conversation": conversation.to_agent_conversation(),
+                }
+                return (("conversation", dumps(update)),)
+            case RunCompleted():
+                return (_DONE,)
             case RunFailed(message=message):
                 return self.fail(message)
             case RunCancelled():
                 return (_DONE,)
             case (
-                TurnFinished()
+                AnswerShaped()
+                | TurnFinished()
                 | PartStarted()
                 | PartEnded()
                 | TurnStarted()

@@ -19,6 +19,8 @@ from typing import Annotated, Any, Literal, assert_never
 from fastapi import APIRouter, Depends, Response
 
 from agentstream.events import (
+    AnswerShaped,
+    ConversationSaved,
     PartEnded,
     PartStarted,
     PayloadEvent,
@@ -117,7 +119,9 @@ class IchorEncoder:
             case RunFailed(message=message):
                 return self.fail(message)
             case (
-                TurnFinished()
+                AnswerShaped()
+                | ConversationSaved()
+                | TurnFinished()
                 | PartStarted()
                 | PartEnded()
                 | RunStarted()

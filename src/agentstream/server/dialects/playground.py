@@ -40,6 +40,8 @@ from fastapi.responses import JSONResponse
 from pydantic import Field
 
 from agentstream.events import (
+    AnswerShaped,
+    ConversationSaved,
     PartEnded,
     PartStarted,
     PayloadEvent,
@@ -191,6 +193,8 @@ class PlaygroundEncoder:
         self.execution_id = ""
         self.model: str | None = None
         self.usage = Usage()
+        self.shown: str | None = None
+        """The answer as shown (marker blocks taken out), when the run's hooks shaped it."""
 
     def encode(self, event: RunEvent) -> Sequence[Frame]:
         match event:
@@ -218,7 +222,11 @@ class PlaygroundEncoder:
             case UsageEvent(usage=usage):
                 self.usage = self.usage + usage
                 return ()
+            case AnswerShaped(message=shown):
+                self.shown = shown
+                return ()
             case RunCompleted(message=message, usage=usage):
+                message = message if self.shown is None else self.shown
                 return (
                     ("metadata", dumps(self._metadata(usage))),
                     ("final", dumps(self._final(message, usage))),
@@ -229,7 +237,8 @@ class PlaygroundEncoder:
             case RunCancelled():
                 return self.fail("The run was cancelled.")
             case (
-                TurnFinished()
+                ConversationSaved()
+                | TurnFinished()
                 | PartStarted()
                 | PartEnded()
                 | TurnStarted()
@@ -304,7 +313,10 @@ class PlaygroundDocument:
                 entry = self._calls.setdefault(call_id, {"toolName": name})
                 entry["output"] = as_text(output if output is not None else result)
                 entry["isError"] = is_error
+            case AnswerShaped():
+                encoder.encode(event)
             case RunCompleted(message=message, usage=usage):
+                message = message if encoder.shown is None else encoder.shown
                 doc["metadata"] = encoder._metadata(usage)
                 doc.update(encoder._final(message, usage))
                 doc["state"] = "completed"

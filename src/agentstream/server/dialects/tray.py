@@ -31,6 +31,8 @@ from pydantic import BaseModel, Field
 
 from agentstream.chat.markers import TOOL_MARKER, insert_tool_markers, tool_marker
 from agentstream.events import (
+    AnswerShaped,
+    ConversationSaved,
     PartEnded,
     PartStarted,
     Payload,
@@ -168,6 +170,7 @@ class TrayEncoder:
         self._open: list[str] = []  # calls started and not yet shown complete, in call order
         self._held: dict[str, list[Frame]] = {}  # frames of calls behind the oldest open one
         self._finished: set[str] = set()  # held calls whose complete frames are held too
+        self._shown: AnswerShaped | None = None  # the answer as shown, for ``complete``
 
     def encode(self, event: RunEvent) -> Sequence[Frame]:
         match event:
@@ -273,6 +276,9 @@ class TrayEncoder:
                 return (("tool_complete", dumps(complete)), ("text_delta", dumps(marker)))
             case RunCompleted():
                 return (("complete", dumps({"type": "complete", "payload": self.payload(event)})),)
+            case AnswerShaped():
+                self._shown = event
+                return ()
             case RunFailed(message=message):
                 return self.fail(message)
             case RunCancelled():
@@ -287,6 +293,7 @@ class TrayEncoder:
                 | PayloadEvent()
                 | UsageEvent()
                 | RunWarning()
+                | ConversationSaved()
             ):
                 return ()
             case _:
@@ -296,27 +303,28 @@ class TrayEncoder:
         return (("error", dumps({"type": "error", "message": message})),)
 
     def payload(self, done: RunCompleted) -> dict[str, Any]:
-        message = done.message
+        shown = self._shown
+        message = shown.message if shown is not None else done.message
         if done.tool_history and not TOOL_MARKER.search(message):
             # The chat hooks place markers; without them, put them where the calls finished.
             message = insert_tool_markers(message, done.tool_history)
         history = [_history(entry) for entry in done.tool_history]
         custom: dict[str, Any] | None = None
-        if done.custom_payload is not None:
-            custom = _payload(done.custom_payload)
+        if shown is not None and shown.custom_payload is not None:
+            custom = _payload(shown.custom_payload)
         elif history:
             custom = {"type": "tool_history", "data": history}
         payload: dict[str, Any] = {
             "message": message,
-            "suggested_values": [_plain(v) for v in done.suggested_values],
-            "suggested_actions": [_plain(a) for a in done.suggested_actions],
+            "suggested_values": [_plain(v) for v in shown.suggested_values] if shown else [],
+            "suggested_actions": [_plain(a) for a in shown.suggested_actions] if shown else [],
         }
         if custom is not None:  # ``custom_payload?: CustomPayload``, never null
             payload["custom_payload"] = custom
         payload |= {
             "tool_history": history,
             "conversation_id": self.conversation_id,
-            "payloads": [_payload(p) for p in done.payloads],
+            "payloads": [_payload(p) for p in (shown or done).payloads],
             "usage": {
                 "input_tokens": done.usage.input_tokens,
                 "output_tokens": done.usage.output_tokens,
@@ -324,8 +332,8 @@ class TrayEncoder:
                 "cache_read_tokens": done.usage.cache_read_tokens,
             },
         }
-        if done.diagnostics is not None:
-            payload["diagnostics"] = done.diagnostics
+        if shown is not None and shown.diagnostics is not None:
+            payload["diagnostics"] = shown.diagnostics
         return payload
 
 
