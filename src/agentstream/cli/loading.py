@@ -30,7 +30,11 @@ def load_object(spec: str) -> object:
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise AgentLoadError(f"cannot import {module_name!r}: {exc}") from exc
+        hint = ""
+        if isinstance(exc, ModuleNotFoundError) and exc.name == module_name.split(".")[0]:
+            # The top-level package itself is missing: usually the wrong directory.
+            hint = f" (modules are imported from the current directory, {os.getcwd()})"
+        raise AgentLoadError(f"cannot import {module_name!r}: {exc}{hint}") from exc
     try:
         found: object = getattr(module, attribute)
     except AttributeError:

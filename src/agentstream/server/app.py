@@ -37,6 +37,7 @@ from agentstream.server.dialects import BUILT_IN, Dialect
 from agentstream.server.dialects.declaration import registry
 from agentstream.server.errors import document_errors, install_error_handlers
 from agentstream.server.models import ModelCatalog
+from agentstream.server.reference import OPENAPI_TAGS
 from agentstream.server.settings import Settings
 
 __all__ = ["create_app"]
@@ -107,6 +108,7 @@ def create_app(
             "data playground, chat tray and ops agent protocols."
         ),
         version="0.1.0",
+        openapi_tags=OPENAPI_TAGS,
         lifespan=lifespan,
     )
     app.state.server = server
