@@ -322,15 +322,15 @@ class RunSession:
         return self.runner.broker.replay(self.run_id, self.request.principal, after)
 
     async def _drive(self) -> None:
-        """The run itself, in a task the runner owns: the loop's events, each shaped and
-        persisted as needed and then appended to the broker's log."""
+        """The run itself, in a task the runner owns. The loop's events go to the broker's log
+        as they are made (from the loop's own task: no hop through this one); only the last
+        event comes here, to be shaped and stored before it is appended."""
         publish = self.runner.broker.publish
+        self.run.forward(self._forward)
         try:
             async with self.run:
                 async for event in self.run:
-                    if isinstance(event, TurnStarted) and event.turn:
-                        await self._save_progress()
-                    elif isinstance(event, RunCompleted):
+                    if isinstance(event, RunCompleted):
                         for before in await self._complete(event):
                             publish(before)
                         event = replace(event, seq=event.seq + self._inserted)
@@ -349,6 +349,13 @@ class RunSession:
                 await self._finish("cancelled", error="interrupted")
             await asyncio.shield(self.runner.broker.close_run(self.run_id))
             self.runner._forget(self.run_id)
+
+    def _forward(self, event: RunEvent) -> None:
+        """Every event but the last, in the loop's task: a new turn first saves the finished
+        round-trips (in a write the runner owns), then the event goes to the log."""
+        if type(event) is TurnStarted and event.turn:
+            self._save_progress()
+        self.runner.broker.publish(event)
 
     async def _complete(self, event: RunCompleted) -> list[RunEvent]:
         """Shape the answer and store it; the events that go before ``run_completed`` (the
@@ -371,21 +378,26 @@ class RunSession:
             self.runner._retitle(self.request.principal, self.conversation_id, self.request.message)
         return extra
 
-    async def _save_progress(self) -> None:
+    def _save_progress(self) -> None:
         store, conversation_id = self.runner.store, self.conversation_id
-        # The loop runs in its own task and keeps appending while we await the store: take
-        # the boundary now, and only up to a complete round-trip, so the store never holds
-        # an assistant tool call without its results (or misses what came meanwhile).
+        # Only up to a complete round-trip, so the store never holds an assistant tool call
+        # without its results.
         upto = complete_prefix(self.run.new_messages)
         if store is None or conversation_id is None or upto <= self._saved:
             return
         messages, self._saved = self.run.new_messages[self._saved : upto], upto
         principal, run_id = self.request.principal, self.run_id
-        await self._persist(
-            lambda: store.append_messages(
-                principal, run_id=run_id, conversation_id=conversation_id, messages=messages
-            )
-        )
+
+        async def write() -> None:
+            try:
+                await store.append_messages(
+                    principal, run_id=run_id, conversation_id=conversation_id, messages=messages
+                )
+            except Exception:
+                # The run goes on for its readers; the store's own failure is what to fix.
+                log.exception("could not save the progress of run %s", run_id)
+
+        self._persist_soon(write)
 
     async def _finish(
         self,
@@ -428,6 +440,10 @@ class RunSession:
         A client that hangs up cancels the task streaming its answer, possibly in the middle
         of a write; the write goes on regardless (the runner waits for it on shutdown), so
         every run ends in the store however it is interrupted."""
+        return await asyncio.shield(self._persist_soon(write))
+
+    def _persist_soon(self, write: Callable[[], Awaitable[T]]) -> asyncio.Task[T]:
+        """Start ``write`` after this run's earlier writes, in a task the runner owns."""
         previous = self._last_write
 
         async def step() -> T:
@@ -437,4 +453,4 @@ class RunSession:
 
         task = self.runner._own(step())
         self._last_write = task
-        return await asyncio.shield(task)
+        return task
