@@ -28,11 +28,13 @@ from agentstream.chat.markers import strip_tool_markers
 from agentstream.store.models import ConversationRow
 
 __all__ = [
+    "ActiveRun",
     "ConversationDetail",
     "ConversationPage",
     "ConversationSummary",
     "DisplayMessage",
     "DisplayToolCall",
+    "active_run",
     "display_messages",
     "isoformat_z",
     "strip_markers",
@@ -169,12 +171,30 @@ class DisplayMessage:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ActiveRun:
+    """The conversation's latest run while the store has it as still running: what a client
+    that opens the conversation (a reload, a second tab) follows through
+    ``GET /api/runs/{id}/stream``. The store cannot tell a run in progress from one whose
+    server died before it finished; that endpoint can (404, 204 or a ``run_failed``), so a
+    client treats this as "try to follow", never as a promise that more is coming."""
+
+    id: str
+    status: Literal["running"] = "running"
+    started_at: datetime
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "status": self.status, "started_at": isoformat_z(self.started_at)}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ConversationDetail:
     """A conversation with its messages as clients show them (``GET /api/conversations/{id}``)."""
 
     summary: ConversationSummary
     metadata: dict[str, Any]
     messages: tuple[DisplayMessage, ...]
+    active_run: ActiveRun | None = None
+    """The run still going, if the latest one is (see :class:`ActiveRun`)."""
 
     @property
     def id(self) -> str:
@@ -185,6 +205,7 @@ class ConversationDetail:
             **self.summary.to_json(),
             "metadata": self.metadata,
             "messages": [message.to_json() for message in self.messages],
+            "active_run": None if self.active_run is None else self.active_run.to_json(),
         }
 
     def to_agent_conversation(self) -> dict[str, Any]:
@@ -275,6 +296,17 @@ def display_messages(
         if answer is not None:
             shown.append(answer)
     return tuple(shown)
+
+
+def active_run(runs: Sequence[StoredRun]) -> ActiveRun | None:
+    """The latest run if the store has it as running. Only the latest: a conversation's runs
+    follow one another, so an older run still marked running was left by a server that died."""
+    if not runs:
+        return None
+    latest = max(runs, key=lambda run: run.ordinal)
+    if latest.status != "running":
+        return None
+    return ActiveRun(id=latest.id, started_at=latest.started_at)
 
 
 def _answer(run: StoredRun, rows: list[StoredMessage], details: bool) -> DisplayMessage | None:
