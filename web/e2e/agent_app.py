@@ -9,9 +9,9 @@ word in the user's message, so one server answers every test case:
                (so the progress card can be seen and photographed without timing guesses);
                ``stopme`` and ``timing`` do the same with gates of their own
 - ``slow``     a long answer streamed slowly, for the stop button
-- ``resumable``, ``followme``, ``halting``  the search tool (each with a gate of its own),
-               then a second answer streamed slowly: runs to reload, follow from a second tab
-               and stop after a reload
+- ``resumable``, ``followme``, ``halting``, ``orphan``  the search tool (each with a gate of
+               its own), then a second answer streamed slowly: runs to reload, follow from a
+               second tab, stop after a reload, and lose with their server
 - ``ponder``   three seconds before the first word: the "Thinking..." state
 - ``fail``     the model fails with an error
 - ``preview``  a tool that sends a workflow preview payload, plus suggested actions
@@ -159,6 +159,7 @@ RULES = {
         _resumable("resumable"),
         _resumable("followme"),
         _resumable("halting"),
+        _resumable("orphan"),
         {
             "match": "stopme",
             "turns": [

@@ -5,6 +5,9 @@
  * `resumable`, `followme` and `halting` runs: a tool that waits for the test's gate, then a
  * slowly streamed answer) and headless Chromium.
  */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { Browser, BrowserContext, Page, Request } from "playwright-core";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
@@ -13,6 +16,7 @@ import {
   openGate,
   screenshot,
   startServer,
+  TEST_APP,
   type RunningServer,
 } from "./harness";
 
@@ -172,5 +176,42 @@ describe("resuming answers", () => {
     await answerOf(page).getByTestId("stopped").waitFor();
     await idle(page);
     openGate(server, "search-halting");
+  });
+
+  it("ends the follow of a run its server lost, and offers a retry", async () => {
+    const crashed = await startServer(TEST_APP, { home: mkdtempSync(join(tmpdir(), "agentstream-e2e-")) });
+    let restarted: RunningServer | null = null;
+    try {
+      await page.goto(`${crashed.url}/`);
+      await send(page, "orphan run please");
+      await answerOf(page).getByTestId("tool-progress").getByText("Found 15 articles...").waitFor();
+      await page.waitForURL(/\/c\/[^/]+$/);
+      // The process dies mid-run: its store still has the run as running, and the new
+      // process on the same address knows nothing of it.
+      await crashed.kill();
+      restarted = await startServer(TEST_APP, { home: crashed.home, port: crashed.port });
+      const resumed = page.waitForResponse((r) => isResume(r.request()));
+      await page.reload();
+      expect((await resumed).status()).toBe(404);
+      const error = answerOf(page).getByTestId("error");
+      await error.getByText("The server running this answer stopped before it finished.").waitFor();
+      await idle(page);
+      await expect(answerOf(page).getAttribute("data-status")).resolves.toBe("error");
+      await screenshot(page, "resume-07-run-lost-with-its-server");
+
+      // Retry asks again, in the same conversation, and this time the answer completes.
+      const path = new URL(page.url()).pathname;
+      await error.getByRole("button", { name: "Retry" }).click();
+      await answerOf(page).getByTestId("tool-progress").waitFor();
+      openGate(restarted, "search-orphan");
+      await idle(page);
+      await expect(answerOf(page).getAttribute("data-status")).resolves.toBe("complete");
+      expect(new URL(page.url()).pathname).toBe(path);
+    } finally {
+      openGate(crashed, "search-orphan");
+      await restarted?.stop();
+      await crashed.stop();
+      rmSync(crashed.home, { recursive: true, force: true });
+    }
   });
 });

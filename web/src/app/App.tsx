@@ -124,13 +124,13 @@ export function App() {
       void refreshList(); // the new conversation is listed as soon as it exists
     },
     onRunEnd: () => void refreshList(),
-    onFollowLost: (id) => void loadConversationRef.current(id, { follow: false }),
+    onFollowLost: (id, runId) => void loadConversationRef.current(id, { lostRun: runId }),
   });
 
   // --- route → conversation ---
   const loadSeq = useRef(0);
   const loadConversation = useCallback(
-    async (id: string, { follow = true }: { follow?: boolean } = {}) => {
+    async (id: string, { lostRun = null }: { lostRun?: string | null } = {}) => {
       const seq = ++loadSeq.current; // a newer navigation wins over a slow older load
       setLoading(true);
       setLoadError(null);
@@ -139,7 +139,7 @@ export function App() {
         const conversation = await getConversation(id);
         if (seq !== loadSeq.current) return;
         // A run of it still going (a reload, another tab's question) is followed live.
-        const opened = openConversation(conversation, loadRunMark(sessionStorage, id), { follow });
+        const opened = openConversation(conversation, loadRunMark(sessionStorage, id), { lostRun });
         if (opened.follow === null) clearRunMark(sessionStorage, id);
         chat.reset(opened.items, id);
         if (opened.follow !== null) chat.follow(opened.follow);

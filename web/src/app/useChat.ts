@@ -56,9 +56,10 @@ export function useChat(params: {
   onRunEnd?(): void;
   /** A run that could not start or broke off (after its answer shows the error). */
   onError?(error: unknown): void;
-  /** A followed run could not be continued (unknown to the server, or over without an end
-   * this page saw): show the conversation as stored instead. */
-  onFollowLost?(conversationId: string): void;
+  /** A followed run could not be continued: the server does not know it (it was restarted,
+   * or the run expired), or has nothing more although this page saw no end. Show the
+   * conversation as stored instead, without following that run again. */
+  onFollowLost?(conversationId: string, runId: string): void;
 }): ChatController {
   const [items, setItems] = useState<ChatItem[]>([]);
   const [busy, setBusy] = useState(false);
@@ -140,6 +141,14 @@ export function useChat(params: {
       setAnnouncement("");
       let ended = false;
       let reconnected = false;
+      const lost = () => {
+        const conversation = conversationRef.current;
+        const runId = handle.run.runId;
+        dropMark(conversation);
+        if (conversation !== null && runId !== null) {
+          paramsRef.current.onFollowLost?.(conversation, runId);
+        }
+      };
       const seen = (event: TrayEvent, position: string | null) => {
         answer = applyEvent(answer, event);
         const terminal = event.type === "complete" || event.type === "error" || event.type === "cancelled";
@@ -195,8 +204,7 @@ export function useChat(params: {
         if (handle.detached) return;
         if (!ended) {
           // The server had nothing more (204): the run is over and this page missed its end.
-          dropMark(conversationRef.current);
-          if (conversationRef.current !== null) paramsRef.current.onFollowLost?.(conversationRef.current);
+          lost();
           return;
         }
         setAnnouncement(
@@ -211,8 +219,7 @@ export function useChat(params: {
         if ((following || reconnected) && error instanceof StreamHttpError && error.status === 404) {
           // The server does not know the run (it restarted, or the run expired): what the
           // store has is all there is.
-          dropMark(conversationRef.current);
-          if (conversationRef.current !== null) paramsRef.current.onFollowLost?.(conversationRef.current);
+          lost();
           return;
         }
         if (isAbortError(error) && handle.stopping) {

@@ -37,6 +37,10 @@ export interface OpenedConversation {
 
 const KEY_PREFIX = "agentstream.run.";
 
+/** Shown for a run the store has as running but the server cannot follow (its server was
+ * restarted or died): the same words as a run the server saw its worker lose. */
+export const LOST_RUN_MESSAGE = "The server running this answer stopped before it finished.";
+
 /** The subset of `Storage` used here (tests pass a Map-backed one). */
 export type MarkStorage = Pick<Storage, "getItem" | "setItem" | "removeItem">;
 
@@ -92,20 +96,33 @@ export function loadRunMark(storage: MarkStorage, conversationId: string): RunMa
  * The stored answer of that run (what the server had committed so far, shown as interrupted)
  * is replaced by the answer being followed: the page's own mark when it is for that run,
  * else an empty answer that the replay from the start fills.
+ *
+ * `lostRun` names a run the server could not follow (404): it is not followed again, and its
+ * answer (what was stored of it, perhaps nothing) says it did not finish, with Retry.
  */
 export function openConversation(
   conversation: Conversation,
   mark: RunMark | null,
-  { follow = true }: { follow?: boolean } = {},
+  { lostRun = null }: { lostRun?: string | null } = {},
 ): OpenedConversation {
-  const active = follow && conversation.active_run?.status === "running" ? conversation.active_run : null;
+  const active = conversation.active_run?.status === "running" ? conversation.active_run : null;
   const messages = conversation.messages ?? [];
   if (!active) return { items: itemsFromMessages(messages), follow: null };
-  const items = itemsFromMessages(
-    messages.filter((m) => !(m.role === "assistant" && m.run_id === active.id)),
-  );
+  const stored = messages.find((m) => m.role === "assistant" && m.run_id === active.id);
+  const items = itemsFromMessages(messages.filter((m) => m !== stored));
   const previous = items[items.length - 1];
   const request = previous?.kind === "user" ? { message: previous.text } : null;
+  if (active.id === lostRun) {
+    const [shown] = stored ? itemsFromMessages([stored]) : [{ ...newAnswer(null), id: localId("a") }];
+    const lost: AssistantItem = {
+      ...(shown as AssistantItem),
+      status: "error",
+      error: LOST_RUN_MESSAGE,
+      runId: active.id,
+      request,
+    };
+    return { items: [...items, lost], follow: null };
+  }
   const resumed = mark !== null && mark.runId === active.id && mark.lastEventId !== null;
   const answer: AssistantItem = resumed
     ? { ...mark.answer, status: "streaming", request }
