@@ -185,16 +185,11 @@ export function useChat(params: {
             }
             break;
           } catch (error) {
-            // A live stream that broke off (the network, a proxy): the run goes on at the
-            // server, so pick it up once from the last event this page has.
+            // A stream that broke off (the network, a proxy; fetch says TypeError): the run
+            // goes on at the server, so pick it up once from the last event this page has.
             const runId = handle.run.runId;
-            if (
-              handle.detached ||
-              reconnected ||
-              handle.stopping ||
-              !(error instanceof StreamProtocolError) ||
-              runId === null
-            ) {
+            const broken = error instanceof StreamProtocolError || error instanceof TypeError;
+            if (handle.detached || reconnected || handle.stopping || !broken || runId === null) {
               throw error;
             }
             reconnected = true;
