@@ -199,13 +199,15 @@ describe("resuming answers", () => {
       await expect(answerOf(page).getAttribute("data-status")).resolves.toBe("error");
       await screenshot(page, "resume-07-run-lost-with-its-server");
 
-      // Retry asks again, in the same conversation, and this time the answer completes.
+      // Retry asks again, in the same conversation, on the server that is up.
       const path = new URL(page.url()).pathname;
+      const retried = page.waitForRequest((r) => r.url().endsWith("/api/chat/stream"));
       await error.getByRole("button", { name: "Retry" }).click();
-      await answerOf(page).getByTestId("tool-progress").waitFor();
-      openGate(restarted, "search-orphan");
+      expect((await retried).postDataJSON()).toMatchObject({ message: "orphan run please", detach: true });
+      await answerOf(page).getByTestId("tool-progress").getByText("Found 15 articles...").waitFor();
+      await page.getByRole("button", { name: "Stop generating" }).click();
+      await answerOf(page).getByTestId("stopped").waitFor();
       await idle(page);
-      await expect(answerOf(page).getAttribute("data-status")).resolves.toBe("complete");
       expect(new URL(page.url()).pathname).toBe(path);
     } finally {
       openGate(crashed, "search-orphan");
