@@ -141,7 +141,9 @@ def test_disconnect_keeps_user_message_and_partial_answer(live: LiveServer) -> N
     ]
 
 
-def test_a_detached_run_is_the_conversations_active_run_until_it_is_stopped(live: LiveServer) -> None:
+def test_a_detached_run_is_the_conversations_active_run_until_it_is_stopped(
+    live: LiveServer,
+) -> None:
     """What the web UI relies on after a reload: the conversation names the run still going,
     and the run continues in the chat tray protocol from the last ``id:`` the page had."""
     ids: list[str] = []
