@@ -15,7 +15,7 @@ from agentstream.messages import AssistantMessage
 from agentstream.principal import Principal
 from agentstream.runs.store import RunStatus
 from agentstream.server.conversations import conversations_router
-from agentstream.store import SqlConversationStore
+from agentstream.store import ActiveRun, SqlConversationStore
 
 from .helpers import exchange, new_principal, run_id
 
@@ -133,6 +133,6 @@ async def test_the_store_reports_it_typed(store: SqlConversationStore, alice: Pr
     rid = run_id()
     started = await store.start_run(alice, run_id=rid, conversation_id=None, user_message="hi")
     detail = await store.get_conversation(alice, started.conversation_id)
-    assert detail.active_run is not None
+    assert isinstance(detail.active_run, ActiveRun)
     assert (detail.active_run.id, detail.active_run.status) == (rid, "running")
     assert detail.active_run.started_at.tzinfo is not None
