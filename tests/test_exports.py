@@ -101,6 +101,7 @@ PUBLIC = {
     ],
     "agentstream.server": ["Settings", "SettingsError", "create_app"],
     "agentstream.store": [
+        "ActiveRun",
         "ConversationDetail",
         "ConversationNotFound",
         "ConversationPage",

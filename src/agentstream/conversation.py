@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from agentstream.store.models import ConversationRow
 
 __all__ = [
+    "ActiveRun",
     "ConversationDetail",
     "ConversationPage",
     "ConversationSummary",
@@ -151,12 +152,30 @@ class DisplayMessage:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ActiveRun:
+    """The conversation's latest run while the store has it as still running: what a client
+    that opens the conversation (a reload, a second tab) follows through
+    ``GET /api/runs/{id}/stream``. The store cannot tell a run in progress from one whose
+    server died before it finished; that endpoint can (404, 204 or a ``run_failed``), so a
+    client treats this as "try to follow", never as a promise that more is coming."""
+
+    id: str
+    status: Literal["running"] = "running"
+    started_at: datetime
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "status": self.status, "started_at": isoformat_z(self.started_at)}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ConversationDetail:
     """A conversation with its messages as clients show them (``GET /api/conversations/{id}``)."""
 
     summary: ConversationSummary
     metadata: dict[str, Any]
     messages: tuple[DisplayMessage, ...]
+    active_run: ActiveRun | None = None
+    """The run still going, if the latest one is (see :class:`ActiveRun`)."""
 
     @property
     def id(self) -> str:
@@ -167,6 +186,7 @@ class ConversationDetail:
             **self.summary.to_json(),
             "metadata": self.metadata,
             "messages": [message.to_json() for message in self.messages],
+            "active_run": None if self.active_run is None else self.active_run.to_json(),
         }
 
     def to_agent_conversation(self) -> dict[str, Any]:

@@ -9,6 +9,9 @@ word in the user's message, so one server answers every test case:
                (so the progress card can be seen and photographed without timing guesses);
                ``stopme`` and ``timing`` do the same with gates of their own
 - ``slow``     a long answer streamed slowly, for the stop button
+- ``resumable``, ``followme``, ``halting``, ``orphan``  the search tool (each with a gate of
+               its own), then a second answer streamed slowly: runs to reload, follow from a
+               second tab, stop after a reload, and lose with their server
 - ``ponder``   three seconds before the first word: the "Thinking..." state
 - ``fail``     the model fails with an error
 - ``preview``  a tool that sends a workflow preview payload, plus suggested actions
@@ -116,6 +119,23 @@ HELLO = (
 )
 
 SLOW = " ".join(f"word{i}" for i in range(400))
+RESUMED = " ".join(f"part{i}" for i in range(80))
+"""Eight seconds of text after the tool: long enough to reload in the middle of it."""
+
+
+def _resumable(word: str) -> dict[str, object]:
+    """A run that waits in its tool for the gate ``search-<word>``, then streams slowly."""
+    return {
+        "match": word,
+        "turns": [
+            {
+                "text": "Let me search for that.",
+                "tool_calls": [{"name": "search_articles", "arguments": {"query": word}}],
+            },
+            {"text": RESUMED, "delay": 0.1},
+        ],
+    }
+
 
 RULES = {
     "rules": [
@@ -136,6 +156,10 @@ RULES = {
             "match": "more",
             "turns": [{"text": "Here is more detail, as you asked."}],
         },
+        _resumable("resumable"),
+        _resumable("followme"),
+        _resumable("halting"),
+        _resumable("orphan"),
         {
             "match": "stopme",
             "turns": [

@@ -4,6 +4,7 @@ The web UI is built against exactly these shapes::
 
     GET    /api/conversations?limit=20&cursor=<opaque>  -> {"items": [summary...], "next_cursor"}
     GET    /api/conversations/{id}                      -> summary + metadata + messages
+                                                         + active_run (the run in progress)
     PATCH  /api/conversations/{id}  {"title": "..."}    -> summary
     DELETE /api/conversations/{id}                      -> 204
 

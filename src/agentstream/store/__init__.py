@@ -23,6 +23,7 @@ from agentstream.store.repository import SqlConversationStore
 from agentstream.store.statements import normalize_conversation_id
 from agentstream.store.titles import title_from_message
 from agentstream.store.views import (
+    ActiveRun,
     ConversationDetail,
     ConversationPage,
     ConversationSummary,
@@ -31,6 +32,7 @@ from agentstream.store.views import (
 )
 
 __all__ = [
+    "ActiveRun",
     "ConversationDetail",
     "ConversationNotFound",
     "ConversationPage",

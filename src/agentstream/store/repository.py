@@ -78,6 +78,7 @@ from agentstream.store.statements import (
     create,
     decode_cursor,
     display,
+    display_with_active_run,
     encode_cursor,
     exists,
     finish,
@@ -375,13 +376,14 @@ class SqlConversationStore:
         conversation_id = canonical(conversation_id)
         async with self._reads() as session:
             row = await owned_row(session, principal, conversation_id)
-            messages = await session.run_sync(
-                lambda sync: display(sync, conversation_id, details=True)
+            messages, active = await session.run_sync(
+                lambda sync: display_with_active_run(sync, conversation_id)
             )
             return ConversationDetail(
                 summary=ConversationSummary.from_row(row),
                 metadata=dict(row.metadata_ or {}),
                 messages=messages,
+                active_run=active,
             )
 
     async def history(self, principal: Principal, conversation_id: str) -> list[Message]:

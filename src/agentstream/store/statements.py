@@ -40,10 +40,12 @@ from agentstream.store.history import dump_message, load_messages, provider_hist
 from agentstream.store.models import CONVERSATIONS, MESSAGES, RUNS, ConversationRow
 from agentstream.store.titles import title_from_message
 from agentstream.store.views import (
+    ActiveRun,
     ConversationSummary,
     DisplayMessage,
     StoredMessage,
     StoredRun,
+    active_run,
     display_messages,
     strip_markers,
 )
@@ -57,6 +59,7 @@ __all__ = [
     "create",
     "decode_cursor",
     "display",
+    "display_with_active_run",
     "encode_cursor",
     "exists",
     "finish",
@@ -358,11 +361,26 @@ def display(
 ) -> tuple[DisplayMessage, ...]:
     """The conversation's messages as shown; without ``details`` just what the ops agent's
     ``conversation`` object needs, without loading (or parsing) any JSON column."""
+    return display_messages(*_display_rows(conn, conversation_id, details), details=details)
+
+
+def display_with_active_run(
+    conn: Connection | Session, conversation_id: str
+) -> tuple[tuple[DisplayMessage, ...], ActiveRun | None]:
+    """The conversation's messages with every detail, and its run in progress (read from the
+    same rows, so the two agree)."""
+    runs, messages = _display_rows(conn, conversation_id, True)
+    return display_messages(runs, messages, details=True), active_run(runs)
+
+
+def _display_rows(
+    conn: Connection | Session, conversation_id: str, details: bool
+) -> tuple[Sequence[StoredRun], Iterable[StoredMessage]]:
     runs, messages = _DISPLAY[details]
     parameters = {"b_id": conversation_id}
     run_rows = cast(Sequence[StoredRun], conn.execute(runs, parameters).all())
     message_rows = cast(Iterable[StoredMessage], conn.execute(messages, parameters))
-    return display_messages(run_rows, message_rows, details=details)
+    return run_rows, message_rows
 
 
 def claim(

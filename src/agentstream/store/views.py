@@ -26,6 +26,7 @@ from typing import Any, Protocol
 from agentstream.agent.loop import INTERRUPTED_MESSAGE, TURN_SEPARATOR
 from agentstream.chat.markers import strip_tool_markers
 from agentstream.conversation import (
+    ActiveRun,
     ConversationDetail,
     ConversationPage,
     ConversationSummary,
@@ -36,11 +37,13 @@ from agentstream.conversation import (
 )
 
 __all__ = [
+    "ActiveRun",
     "ConversationDetail",
     "ConversationPage",
     "ConversationSummary",
     "DisplayMessage",
     "DisplayToolCall",
+    "active_run",
     "display_messages",
     "isoformat_z",
     "strip_markers",
@@ -125,6 +128,17 @@ def display_messages(
         if answer is not None:
             shown.append(answer)
     return tuple(shown)
+
+
+def active_run(runs: Sequence[StoredRun]) -> ActiveRun | None:
+    """The latest run if the store has it as running. Only the latest: a conversation's runs
+    follow one another, so an older run still marked running was left by a server that died."""
+    if not runs:
+        return None
+    latest = max(runs, key=lambda run: run.ordinal)
+    if latest.status != "running":
+        return None
+    return ActiveRun(id=latest.id, started_at=latest.started_at)
 
 
 def _answer(run: StoredRun, rows: list[StoredMessage], details: bool) -> DisplayMessage | None:
