@@ -351,3 +351,71 @@ def test_nothing_outlives_a_run(serve: Serve, prefix: str) -> None:
     assert (len(provider_a.requests), provider_a.closed_early) == (6, 2)
     subscribers = redis.Redis.from_url(REDIS_URL).pubsub_numsub(f"{prefix}cancel")
     assert subscribers == [(f"{prefix}cancel".encode(), 2)]  # one per worker, as at start
+
+
+@pytest.mark.parametrize("workers", ["one", "two"])
+def test_a_client_with_every_event_so_far_is_answered_at_once(
+    serve: Serve, prefix: str, workers: str
+) -> None:
+    """A client that already has every event of a run in progress (a reconnect during a
+    long tool call) gets its response and heartbeats at once, not at the run's next event;
+    then it follows the run to its end."""
+    import asyncio
+
+    from agentstream.principal import Principal
+
+    entered, release = threading.Event(), threading.Event()
+
+    async def slow_lookup(query: str) -> dict[str, Any]:
+        """Look something up, slowly."""
+        entered.set()
+        await asyncio.to_thread(release.wait, 30)
+        return {"found": query}
+
+    provider = ScriptedProvider(
+        {
+            "turns": [
+                {"tool_calls": [{"id": "c1", "name": "slow_lookup", "arguments": {"query": "x"}}]},
+                {"text": ["Found ", "it."]},
+            ]
+        }
+    )
+    brokers: list[Any] = (
+        [None, None]
+        if workers == "one"
+        else [RedisBroker(REDIS_URL, prefix=prefix), RedisBroker(REDIS_URL, prefix=prefix)]
+    )
+    agent = Agent(model=provider, tools=[slow_lookup])
+    runs_on = serve(agent, broker=brokers[0], heartbeat_seconds=0.2)
+    reader = (
+        runs_on if workers == "one" else serve(agent, broker=brokers[1], heartbeat_seconds=0.2)
+    )
+    try:
+        with runs_on.client() as client:
+            run_id, _, _ = read_then_drop(
+                client, "/api/chat/stream", {"message": "go", "detach": True}, ids=1
+            )
+        assert entered.wait(10)
+        broker = runs_on.app.state.server.runner.broker
+        end = runs_on.call(broker.end_of(run_id, Principal(user_id="local")))
+        assert not end.done
+        with reader.client(timeout=10) as client:
+            for path in ("events", "stream"):
+                with client.stream(
+                    "GET", f"/api/runs/{run_id}/{path}", headers={"Last-Event-ID": str(end.last)}
+                ) as response:
+                    assert response.status_code == 200  # while the tool still runs
+                    first = next(response.iter_text())
+                    assert first.startswith(": ping")
+            release.set()
+            events = client.get(f"/api/runs/{run_id}/events", params={"after": end.last})
+            rest = client.get(f"/api/runs/{run_id}/stream", params={"after": end.last})
+            whole = client.get(f"/api/runs/{run_id}/stream")
+            last = [line for line in events.text.split("\n") if line.startswith("id: ")][-1][4:]
+            done = client.get(f"/api/runs/{run_id}/events", headers={"Last-Event-ID": last})
+            unknown = client.get("/api/runs/nope/events")
+    finally:
+        release.set()
+    assert "event: tool_call_finished" in events.text and "event: run_completed" in events.text
+    assert whole.text.endswith(rest.text) and '"type":"complete"' in rest.text
+    assert (done.status_code, unknown.status_code) == (204, 404)
