@@ -106,6 +106,36 @@ def test_drop_mid_answer_and_resume_on_the_other_worker(
     assert "event: run_completed" in events
 
 
+def test_playground_ndjson_resumes_on_the_other_worker(serve: Serve, prefix: str) -> None:
+    """NDJSON lines carry no id: a client resumes with ``?after=`` (positions from the run's
+    events). From every position, the resumed lines are exactly the rest of the whole stream,
+    and the lines received before the drop are its start."""
+    a, b = two_workers(serve, prefix, on_disconnect="detach")
+    path, body = DIALECTS["playground"]
+    with a.client() as client_a, b.client() as client_b:
+        received: list[str] = []
+        with client_a.stream(
+            "POST", path, json=body, headers={"Accept": "application/x-ndjson"}
+        ) as response:
+            assert response.headers["content-type"] == "application/x-ndjson"
+            run_id = response.headers["x-run-id"]
+            for line in response.iter_lines():
+                received += [line] if line else []
+                if len(received) == 6:
+                    break  # hang up mid-answer
+        events = client_b.get(f"/api/runs/{run_id}/events").text  # follows it to its end
+        positions = [int(line[4:]) for line in events.split("\n") if line.startswith("id: ")]
+        whole = client_b.get(f"/api/runs/{run_id}/stream")
+        rests = {seq: client_b.get(f"/api/runs/{run_id}/stream?after={seq}") for seq in positions}
+    lines = [line for line in whole.text.split("\n") if line]
+    assert whole.headers["content-type"] == "application/x-ndjson"
+    assert lines[: len(received)] == received and len(lines) > len(received)
+    assert rests.pop(positions[-1]).status_code == 204
+    for rest in rests.values():
+        resumed = [line for line in rest.text.split("\n") if line]
+        assert resumed and lines[len(lines) - len(resumed) :] == resumed
+
+
 def test_a_run_the_client_has_read_is_204_and_unknown_or_foreign_is_404(serve: Serve) -> None:
     server = serve(paced_agent(chunks=2, delay=0)[0], auth=True)
     from tests.server.helpers import bearer, token
@@ -387,9 +417,7 @@ def test_a_client_with_every_event_so_far_is_answered_at_once(
     )
     agent = Agent(model=provider, tools=[slow_lookup])
     runs_on = serve(agent, broker=brokers[0], heartbeat_seconds=0.2)
-    reader = (
-        runs_on if workers == "one" else serve(agent, broker=brokers[1], heartbeat_seconds=0.2)
-    )
+    reader = runs_on if workers == "one" else serve(agent, broker=brokers[1], heartbeat_seconds=0.2)
     try:
         with runs_on.client() as client:
             run_id, _, _ = read_then_drop(
@@ -419,3 +447,51 @@ def test_a_client_with_every_event_so_far_is_answered_at_once(
     assert "event: tool_call_finished" in events.text and "event: run_completed" in events.text
     assert whole.text.endswith(rest.text) and '"type":"complete"' in rest.text
     assert (done.status_code, unknown.status_code) == (204, 404)
+
+
+def test_no_upstream_request_outlives_a_run(serve: Serve, prefix: str) -> None:
+    """A vendor's stream (OpenAI's wire, over TCP) is closed however its run ends: dropped by
+    its client, stopped from another worker, or completed while followed from there."""
+    import redis
+
+    from tests.providers.fakes import openai as fake
+    from tests.providers.fakes.server import FakeUpstream
+
+    upstream = FakeUpstream().start()
+    try:
+        upstream.queue(
+            fake.text("Hello ", "there", hang=True),
+            fake.text("Hello ", "again", hang=True),
+            fake.text("Hello ", "done"),
+        )
+        a = serve(
+            Agent(model=fake.provider(upstream)), broker=RedisBroker(REDIS_URL, prefix=prefix)
+        )
+        b = serve(paced_agent()[0], broker=RedisBroker(REDIS_URL, prefix=prefix))
+        before = {name: sorted(server.call(other_tasks())) for name, server in (("a", a), ("b", b))}
+        with a.client() as client_a, b.client() as client_b:
+            read_then_drop(client_a, "/api/chat/stream", {"message": "go"}, ids=2)
+            assert wait_until(lambda: upstream.disconnects == 1)  # its client left: cancelled
+            stopped, _, _ = read_then_drop(
+                client_a, "/api/chat/stream", {"message": "go", "detach": True}, ids=2
+            )
+            assert upstream.open == 1  # detached: the run goes on without its client
+            assert client_b.post(f"/api/chat/runs/{stopped}/cancel").status_code == 202
+            stopped_rest = client_b.get(f"/api/runs/{stopped}/stream").text
+            completed, _, _ = read_then_drop(
+                client_a, "/api/chat/stream", {"message": "go", "detach": True}, ids=1
+            )
+            followed = client_b.get(f"/api/runs/{completed}/stream").text
+        runner = a.app.state.server.runner
+        assert wait_until(lambda: runner.running == 0, timeout=10)
+        a.call(runner.settle(), timeout=10)
+        assert wait_until(lambda: upstream.open == 0, timeout=10)
+        assert (len(upstream.posts), upstream.disconnects) == (3, 2)
+    finally:
+        upstream.stop()
+    assert stopped_rest.rstrip().endswith('data: {"type":"cancelled"}')
+    assert followed.rstrip().endswith("}") and '"type":"complete"' in followed
+    for name, server in (("a", a), ("b", b)):
+        assert sorted(server.call(other_tasks())) == before[name]
+    subscribers = redis.Redis.from_url(REDIS_URL).pubsub_numsub(f"{prefix}cancel")
+    assert subscribers == [(f"{prefix}cancel".encode(), 2)]

@@ -85,8 +85,10 @@ class Runner:
         a run has no worker (and proves nothing without Redis: see ``LocalBroker``)."""
         try:
             abandoned = await self.broker.abandoned(await store.running_runs())
-            if abandoned:
-                marked = await store.mark_interrupted(abandoned, INTERRUPTED_MESSAGE)
+            marked = (
+                await store.mark_interrupted(abandoned, INTERRUPTED_MESSAGE) if abandoned else 0
+            )
+            if marked:
                 log.warning("marked %d runs of workers that died as interrupted", marked)
         except Exception:
             log.exception("could not look for runs of workers that died")
