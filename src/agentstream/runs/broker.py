@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -123,9 +123,10 @@ class RunBroker(Protocol):
         :class:`RunNotFound` for runs the requester does not own."""
         ...
 
-    async def abandoned(self, run_ids: Sequence[str]) -> Sequence[str]:
-        """Those of ``run_ids`` that no live worker holds, as far as this broker can prove;
-        may take a lease period to be sure (see :class:`RedisBroker`)."""
+    async def abandoned(self, running: Callable[[], Awaitable[Sequence[str]]]) -> Sequence[str]:
+        """Those of the runs ``running()`` lists (the store's runs still ``running``) that no
+        live worker holds, as far as this broker can prove; may take a lease period to be
+        sure (see :class:`RedisBroker`). A broker that can prove nothing does not call it."""
         ...
 
 
@@ -251,7 +252,7 @@ class LocalBroker:
             raise RunNotFound(run_id)
         return LogEnd(run.events[-1].seq if run.events else -1, run.done)
 
-    async def abandoned(self, run_ids: Sequence[str]) -> Sequence[str]:
+    async def abandoned(self, running: Callable[[], Awaitable[Sequence[str]]]) -> Sequence[str]:
         """None: without a shared lease this process cannot tell a run of a dead process
         from one of another process serving the same database."""
         return ()
@@ -555,12 +556,13 @@ class RedisBroker:
         # at ``seq + 1``; a client that has that one has everything.
         return LogEnd(seq, False) if alive is not None else LogEnd(seq + 1, True)
 
-    async def abandoned(self, run_ids: Sequence[str]) -> Sequence[str]:
-        """The runs (other than this worker's) without a lease one lease period from now.
-        Not at once: a worker that died a moment ago still has leases that have not lapsed
-        (a restarted worker comes back within seconds), and a run is committed to the store
-        a moment before its worker takes the lease. Redis unreachable: none (nothing can be
-        proved)."""
+    async def abandoned(self, running: Callable[[], Awaitable[Sequence[str]]]) -> Sequence[str]:
+        """The runs listed now (other than this worker's) without a lease one lease period
+        later. Not at once: a worker that died a moment ago still has leases that have not
+        lapsed (a restarted worker comes back within seconds), and a run is committed to the
+        store a moment before its worker takes the lease. Redis unreachable: none (nothing
+        can be proved)."""
+        run_ids = await running()
         if not [run_id for run_id in run_ids if run_id not in self._mine]:
             return ()
         # A lease taken just before ``run_ids`` were listed lapses within its time to live.

@@ -84,7 +84,7 @@ class Runner:
         """Once, at start, in the background: the broker may take a lease period to prove
         a run has no worker (and proves nothing without Redis: see ``LocalBroker``)."""
         try:
-            abandoned = await self.broker.abandoned(await store.running_runs())
+            abandoned = await self.broker.abandoned(store.running_runs)
             marked = (
                 await store.mark_interrupted(abandoned, INTERRUPTED_MESSAGE) if abandoned else 0
             )
@@ -102,7 +102,7 @@ class Runner:
         """The broker found run ``run_id`` without a live worker: record it interrupted."""
         store = self.store
         if isinstance(store, InterruptedRuns):
-            self._own(store.mark_interrupted([run_id], INTERRUPTED_MESSAGE))
+            self._own(_mark_interrupted(store, run_id))
 
     async def settle(self) -> None:
         """Wait for the work started so far: runs, store writes, model-written titles
@@ -262,6 +262,14 @@ class Runner:
                 await self.store.set_generated_title(principal, conversation_id, title)
         except Exception:
             log.exception("could not write a title for conversation %s", conversation_id)
+
+
+async def _mark_interrupted(store: InterruptedRuns, run_id: str) -> None:
+    try:
+        if await store.mark_interrupted([run_id], INTERRUPTED_MESSAGE):
+            log.warning("marked run %s interrupted: its worker is gone", run_id)
+    except Exception:
+        log.exception("could not mark run %s interrupted", run_id)
 
 
 def _settled(task: asyncio.Task[Any]) -> None:
