@@ -451,7 +451,8 @@ def test_a_client_with_every_event_so_far_is_answered_at_once(
 
 def test_no_upstream_request_outlives_a_run(serve: Serve, prefix: str) -> None:
     """A vendor's stream (OpenAI's wire, over TCP) is closed however its run ends: dropped by
-    its client, stopped from another worker, or completed while followed from there."""
+    its client, stopped from another worker, or completed while followed from there; and a
+    follower that hangs up leaves nothing behind on its worker."""
     import redis
 
     from tests.providers.fakes import openai as fake
@@ -476,6 +477,8 @@ def test_no_upstream_request_outlives_a_run(serve: Serve, prefix: str) -> None:
                 client_a, "/api/chat/stream", {"message": "go", "detach": True}, ids=2
             )
             assert upstream.open == 1  # detached: the run goes on without its client
+            with client_b.stream("GET", f"/api/runs/{stopped}/stream") as follower:
+                next(follower.iter_text())  # a follower on the other worker hangs up
             assert client_b.post(f"/api/chat/runs/{stopped}/cancel").status_code == 202
             stopped_rest = client_b.get(f"/api/runs/{stopped}/stream").text
             completed, _, _ = read_then_drop(

@@ -3,7 +3,9 @@
 The pipeline commits the user message before the model is called, appends the messages of each
 finished tool round-trip as the run goes, and finishes the run with the final (or partial)
 assistant message and a status. ``agentstream.store`` implements this on SQLAlchemy; anything
-else with these methods works too (a test double, a remote service).
+else with these methods works too (a test double, a remote service). A store that also has
+the two methods of :class:`InterruptedRuns` gets the runs of workers that died marked
+``interrupted`` instead of left ``running``.
 """
 
 from __future__ import annotations
