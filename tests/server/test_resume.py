@@ -377,8 +377,10 @@ def test_nothing_outlives_a_run(serve: Serve, prefix: str) -> None:
     a.call(runner.settle(), timeout=10)
     for name, server in (("a", a), ("b", b)):
         assert sorted(server.call(other_tasks())) == before[name]
-    # Two turns per run; the dropped run and the stopped one closed their second stream early.
-    assert (len(provider_a.requests), provider_a.closed_early) == (6, 2)
+    # The detached run streamed both its turns; the dropped and the stopped one were cut
+    # short in their first or second turn (whichever the stop landed in). No stream is left.
+    assert provider_a.streaming == 0
+    assert 4 <= len(provider_a.requests) <= 6 and provider_a.closed_early <= 2
     subscribers = redis.Redis.from_url(REDIS_URL).pubsub_numsub(f"{prefix}cancel")
     assert subscribers == [(f"{prefix}cancel".encode(), 2)]  # one per worker, as at start
 

@@ -549,7 +549,7 @@ class RedisBroker:
         except (aioredis.RedisError, OSError) as exc:
             self._unavailable(exc)
             raise BrokerUnavailable("runs of other workers cannot be reached") from exc
-        if event is not None and isinstance(event, TERMINAL_EVENTS):
+        if isinstance(event, TERMINAL_EVENTS):
             return LogEnd(event.seq, True)
         seq = -1 if event is None else event.seq
         # No lease: the worker died, and :meth:`replay` ends the run with a failure of its own
