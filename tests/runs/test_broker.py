@@ -12,7 +12,15 @@ import pytest
 from agentstream import Agent, Principal
 from agentstream.events import RunCancelled, RunCompleted, RunEvent, TextDelta
 from agentstream.providers.scripted import ScriptedProvider
-from agentstream.runs import LocalBroker, RedisBroker, RunBroker, Runner, RunNotFound, RunRequest
+from agentstream.runs import (
+    LocalBroker,
+    LogEnd,
+    RedisBroker,
+    RunBroker,
+    Runner,
+    RunNotFound,
+    RunRequest,
+)
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 ALICE = Principal(user_id="alice", tenant_id="acme")
@@ -231,3 +239,52 @@ async def test_the_local_broker_lets_go_of_the_run_that_finished_longest_ago() -
     for run_id in ("r0", "r2"):
         assert [e async for e in broker.replay(run_id, ALICE)] == []  # kept, and finished
     await broker.aclose()
+
+
+async def test_where_a_runs_log_stands_from_any_worker(make_broker: Any) -> None:
+    worker_a = Runner(slow_agent(delay=0.05), broker=make_broker())
+    worker_b = Runner(slow_agent(), broker=make_broker())
+    await worker_a.start()
+    await worker_b.start()
+    session = await worker_a.begin(RunRequest(message="count", principal=ALICE))
+    async for event in session.events():
+        if isinstance(event, TextDelta):
+            break
+    ended = worker_b.broker.end_of
+    going = await ended(session.run_id, ALICE)
+    assert not going.done and going.last >= event.seq
+    await session.wait()
+    await worker_a.settle()
+    events = [e async for e in worker_b.broker.replay(session.run_id, ALICE)]
+    assert await ended(session.run_id, ALICE) == LogEnd(events[-1].seq, True)
+    for stranger, run_id in ((MALLORY, session.run_id), (ALICE, "no-such-run")):
+        with pytest.raises(RunNotFound):
+            await ended(run_id, stranger)
+
+
+async def test_which_runs_no_live_worker_holds() -> None:
+    """Redis: runs without a lease one lease period after they were listed; a run whose
+    worker holds it is not among them. In process: nothing can be proved, nothing listed."""
+    prefix = f"agentstream-test:{uuid.uuid4().hex}:"
+    worker = RedisBroker(REDIS_URL, prefix=prefix, lease=1.0)
+    other = RedisBroker(REDIS_URL, prefix=prefix, lease=1.0)
+    long = ScriptedProvider({"turns": [{"text": ["w "] * 10_000}], "delay": 0.01})
+    runner = Runner(Agent(model=long), broker=worker)
+    await runner.start()
+    await other.start(lambda *_: False)
+    listed: list[int] = []
+
+    async def running() -> list[str]:
+        listed.append(1)
+        return [session.run_id, "left-by-a-dead-worker"]
+
+    try:
+        session = await runner.begin(RunRequest(message="count", principal=ALICE))
+        assert await other.abandoned(running) == ["left-by-a-dead-worker"]
+        assert await worker.abandoned(running) == ["left-by-a-dead-worker"]  # not its own
+        assert await LocalBroker().abandoned(running) == () and len(listed) == 2
+        session.cancel()
+        await session.wait()
+    finally:
+        await runner.aclose()
+        await other.aclose()

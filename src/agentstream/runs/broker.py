@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -32,9 +32,12 @@ from agentstream.events import (
 from agentstream.principal import Principal
 
 __all__ = [
+    "INTERRUPTED_MESSAGE",
     "BrokerUnavailable",
     "CancelHandler",
     "LocalBroker",
+    "LogEnd",
+    "OrphanHandler",
     "RedisBroker",
     "RunBroker",
     "RunNotFound",
@@ -46,6 +49,21 @@ CancelHandler = Callable[[str, Principal, str], bool]
 """Called with (run_id, requester, reason); cancels the run if it runs here and the requester
 owns it, and says whether it did."""
 
+OrphanHandler = Callable[[str], None]
+"""Called with the id of a run whose worker is gone (its lease lapsed before its last event):
+the runner records it as interrupted in the store."""
+
+INTERRUPTED_MESSAGE = "The server running this answer stopped before it finished."
+
+
+@dataclass(frozen=True, slots=True)
+class LogEnd:
+    """Where a run's log stands: the ``seq`` of its last event (-1: none yet) and whether that
+    event ends the run."""
+
+    last: int
+    done: bool
+
 
 class RunNotFound(LookupError):
     """No such run for this principal (unknown, expired, or someone else's)."""
@@ -56,8 +74,10 @@ def _owner(principal: Principal) -> str:
 
 
 class RunBroker(Protocol):
-    async def start(self, on_cancel: CancelHandler) -> None:
-        """Begin listening for cancel requests from other workers."""
+    async def start(self, on_cancel: CancelHandler, on_orphan: OrphanHandler | None = None) -> None:
+        """Begin listening for cancel requests from other workers. ``on_orphan`` hears of
+        runs found without a live worker (a follower or a stop request that finds the
+        worker's lease lapsed)."""
         ...
 
     async def aclose(self) -> None: ...
@@ -98,6 +118,17 @@ class RunBroker(Protocol):
         """Ask whichever worker runs ``run_id`` to cancel it."""
         ...
 
+    async def end_of(self, run_id: str, requester: Principal) -> LogEnd:
+        """Where the run's log stands now, without waiting for its next event. Raises
+        :class:`RunNotFound` for runs the requester does not own."""
+        ...
+
+    async def abandoned(self, running: Callable[[], Awaitable[Sequence[str]]]) -> Sequence[str]:
+        """Those of the runs ``running()`` lists (the store's runs still ``running``) that no
+        live worker holds, as far as this broker can prove; may take a lease period to be
+        sure (see :class:`RedisBroker`). A broker that can prove nothing does not call it."""
+        ...
+
 
 # --- one process -------------------------------------------------------------------------
 
@@ -133,8 +164,9 @@ class LocalBroker:
         self._max_events = max_events
         self._handlers: list[CancelHandler] = []
 
-    async def start(self, on_cancel: CancelHandler) -> None:
-        """Several runners (agents) in one process may share the broker."""
+    async def start(self, on_cancel: CancelHandler, on_orphan: OrphanHandler | None = None) -> None:
+        """Several runners (agents) in one process may share the broker. A run of this
+        process cannot outlive its worker, so ``on_orphan`` is never called."""
         self._handlers.append(on_cancel)
 
     async def aclose(self) -> None:
@@ -214,6 +246,17 @@ class LocalBroker:
     async def request_cancel(self, run_id: str, requester: Principal, reason: str) -> bool:
         return any(handler(run_id, requester, reason) for handler in self._handlers)
 
+    async def end_of(self, run_id: str, requester: Principal) -> LogEnd:
+        run = self._runs.get(run_id)
+        if run is None or run.owner != _owner(requester):
+            raise RunNotFound(run_id)
+        return LogEnd(run.events[-1].seq if run.events else -1, run.done)
+
+    async def abandoned(self, running: Callable[[], Awaitable[Sequence[str]]]) -> Sequence[str]:
+        """None: without a shared lease this process cannot tell a run of a dead process
+        from one of another process serving the same database."""
+        return ()
+
     def has(self, run_id: str) -> bool:
         """Whether this process holds the run (it may have finished)."""
         return run_id in self._runs
@@ -227,9 +270,6 @@ class BrokerUnavailable(RuntimeError):
     neither followed nor stopped until it returns. Runs of this worker are unaffected."""
 
 
-INTERRUPTED_MESSAGE = "The server running this answer stopped before it finished."
-
-
 class RedisBroker:
     """Runs in Redis streams (``{prefix}run:{id}``, expiring ``ttl`` seconds after the last
     event) and cancel requests on the ``{prefix}cancel`` channel.
@@ -240,7 +280,8 @@ class RedisBroker:
     needs another worker (following or stopping its runs) fails, as
     :class:`BrokerUnavailable`. A worker renews a short lease (``{id}:alive``) on each of its
     runs; a reader that finds the lease gone before the run's last event knows the worker
-    died and ends the run for its client with ``run_failed`` rather than waiting forever.
+    died, ends the run for its client with ``run_failed`` rather than waiting forever, and
+    reports it (``on_orphan``) so the store records the run as interrupted.
     """
 
     def __init__(
@@ -270,6 +311,7 @@ class RedisBroker:
         self._flushing: asyncio.Task[None] | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._down = False
+        self._on_orphan: OrphanHandler | None = None
 
     def _key(self, run_id: str) -> str:
         return f"{self._prefix}run:{run_id}"
@@ -288,8 +330,9 @@ class RedisBroker:
             self._down = False
             log.warning("Redis is back: runs are shared between workers again")
 
-    async def start(self, on_cancel: CancelHandler) -> None:
+    async def start(self, on_cancel: CancelHandler, on_orphan: OrphanHandler | None = None) -> None:
         await self._local.start(on_cancel)
+        self._on_orphan = on_orphan
         self._tasks = [
             asyncio.create_task(self._listen(on_cancel)),
             asyncio.create_task(self._renew_leases()),
@@ -427,6 +470,7 @@ class RedisBroker:
                     # was dropped.
                     if await self._redis.xread({key: last}, count=1):
                         continue
+                    self._orphaned(run_id)
                     yield RunFailed(
                         run_id=run_id, seq=seq + 1, kind="interrupted", message=INTERRUPTED_MESSAGE
                     )
@@ -460,8 +504,14 @@ class RedisBroker:
         key = self._key(run_id)
         try:
             owner, alive = await self._redis.mget(key + ":owner", key + ":alive")
-            if _text(owner) != _owner(requester) or alive is None:
-                return False  # someone else's, or no worker is running it any more
+            if _text(owner) != _owner(requester):
+                return False  # someone else's, or unknown
+            if alive is None:
+                # No worker is running it any more: nothing to stop, but if it never ended,
+                # its worker died.
+                if not await self._ended(key):
+                    self._orphaned(run_id)
+                return False
             body = {
                 "run_id": run_id,
                 "user_id": requester.user_id,
@@ -473,6 +523,61 @@ class RedisBroker:
             self._unavailable(exc)
             raise BrokerUnavailable("runs of other workers cannot be reached") from exc
         return True
+
+    def _orphaned(self, run_id: str) -> None:
+        if self._on_orphan is not None:
+            self._on_orphan(run_id)
+
+    async def _last_event(self, key: str) -> RunEvent | None:
+        """The last event of the run's log in Redis (None: empty, or expired)."""
+        last: Any = await self._redis.xrevrange(key, count=1)
+        return event_from_json(last[0][1][b"e"]) if last else None
+
+    async def _ended(self, key: str) -> bool:
+        """Whether the run's log in Redis ends with its terminal event."""
+        return isinstance(await self._last_event(key), TERMINAL_EVENTS)
+
+    async def end_of(self, run_id: str, requester: Principal) -> LogEnd:
+        if self._local.has(run_id):
+            return await self._local.end_of(run_id, requester)
+        key = self._key(run_id)
+        try:
+            owner, alive = await self._redis.mget(key + ":owner", key + ":alive")
+            if _text(owner) != _owner(requester):
+                raise RunNotFound(run_id)
+            event = await self._last_event(key)
+        except (aioredis.RedisError, OSError) as exc:
+            self._unavailable(exc)
+            raise BrokerUnavailable("runs of other workers cannot be reached") from exc
+        if isinstance(event, TERMINAL_EVENTS):
+            return LogEnd(event.seq, True)
+        seq = -1 if event is None else event.seq
+        # No lease: the worker died, and :meth:`replay` ends the run with a failure of its own
+        # at ``seq + 1``; a client that has that one has everything.
+        return LogEnd(seq, False) if alive is not None else LogEnd(seq + 1, True)
+
+    async def abandoned(self, running: Callable[[], Awaitable[Sequence[str]]]) -> Sequence[str]:
+        """The runs listed now (other than this worker's) without a lease one lease period
+        later. Not at once: a worker that died a moment ago still has leases that have not
+        lapsed (a restarted worker comes back within seconds), and a run is committed to the
+        store a moment before its worker takes the lease. Redis unreachable: none (nothing
+        can be proved)."""
+        run_ids = await running()
+        if not [run_id for run_id in run_ids if run_id not in self._mine]:
+            return ()
+        # A lease taken just before ``run_ids`` were listed lapses within its time to live.
+        await asyncio.sleep(_seconds(self._lease) + 0.25)
+        candidates = [run_id for run_id in run_ids if run_id not in self._mine]
+        try:
+            leases = await self._redis.mget([self._key(r) + ":alive" for r in candidates])
+        except (aioredis.RedisError, OSError) as exc:
+            self._unavailable(exc)
+            return ()
+        return [
+            run_id
+            for run_id, lease in zip(candidates, leases, strict=True)
+            if lease is None and run_id not in self._mine
+        ]
 
 
 def _dispatch(message: Any, on_cancel: CancelHandler) -> None:

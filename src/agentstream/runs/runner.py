@@ -35,10 +35,10 @@ from agentstream.events import (
 )
 from agentstream.messages import AssistantMessage, Message
 from agentstream.principal import Principal
-from agentstream.runs.broker import LocalBroker, RunBroker
+from agentstream.runs.broker import INTERRUPTED_MESSAGE, LocalBroker, RunBroker
 from agentstream.runs.hooks import NoHooks, RunHooks
 from agentstream.runs.request import RunRequest
-from agentstream.runs.store import ConversationStore, RunStatus
+from agentstream.runs.store import ConversationStore, InterruptedRuns, RunStatus
 from agentstream.runs.titles import TitleWriter
 
 __all__ = ["ABANDON_GRACE_SECONDS", "RunSession", "Runner"]
@@ -74,10 +74,38 @@ class Runner:
         self._runs: set[asyncio.Task[None]] = set()
         self._background: set[asyncio.Task[None]] = set()
         self._writes: set[asyncio.Task[Any]] = set()
+        self._sweep: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        """Listen for cancel requests from other workers (with a shared broker)."""
-        await self.broker.start(self.cancel)
+        """Listen for cancel requests from other workers (with a shared broker), and mark
+        ``interrupted`` the runs that workers which died left ``running`` in the store."""
+        await self.broker.start(self.cancel, self._orphaned)
+        if isinstance(self.store, InterruptedRuns):
+            self._sweep = asyncio.create_task(self._mark_abandoned(self.store))
+
+    async def _mark_abandoned(self, store: InterruptedRuns) -> None:
+        """Once, at start, in the background: the broker may take a lease period to prove
+        a run has no worker (and proves nothing without Redis: see ``LocalBroker``)."""
+        try:
+            abandoned = await self.broker.abandoned(store.running_runs)
+            marked = (
+                await store.mark_interrupted(abandoned, INTERRUPTED_MESSAGE) if abandoned else 0
+            )
+            if marked:
+                log.warning("marked %d runs of workers that died as interrupted", marked)
+        except Exception:
+            log.exception("could not look for runs of workers that died")
+
+    async def marked_abandoned_runs(self) -> None:
+        """Until the start-up look for runs of workers that died has ended."""
+        if self._sweep is not None:
+            await asyncio.wait((self._sweep,))
+
+    def _orphaned(self, run_id: str) -> None:
+        """The broker found run ``run_id`` without a live worker: record it interrupted."""
+        store = self.store
+        if isinstance(store, InterruptedRuns):
+            self._own(_mark_interrupted(store, run_id))
 
     async def settle(self) -> None:
         """Wait for the work started so far: runs, store writes, model-written titles
@@ -94,6 +122,9 @@ class Runner:
             session.abandon("server shutting down")
         for task in list(self._background):
             task.cancel()
+        if self._sweep is not None:
+            self._sweep.cancel()
+            await asyncio.gather(self._sweep, return_exceptions=True)
         # Runs wind down (and store what they produced); store writes are finished, not
         # cancelled: they are what a run leaves behind.
         await asyncio.gather(*self._runs, return_exceptions=True)
@@ -234,6 +265,14 @@ class Runner:
                 await self.store.set_generated_title(principal, conversation_id, title)
         except Exception:
             log.exception("could not write a title for conversation %s", conversation_id)
+
+
+async def _mark_interrupted(store: InterruptedRuns, run_id: str) -> None:
+    try:
+        if await store.mark_interrupted([run_id], INTERRUPTED_MESSAGE):
+            log.warning("marked run %s interrupted: its worker is gone", run_id)
+    except Exception:
+        log.exception("could not mark run %s interrupted", run_id)
 
 
 def _settled(task: asyncio.Task[Any]) -> None:

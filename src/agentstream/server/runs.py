@@ -61,16 +61,23 @@ def _not_following(reason: str) -> None:
     """A reader that hangs up stops nothing: the run is its own (see ``Runner``)."""
 
 
-async def _then(
-    first: RunEvent, rest: AsyncGenerator[RunEvent, None]
+async def _rest(
+    events: AsyncGenerator[RunEvent, None], encoder: Encoder, after: int
 ) -> AsyncGenerator[RunEvent, None]:
-    async with aclosing(rest):
-        yield first
+    """The run's events after ``after``; those the client already has only go through
+    ``encoder`` (a fresh one sees the run from its start: its state, such as open tools, held
+    marker text, the playground's text so far, is rebuilt) and their frames are dropped."""
+    async with aclosing(events):
         try:
-            async for event in rest:
-                yield event
-        except BrokerUnavailable:
-            return  # the client reconnects with Last-Event-ID once Redis is back
+            async for event in events:
+                if event.seq > after:
+                    yield event
+                else:
+                    encoder.encode(event)
+        except (RunNotFound, BrokerUnavailable):
+            # Expired meanwhile, or Redis went away: the client reconnects with
+            # Last-Event-ID and is told 404, or picks up once Redis is back.
+            return
 
 
 def router(server: ServerContext, dialects: Mapping[str, Dialect]) -> APIRouter:
@@ -96,21 +103,11 @@ def router(server: ServerContext, dialects: Mapping[str, Dialect]) -> APIRouter:
         after: After = None,
         last_event_id: Annotated[str | None, Header()] = None,
     ) -> Response:
-        broker = server.runner.broker
         after = _position(after, last_event_id)
-        events = broker.replay(run_id, principal, after)
-        try:
-            first = await anext(events)  # ownership is checked before the response starts
-        except RunNotFound:
-            raise ApiError(404, "Run not found") from None
-        except StopAsyncIteration:
-            first = None
-
-        if first is None:
-            # Nothing after ``after`` and the run is over: 204 tells a browser EventSource
-            # to stop reconnecting.
+        if await _read_all(run_id, principal, after):
             return Response(status_code=204)
-        return _follow(first, events, CanonicalEncoder(), SSE_NAMED, run_id)
+        events = server.runner.broker.replay(run_id, principal, after)
+        return _follow(events, CanonicalEncoder(), SSE_NAMED, run_id, after)
 
     @api.get(
         STREAM_PATH,
@@ -137,35 +134,33 @@ def router(server: ServerContext, dialects: Mapping[str, Dialect]) -> APIRouter:
         dialect = dialects.get(str((reader or {}).get("dialect")))
         if reader is None or dialect is None:
             raise ApiError(404, "This run was not started by a protocol this server serves")
+        if await _read_all(run_id, principal, after):
+            return Response(status_code=204)
         encoder, wire = dialect.stream(reader.get("options") or {})
-        encoder = shown_by(server, encoder)
-        # A fresh encoder sees the run from its start (its state: open tools, held marker
-        # text, the playground's text so far); frames of events the client has are dropped.
         events = broker.replay(run_id, principal, -1)
-        first: RunEvent | None = None
+        return _follow(events, shown_by(server, encoder), wire, run_id, after)
+
+    async def _read_all(run_id: str, principal: Principal, after: int) -> bool:
+        """Whether the run is over and the client has all of its events (204: a browser
+        EventSource stops reconnecting). Answered from where the log stands now, so a client
+        of a run in progress gets its response (and heartbeats) at once, not at the run's
+        next event. Raises 404 for a run that is not the caller's."""
         try:
-            async for event in events:
-                if event.seq > after:
-                    first = event
-                    break
-                encoder.encode(event)
+            end = await server.runner.broker.end_of(run_id, principal)
         except RunNotFound:
             raise ApiError(404, "Run not found") from None
-        if first is None:
-            await events.aclose()
-            return Response(status_code=204)
-        return _follow(first, events, encoder, wire, run_id)
+        return end.done and end.last <= after
 
     def _follow(
-        first: RunEvent,
-        rest: AsyncGenerator[RunEvent, None],
+        events: AsyncGenerator[RunEvent, None],
         encoder: Encoder,
         wire: WireFormat,
         run_id: str,
+        after: int,
     ) -> EventStream:
         """A reader's streaming answer, with heartbeats; its client leaving stops nothing."""
         return EventStream(
-            _then(first, rest),
+            _rest(events, encoder, after),
             encoder,
             wire,
             cancel=_not_following,

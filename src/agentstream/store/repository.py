@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
-from sqlalchemy import and_, delete, or_, select
+from sqlalchemy import and_, delete, or_, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
@@ -37,6 +37,7 @@ from agentstream.principal import Principal
 from agentstream.runs.store import (
     ConversationNotFound,
     ConversationStore,
+    InterruptedRuns,
     RunStatus,
     StartedRun,
 )
@@ -67,6 +68,7 @@ from agentstream.store.models import (
     TITLE_LENGTH,
     ConversationRow,
     MessageRow,
+    RunRow,
     utcnow,
 )
 from agentstream.store.statements import (
@@ -113,6 +115,8 @@ MAX_PAGE = 100
 WRITE_TRANSACTIONS = 4
 """Group-commit transactions at a time on a database with row locks (PostgreSQL)."""
 _CREATE_ATTEMPTS = 3
+MARK_BATCH = 500
+"""Run ids per statement when marking runs interrupted."""
 
 
 class SqlConversationStore:
@@ -338,6 +342,31 @@ class SqlConversationStore:
         finally:
             self._ordinals.pop(run_id, None)
 
+    # --- runs whose worker died ----------------------------------------------------------------
+
+    async def running_runs(self) -> list[str]:
+        """The ids of the runs still marked ``running`` (see :class:`InterruptedRuns`)."""
+        async with self._reads() as session:
+            return list(await session.scalars(select(RunRow.id).where(RunRow.status == "running")))
+
+    async def mark_interrupted(self, run_ids: Sequence[str], error: str) -> int:
+        """Mark those of ``run_ids`` still ``running`` as ``interrupted``, in batches of
+        :data:`MARK_BATCH` (a bound parameter list stays short)."""
+        marked, now = 0, utcnow()
+        async with self._writes.begin() as session:
+            for start in range(0, len(run_ids), MARK_BATCH):
+                result = await session.execute(
+                    update(RunRow)
+                    .where(
+                        RunRow.id.in_(run_ids[start : start + MARK_BATCH]),
+                        RunRow.status == "running",
+                    )
+                    .values(status="interrupted", error=error, finished_at=now)
+                    .returning(RunRow.id)
+                )
+                marked += len(result.all())
+        return marked
+
     # --- the REST API -------------------------------------------------------------------------
 
     async def list_conversations(
@@ -470,3 +499,6 @@ if TYPE_CHECKING:
 
     def _implements_the_protocol(store: SqlConversationStore) -> ConversationStore:
         return store  # mypy checks SqlConversationStore against the runner's protocol
+
+    def _marks_interrupted_runs(store: SqlConversationStore) -> InterruptedRuns:
+        return store

@@ -10,7 +10,8 @@ with the tool round-trips folded into it. :func:`display_messages` does that fol
   marker belongs in ``content``; a call that never got a result (the run was interrupted while
   it ran) is left out;
 * ``status`` is ``complete``, ``failed`` (the run ended with an error) or ``interrupted``
-  (cancelled, the client went away, or the process died and the run never finished).
+  (cancelled, the client went away, or the worker died: the run is marked ``interrupted``
+  once another worker proves it, and shown so while still ``running`` before that).
 
 Timestamps are ISO-8601 UTC ending in ``Z`` with millisecond precision, as the ops agent expects.
 """
@@ -53,6 +54,7 @@ _RUN_STATUS: dict[str, DisplayStatus] = {
     "completed": "complete",
     "failed": "failed",
     "cancelled": "interrupted",
+    "interrupted": "interrupted",
     "running": "interrupted",
 }
 
