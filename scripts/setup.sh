@@ -20,6 +20,11 @@ if [ -f web/package.json ]; then
   (cd web && npm run --silent build)
 fi
 
+# The official protocol clients the tests run in Node (AG-UI's @ag-ui/client), pinned.
+if [ ! -d tests/js/node_modules ] || [ tests/js/package-lock.json -nt tests/js/node_modules/.package-lock.json ]; then
+  (cd tests/js && npm ci --no-audit --no-fund --loglevel=error)
+fi
+
 if [ "${1:-}" = "--test" ] && ! command -v chromium >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null

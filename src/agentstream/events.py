@@ -20,6 +20,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, TypeAdapter
 
 from agentstream.conversation import ConversationDetail
+from agentstream.messages import PendingToolCall
 
 __all__ = [
     "RUN_EVENT_ADAPTER",
@@ -382,7 +383,12 @@ class ConversationSaved:
 class RunCompleted:
     """The run answered: what the loop knows. ``message`` is the model's text, turns joined
     by a blank line; ``tool_history`` the calls that finished; ``payloads`` those tools
-    sent. How a chat client shows the answer comes before it, in ``answer_shaped``."""
+    sent. How a chat client shows the answer comes before it, in ``answer_shaped``.
+
+    ``pending_calls`` is not empty when the run stopped at tool calls it does not run itself:
+    frontend tools (``waiting_for="client"``) and calls that need a person's approval
+    (``"approval"``). The conversation continues with the run that answers them (see
+    :mod:`agentstream.pending`)."""
 
     run_id: str
     seq: int
@@ -390,6 +396,7 @@ class RunCompleted:
     usage: Usage = field(default_factory=Usage)
     tool_history: tuple[ToolHistoryEntry, ...] = ()
     payloads: tuple[Payload, ...] = ()
+    pending_calls: tuple[PendingToolCall, ...] = ()
     type: Literal["run_completed"] = "run_completed"
 
 

@@ -19,11 +19,13 @@ __all__ = [
     "MESSAGES_ADAPTER",
     "AssistantMessage",
     "Message",
+    "PendingToolCall",
     "Reasoning",
     "ToolCall",
     "ToolResultPart",
     "ToolResultsMessage",
     "UserMessage",
+    "WaitingFor",
 ]
 
 
@@ -69,11 +71,34 @@ class ToolResultPart:
     is_error: bool = False
 
 
+WaitingFor = Literal["client", "approval", "approved"]
+"""What a pending tool call waits for: its result from the client (a frontend tool), a
+person's approval, or (``approved``) the run that answered the approval, which runs it."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PendingToolCall:
+    """A call of the model's that its run did not run: the run ended with the call open, and
+    a later run continues the conversation once the call is answered (see
+    :mod:`agentstream.pending`)."""
+
+    call_id: str
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    waiting_for: WaitingFor = "client"
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolResultsMessage:
-    """The results of one turn's tool calls, in the order the model made the calls."""
+    """The results of one turn's tool calls, in the order the model made the calls.
+
+    ``pending`` lists the calls of the turn that have no result yet and what each waits for.
+    A turn with pending calls is *open*: its results are completed by a later message (the
+    run that carries the answers), and :func:`agentstream.pending.provider_history` joins
+    them into one message before a provider sees the turn."""
 
     results: tuple[ToolResultPart, ...]
+    pending: tuple[PendingToolCall, ...] = ()
     role: Literal["tool"] = "tool"
 
 

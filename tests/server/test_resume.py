@@ -29,6 +29,10 @@ DIALECTS: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     "tray": ("/api/chat/stream", {"message": "go"}),
     "agent": ("/agent/stream", {"message": "go"}),
+    "agui": (
+        "/ag-ui",
+        {"threadId": "t", "runId": "r", "messages": [{"id": "m", "role": "user", "content": "go"}]},
+    ),
 }
 
 
@@ -189,9 +193,12 @@ def test_two_followers_on_two_workers_see_the_whole_run(serve: Serve, prefix: st
 
 
 def test_each_protocol_cancels_on_disconnect_unless_told_to_detach(serve: Serve) -> None:
-    """Default: a client that hangs up stops its run. The chat tray's ``detach`` flag (what
-    the web UI sends) keeps it going; so does ``AGENTSTREAM_ON_DISCONNECT=detach``."""
-    assert all(dialect.on_disconnect == "cancel" for dialect in BUILT_IN)
+    """Default: a client that hangs up stops its run (AG-UI's client cannot reconnect, so its
+    runs go on by default). The chat tray's ``detach`` flag (what the web UI sends) keeps it
+    going; so does ``AGENTSTREAM_ON_DISCONNECT=detach``."""
+    assert {d.name: d.on_disconnect for d in BUILT_IN if d.on_disconnect != "cancel"} == {
+        "agui": "detach"
+    }
 
     def drop(server: LiveServer, body: dict[str, Any]) -> str:
         with server.client() as client:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from agentstream.messages import Message
+from agentstream.pending import Answers, ClientTool
 from agentstream.principal import ANONYMOUS, Principal
 
 __all__ = ["AnswerCheck", "CancelToken", "Retry", "RunInput"]
@@ -47,10 +48,18 @@ class CancelToken:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunInput:
     """One user message to answer, with everything around it. Fields left ``None`` take the
-    agent's defaults."""
+    agent's defaults.
+
+    A run that continues after pending tool calls carries their ``answers`` (``history``
+    ends with the open turn); its ``message`` may then be empty (no new user message)."""
 
     message: str
     history: Sequence[Message] = ()
+    answers: Answers | None = None
+    """Results and approval decisions for the calls the history's last turn left open."""
+    client_tools: Sequence[ClientTool] = ()
+    """Frontend tools: offered to the model beside the agent's tools; a call to one ends the
+    run with the call pending (see :mod:`agentstream.pending`)."""
     principal: Principal = ANONYMOUS
     context: Any = None
     conversation_id: str | None = None

@@ -6,16 +6,21 @@ results back, repeat until a turn asks for none.
 (``run.py``) owns the task it runs in and hands the events to the consumer. Failures end the
 run with one terminal event: ``run_failed`` for a provider error, the turn limit or a bug,
 ``run_cancelled`` when the run's cancel token fires.
+
+A turn that calls a frontend tool or a tool that needs approval runs its other calls and ends
+the run (``run_completed`` with ``pending_calls``); a run whose history ends with such an open
+turn starts by completing it from ``RunInput.answers`` (see :mod:`agentstream.pending`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -50,9 +55,19 @@ from agentstream.events import (
 from agentstream.messages import (
     AssistantMessage,
     Message,
+    PendingToolCall,
+    ToolCall,
     ToolResultPart,
     ToolResultsMessage,
     UserMessage,
+)
+from agentstream.pending import (
+    Answers,
+    ClientTool,
+    answered_message,
+    check_answers,
+    open_calls,
+    provider_history,
 )
 from agentstream.providers.base import (
     ChatRequest,
@@ -68,7 +83,14 @@ from agentstream.providers.base import (
 )
 from agentstream.tools.context import ToolContext
 from agentstream.tools.definition import Tool
-from agentstream.tools.execution import CallOutcome, PreparedCall, prepare_call, run_call
+from agentstream.tools.execution import (
+    CallOutcome,
+    PreparedCall,
+    error_outcome,
+    parse_arguments,
+    prepare_call,
+    run_call,
+)
 from agentstream.tools.results import Progress
 
 if TYPE_CHECKING:
@@ -188,8 +210,13 @@ class Loop:
         run_input, agent = self.input, self.agent
         tools, fallback = await self._resolve_tools()
         by_name = {t.name: t for t in tools}
+        # Frontend tools sit beside the server's; a server tool keeps its name.
+        client = {t.name: t for t in run_input.client_tools if t.name not in by_name}
         specs = tuple(
             ToolSpec(name=t.name, description=t.description, parameters=t.parameters) for t in tools
+        ) + tuple(
+            ToolSpec(name=t.name, description=t.description, parameters=t.parameters)
+            for t in client.values()
         )
         self._emit(
             RunStarted(
@@ -199,12 +226,20 @@ class Loop:
                 conversation_title=run_input.conversation_title,
                 user_id=run_input.principal.user_id,
                 model=f"{self.provider.name}:{self.provider.model}",
-                tool_names=tuple(by_name),
+                tool_names=(*by_name, *client),
             )
         )
         if fallback is not None:
             self._emit(replace(fallback, seq=self._next_seq()))
-        messages: list[Message] = [*run_input.history, UserMessage(content=run_input.message)]
+        messages: list[Message] = list(run_input.history)
+        waiting = open_calls(messages)
+        if waiting and run_input.answers:
+            await self._answer(messages, waiting, run_input.answers, by_name)
+        elif messages and isinstance(messages[-1], ToolResultsMessage) and messages[-1].pending:
+            # A new message instead of answers: the open calls get "not answered" results.
+            messages = provider_history(messages, keep_open=False)
+        if run_input.message or not run_input.answers:
+            messages.append(UserMessage(content=run_input.message))
         system = run_input.system if run_input.system is not None else agent.instructions
         max_turns = run_input.max_turns or agent.max_turns
         for turn in range(max_turns):
@@ -239,12 +274,16 @@ class Loop:
                 continue
             if turn == max_turns - 1:
                 break
-            self._add(messages, await self._run_tools(by_name))
+            results = await self._run_tools(by_name, self._running_calls, client)
+            self._add(messages, results)
             self._emit(
                 TurnFinished(
                     run_id=self.run_id, seq=self._next_seq(), turn=turn, reason="tool_calls"
                 )
             )
+            if results.pending:
+                self._complete(results.pending)
+                return
         self._add(messages, self._unfinished_results("Not run: " + MAX_TURNS_MESSAGE))
         self._fail("max_turns", MAX_TURNS_MESSAGE)
 
@@ -346,12 +385,25 @@ class Loop:
 
     # --- tools ----------------------------------------------------------------------------
 
-    async def _run_tools(self, tools: dict[str, Tool]) -> ToolResultsMessage:
-        calls = self._running_calls
+    async def _run_tools(
+        self,
+        tools: dict[str, Tool],
+        calls: list[PendingCall],
+        client: Mapping[str, ClientTool] | None = None,
+        *,
+        approved: bool = False,
+    ) -> ToolResultsMessage:
+        """Run a turn's calls; calls to frontend tools (``client``) and calls that need
+        approval (unless ``approved``) are not run but returned as ``pending``."""
         ready: list[tuple[PendingCall, PreparedCall, ToolContext]] = []
+        waiting: list[PendingToolCall] = []
         for call in calls:
             ctx = self._tool_context(call)
-            shown, prepared = prepare_call(tools, call.name, call.raw_arguments, ctx)
+            prepared: PreparedCall | CallOutcome | None
+            if client and call.name in client:
+                shown, prepared = _client_call(call)
+            else:
+                shown, prepared = prepare_call(tools, call.name, call.raw_arguments, ctx)
             broken = (
                 isinstance(prepared, CallOutcome)
                 and prepared.error is not None
@@ -372,17 +424,72 @@ class Loop:
             )
             if isinstance(prepared, CallOutcome):
                 self._finish(call, shown, prepared)
+            elif prepared is None:
+                waiting.append(
+                    PendingToolCall(call_id=call.call_id, name=call.name, arguments=shown)
+                )
+            elif not approved and prepared.tool.needs_approval(
+                ToolCall(id=call.call_id, name=call.name, arguments=shown)
+            ):
+                waiting.append(
+                    PendingToolCall(
+                        call_id=call.call_id,
+                        name=call.name,
+                        arguments=shown,
+                        waiting_for="approval",
+                    )
+                )
             else:
                 ready.append((call, prepared, ctx))
         timeout = self.agent.tool_timeout
         if len(ready) == 1:
-            call, prepared, ctx = ready[0]
-            self._finish(call, prepared.shown_arguments, await run_call(prepared, ctx, timeout))
+            call, one, ctx = ready[0]
+            self._finish(call, one.shown_arguments, await run_call(one, ctx, timeout))
         elif ready:
             async with asyncio.TaskGroup() as group:
-                for call, prepared, ctx in ready:
-                    group.create_task(self._run_one(call, prepared, ctx, timeout))
-        return ToolResultsMessage(results=tuple(self._finished[c.call_id] for c in calls))
+                for call, one, ctx in ready:
+                    group.create_task(self._run_one(call, one, ctx, timeout))
+        return ToolResultsMessage(
+            results=tuple(self._finished[c.call_id] for c in calls if c.call_id in self._finished),
+            pending=tuple(waiting),
+        )
+
+    async def _answer(
+        self,
+        messages: list[Message],
+        waiting: tuple[PendingToolCall, ...],
+        answers: Answers,
+        tools: dict[str, Tool],
+    ) -> None:
+        """Complete the open turn that ends ``messages`` with ``answers``: record them (the
+        first of :attr:`new_messages`), run the approved calls, and leave the turn's results
+        joined in one message for the model."""
+        check_answers(waiting, answers)
+        recorded = answered_message(waiting, answers)
+        self.new_messages.append(recorded)
+        denied = {r.tool_call_id for r in recorded.results} - {r.call_id for r in answers.results}
+        calls: list[PendingCall] = []
+        for pending in waiting:
+            call = PendingCall(pending.call_id, pending.name, self._tool_count)
+            call.fragments.append(json.dumps(pending.arguments))
+            self._tool_count += 1
+            if pending.call_id in denied:
+                result = next(r for r in recorded.results if r.tool_call_id == pending.call_id)
+                outcome = CallOutcome(result=result.content, output=json.loads(result.content))
+                self._finish(call, pending.arguments, outcome)
+            elif any(a.call_id == pending.call_id for a in recorded.pending):
+                calls.append(call)
+        results: tuple[ToolResultPart, ...] = recorded.results
+        if calls:
+            self._running_calls = calls
+            ran = await self._run_tools(tools, calls, approved=True)
+            self.new_messages.append(ran)
+            results += ran.results
+        self._running_calls, self._finished = [], {}
+        opened = messages[-1]
+        assert isinstance(opened, ToolResultsMessage)
+        messages[-1] = ToolResultsMessage(results=opened.results + results)
+        messages[:] = provider_history(messages, keep_open=False)
 
     async def _run_one(
         self, call: PendingCall, prepared: PreparedCall, ctx: ToolContext, limit: float | None
@@ -498,7 +605,7 @@ class Loop:
         """The run's answer so far: each turn's text, separated by a blank line."""
         return TURN_SEPARATOR.join(segment for segment in self._segments if segment)
 
-    def _complete(self) -> None:
+    def _complete(self, pending: tuple[PendingToolCall, ...] = ()) -> None:
         self._emit(
             RunCompleted(
                 run_id=self.run_id,
@@ -507,6 +614,7 @@ class Loop:
                 usage=self._usage,
                 tool_history=tuple(sorted(self._history, key=lambda h: h.index)),
                 payloads=tuple(self._payloads),
+                pending_calls=pending,
             )
         )
         self._closed = True
@@ -539,7 +647,17 @@ class Loop:
             self._running_calls = []
 
 
-def _display(prepared: PreparedCall | CallOutcome, arguments: dict[str, Any]) -> str | None:
+def _client_call(call: PendingCall) -> tuple[dict[str, Any], CallOutcome | None]:
+    """A call to a frontend tool: its arguments and ``None`` (it waits for the client), or
+    the error the model gets when its arguments are not a JSON object."""
+    try:
+        return parse_arguments(call.raw_arguments), None
+    except (json.JSONDecodeError, ValueError) as exc:
+        message = f"Arguments for '{call.name}' are not a JSON object ({exc})."
+        return {}, error_outcome("invalid_arguments", message)
+
+
+def _display(prepared: PreparedCall | CallOutcome | None, arguments: dict[str, Any]) -> str | None:
     if isinstance(prepared, PreparedCall) and prepared.tool.display is not None:
         return prepared.tool.display(arguments)
     return None

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentstream.messages import Message
+from agentstream.pending import Answers, ClientTool
 from agentstream.principal import Principal
 
 __all__ = ["ActionRequest", "RefusedRequest", "RunRequest"]
@@ -35,8 +36,14 @@ class RunRequest:
     ``ichor``, 5 and tool markers for ``tray``) are set here by the dialect, as data."""
 
     message: str
+    """The user's new message; empty when the request only answers pending tool calls."""
     principal: Principal
     conversation_id: str | None = None
+    answers: Answers | None = None
+    """Results and approval decisions for the tool calls the conversation's last run left
+    open (see :mod:`agentstream.pending`)."""
+    client_tools: Sequence[ClientTool] = ()
+    """Frontend tools the client offers the model for this run."""
     create_conversation: bool = False
     """Create the conversation under ``conversation_id`` if it does not exist (the data playground
     names its own ids in ``metadata.conversationId``)."""

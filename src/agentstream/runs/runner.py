@@ -34,10 +34,11 @@ from agentstream.events import (
     TurnStarted,
 )
 from agentstream.messages import AssistantMessage, Message
+from agentstream.pending import InvalidAnswers, check_answers, open_calls
 from agentstream.principal import Principal
 from agentstream.runs.broker import INTERRUPTED_MESSAGE, LocalBroker, RunBroker
 from agentstream.runs.hooks import NoHooks, RunHooks
-from agentstream.runs.request import RunRequest
+from agentstream.runs.request import RefusedRequest, RunRequest
 from agentstream.runs.store import ConversationStore, InterruptedRuns, RunStatus
 from agentstream.runs.titles import TitleWriter
 
@@ -138,8 +139,14 @@ class Runner:
 
     async def begin(self, request: RunRequest) -> RunSession:
         """Commit the user message and prepare the run. Raises
-        :class:`~agentstream.runs.store.ConversationNotFound` before anything is streamed."""
+        :class:`~agentstream.runs.store.ConversationNotFound` (and
+        :class:`~agentstream.pending.InvalidAnswers` for answers that do not fit the
+        conversation's open tool calls) before anything is streamed."""
         run_id = request.run_id or uuid.uuid4().hex
+        answers = request.answers or None
+        if answers is None and not request.message:
+            raise RefusedRequest("message", "a message, or answers to pending tool calls")
+        self._check_client_tools(request)
         conversation_id, title, first_run = request.conversation_id, None, False
         history = list(request.history or ())
         payloads: list[Any] = []
@@ -149,16 +156,22 @@ class Runner:
                 request.principal,
                 run_id=run_id,
                 conversation_id=request.conversation_id,
-                user_message=request.message,
+                user_message=request.message or (None if answers else ""),
                 model=request.model or self.agent.model_id,
                 metadata=dict(request.metadata) or None,
                 create_if_missing=request.create_conversation,
+                answers=answers,
             )
             conversation_id, title = started.conversation_id, started.title
             first_run = started.first_run
             if request.history is None:
                 history = list(started.history)
             payloads = list(started.payloads)
+        if answers is not None:
+            waiting = open_calls(history)
+            if not waiting:
+                raise InvalidAnswers("no tool calls are waiting for an answer")
+            check_answers(waiting, answers)
         try:
             session = await self._prepare(
                 request, run_id, conversation_id, title, history, payloads, first_run
@@ -189,6 +202,23 @@ class Runner:
         task.add_done_callback(self._runs.discard)
         return session
 
+    def _check_client_tools(self, request: RunRequest) -> None:
+        """Refuse frontend tools whose names are taken: by another of the request's, or by a
+        server tool (in any scope), whose calls would otherwise be ambiguous."""
+        toolset = self.agent.toolset
+        server = {t.name for t in toolset.resolve(toolset.scopes)}
+        seen: set[str] = set()
+        for position, client in enumerate(request.client_tools):
+            if not client.name:
+                raise RefusedRequest(f"tools.{position}.name", "a tool needs a name")
+            if client.name in server:
+                raise RefusedRequest(
+                    f"tools.{position}.name", f"{client.name!r} is the name of a server tool"
+                )
+            if client.name in seen:
+                raise RefusedRequest(f"tools.{position}.name", f"{client.name!r} is given twice")
+            seen.add(client.name)
+
     async def _prepare(
         self,
         request: RunRequest,
@@ -218,8 +248,13 @@ class Runner:
             tool_options=request.tool_options if prep.tool_options is None else prep.tool_options,
             answer_checks=prep.answer_checks,
             cancel=CancelToken(),
+            answers=request.answers or None,
+            client_tools=request.client_tools,
         )
-        return RunSession(self, request, run_input, first_run=first_run)
+        session = RunSession(self, request, run_input, first_run=first_run)
+        if run_input.answers and self.store is not None and conversation_id is not None:
+            session._saved = 1  # the answers' message: the store committed it with the start
+        return session
 
     def cancel(self, run_id: str, principal: Principal, reason: str = "cancelled") -> bool:
         """Cancel a run in progress in this process if ``principal`` owns it."""
@@ -392,8 +427,8 @@ class RunSession:
     def _forward(self, event: RunEvent) -> None:
         """Every event but the last, in the loop's task: a new turn first saves the finished
         round-trips (in a write the runner owns), then the event goes to the log."""
-        if type(event) is TurnStarted and event.turn:
-            self._save_progress()
+        if type(event) is TurnStarted:
+            self._save_progress()  # the tool round-trip (or the answers) before it
         self.runner.broker.publish(event)
 
     async def _complete(self, event: RunCompleted) -> list[RunEvent]:

@@ -17,6 +17,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from agentstream.conversation import ConversationDetail
 from agentstream.events import AnswerShaped, Payload, RunCompleted
 from agentstream.messages import Message
+from agentstream.pending import Answers
 from agentstream.principal import Principal
 
 __all__ = [
@@ -57,14 +58,21 @@ class ConversationStore(Protocol):
         *,
         run_id: str,
         conversation_id: str | None,
-        user_message: str,
+        user_message: str | None,
         model: str | None = None,
         metadata: dict[str, Any] | None = None,
         create_if_missing: bool = False,
+        answers: Answers | None = None,
     ) -> StartedRun:
         """Commit the user message (creating the conversation when ``conversation_id`` is None,
         or when it is unknown and ``create_if_missing``) and return the prior history.
-        Raises :class:`ConversationNotFound` for another user's or tenant's conversation."""
+        Raises :class:`ConversationNotFound` for another user's or tenant's conversation.
+
+        With ``answers`` the history must end with an open turn they answer (else
+        :class:`~agentstream.pending.InvalidAnswers`, checked in the same transaction, so
+        two requests cannot both answer one call): the
+        :func:`~agentstream.pending.answered_message` is committed before the user message,
+        which may then be ``None``."""
         ...
 
     async def append_messages(

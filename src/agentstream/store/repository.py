@@ -33,6 +33,13 @@ from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 
 from agentstream.events import AnswerShaped, RunCompleted
 from agentstream.messages import Message, UserMessage
+from agentstream.pending import (
+    Answers,
+    InvalidAnswers,
+    answered_message,
+    check_answers,
+    open_calls,
+)
 from agentstream.principal import Principal
 from agentstream.runs.store import (
     ConversationNotFound,
@@ -196,10 +203,11 @@ class SqlConversationStore:
         *,
         run_id: str,
         conversation_id: str | None,
-        user_message: str,
+        user_message: str | None,
         model: str | None = None,
         metadata: dict[str, Any] | None = None,
         create_if_missing: bool = False,
+        answers: Answers | None = None,
     ) -> StartedRun:
         """Commit the user message and return the history before it. See
         :meth:`ConversationStore.start_run`."""
@@ -222,6 +230,7 @@ class SqlConversationStore:
                     model=model,
                     metadata=metadata,
                     create_if_missing=create_if_missing,
+                    answers=answers,
                 )
             except IntegrityError:
                 # PostgreSQL: another request created this id between our check and insert.
@@ -237,29 +246,46 @@ class SqlConversationStore:
         *,
         run_id: str,
         conversation_id: str | None,
-        user_message: str,
+        user_message: str | None,
         model: str | None,
         metadata: dict[str, Any] | None,
         create_if_missing: bool,
+        answers: Answers | None,
     ) -> StartedRun:
         cid = conversation_id or str(uuid.uuid4())
+        if answers and conversation_id is None:
+            raise InvalidAnswers("answers need the conversation whose tool calls they answer")
 
         def work(conn: Connection) -> tuple[StartedRun, int]:
             now = utcnow()
             bumped: Bumped | None = None
             if conversation_id is not None:
-                bumped = bump(conn, principal, cid, 1, now, new_run=True, model=model)
+                count = (user_message is not None) + bool(answers)
+                bumped = bump(conn, principal, cid, count, now, new_run=True, model=model)
                 if bumped is None and not (create_if_missing and not exists(conn, cid)):
                     raise Refused(ConversationNotFound(conversation_id))
             if bumped is None:
-                bumped = create(conn, principal, cid, user_message, now, model, metadata)
+                if answers:  # a new (or someone else's) conversation waits for nothing
+                    raise Refused(InvalidAnswers("no tool calls are waiting for an answer"))
+                bumped = create(conn, principal, cid, user_message or "", now, model, metadata)
             elif metadata:
                 bumped = merge_metadata(conn, cid, bumped, metadata)
             ordinal = bumped.next_ordinal - 1
-            insert_run(conn, cid, run_id, ordinal, model, now)
-            user = UserMessage(content=user_message)
-            insert_messages(conn, cid, run_id, ordinal, bumped, now, [user])
             history, payloads = before(conn, cid, ordinal)
+            opening: list[Message] = []
+            if answers:
+                # Checked under the conversation's lock, so two requests cannot both answer
+                # one call. Raised after the bump: the group commit rolls back and re-runs
+                # the other works without this one.
+                waiting = open_calls(history)
+                if not waiting:
+                    raise InvalidAnswers("no tool calls are waiting for an answer")
+                check_answers(waiting, answers)
+                opening.append(answered_message(waiting, answers))
+            if user_message is not None:
+                opening.append(UserMessage(content=user_message))
+            insert_run(conn, cid, run_id, ordinal, model, now)
+            insert_messages(conn, cid, run_id, ordinal, bumped, now, opening)
             started = StartedRun(
                 conversation_id=cid,
                 first_run=ordinal == 0,

@@ -438,6 +438,7 @@ def run_outcome(
             "suggested_values": [],
             "suggested_actions": [],
             "custom_payload": None,
+            "pending_calls": dumped["pending_calls"],
         }
         if shaped is not None:
             shown = _SHAPED_ADAPTER.dump_python(shaped, mode="json", fallback=str)

@@ -23,6 +23,7 @@ from typing import Any, get_type_hints, overload
 import jsonschema
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
+from agentstream.messages import ToolCall
 from agentstream.tools.context import ToolContext
 from agentstream.tools.results import ToolResult
 
@@ -32,6 +33,9 @@ Prepare = Callable[[dict[str, Any], ToolContext], dict[str, Any]]
 Summarize = Callable[[Any], Any]
 Intercept = Callable[[Any, dict[str, Any], ToolContext], ToolResult | None]
 Display = Callable[[dict[str, Any]], str | None]
+ApprovalPolicy = bool | Callable[[ToolCall], bool]
+"""``True`` when every call needs a person's approval, or a function of the call (its
+arguments as the model sent them, after ``prepare``) that says whether this one does."""
 
 
 class InvalidArguments(ValueError):
@@ -58,6 +62,9 @@ class Tool:
     intercept: Intercept | None = None
     display: Display | None = None
     """Friendly text for clients while the tool runs (the ops agent's ``tool_start.display``)."""
+    requires_approval: ApprovalPolicy = False
+    """Whether a call waits for a person's approval before it runs (see
+    :mod:`agentstream.pending`)."""
     validate: Callable[[dict[str, Any]], dict[str, Any]] = field(repr=False)
 
     def with_hooks(
@@ -77,6 +84,11 @@ class Tool:
             display=display or self.display,
         )
 
+    def needs_approval(self, call: ToolCall) -> bool:
+        """Whether ``call`` must wait for a person's approval before it runs."""
+        policy = self.requires_approval
+        return policy(call) if callable(policy) else policy
+
     @classmethod
     def from_schema(
         cls,
@@ -87,6 +99,7 @@ class Tool:
         function: Callable[..., Any],
         takes_context: bool = False,
         timeout: float | None = None,
+        requires_approval: ApprovalPolicy = False,
     ) -> Tool:
         """A tool from an explicit JSON Schema (tools loaded from a catalogue or a remote
         service). Arguments are checked with the schema and passed as keyword arguments."""
@@ -105,6 +118,7 @@ class Tool:
             function=function,
             takes_context=takes_context,
             timeout=timeout,
+            requires_approval=requires_approval,
             validate=validate,
         )
 
@@ -128,6 +142,7 @@ def tool(
     summarize: Summarize | None = None,
     intercept: Intercept | None = None,
     display: Display | None = None,
+    requires_approval: ApprovalPolicy = False,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -142,6 +157,7 @@ def tool(
     summarize: Summarize | None = None,
     intercept: Intercept | None = None,
     display: Display | None = None,
+    requires_approval: ApprovalPolicy = False,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make a tool from a typed function (sync or async, plain or generator)::
 
@@ -155,7 +171,12 @@ def tool(
             return await orders.get(order_id, token=ctx.token)
 
     The docstring (up to ``Args:``) is the description the model reads; the type hints are
-    the schema its arguments are validated against.
+    the schema its arguments are validated against. ``requires_approval`` (``True`` or a
+    function of the :class:`~agentstream.messages.ToolCall`) makes a call wait for a person's
+    yes before it runs::
+
+        @tool(requires_approval=lambda call: call.arguments["amount"] > 100)
+        def refund(order_id: str, amount: float) -> str: ...
     """
 
     def build(fn: Callable[..., Any]) -> Tool:
@@ -174,6 +195,7 @@ def tool(
             summarize=summarize,
             intercept=intercept,
             display=display,
+            requires_approval=requires_approval,
             validate=_pydantic_validator(model),
         )
 

@@ -24,6 +24,7 @@ from starlette.types import Receive
 
 from agentstream.chat.markers import MarkerLineFilter
 from agentstream.events import TERMINAL_EVENTS, RunEvent, TextDelta, TurnStarted
+from agentstream.pending import InvalidAnswers
 from agentstream.principal import Principal
 from agentstream.runs import ConversationNotFound, RefusedRequest, RunRequest, RunSession
 from agentstream.server.context import ServerContext
@@ -134,9 +135,14 @@ async def choose_model(
 
 
 async def begin_run(
-    server: ServerContext, request: RunRequest, *, conversation_field: str = "conversation_id"
+    server: ServerContext,
+    request: RunRequest,
+    *,
+    conversation_field: str = "conversation_id",
+    answers_field: str = "answers",
 ) -> RunSession:
-    """Start ``request``: its errors are still HTTP statuses here (404, 400)."""
+    """Start ``request``: its errors are still HTTP statuses here (404, 400; answers that do
+    not fit the conversation's pending tool calls are a 400 naming ``answers_field``)."""
     try:
         # The hooks refuse what they cannot serve (an unknown server action, a context value
         # out of its choices); asked here first so that is a 400 naming the field. The runner
@@ -150,6 +156,10 @@ async def begin_run(
         return await server.runner.begin(request)
     except ConversationNotFound:
         raise ApiError(404, "Conversation not found") from None
+    except RefusedRequest as exc:
+        raise bad_request(exc.field, str(exc)) from None
+    except InvalidAnswers as exc:
+        raise bad_request(answers_field, str(exc)) from None
     except ValueError as exc:
         # The SQL store rejects ids it could never hold. Looked up lazily: the store package
         # (SQLAlchemy, Alembic) is only imported by deployments that use it.
@@ -166,12 +176,15 @@ async def stream_run(
     options: StreamOptions | None = None,
     *,
     conversation_field: str = "conversation_id",
+    answers_field: str = "answers",
     on_disconnect: DisconnectPolicy | None = None,
 ) -> EventStream:
     """Begin ``request`` and answer with its stream in ``dialect`` (see :func:`event_stream`)."""
     options = options or {}
     request = replace(request, reader=dialect.reader(options))
-    session = await begin_run(server, request, conversation_field=conversation_field)
+    session = await begin_run(
+        server, request, conversation_field=conversation_field, answers_field=answers_field
+    )
     return event_stream(server, session, dialect, options, on_disconnect=on_disconnect)
 
 

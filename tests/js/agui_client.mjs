@@ -1,0 +1,96 @@
+// AG-UI's official client (@ag-ui/client's HttpAgent), unchanged, against a live agentstream
+// server: `node agui_client.mjs <scenario>` with BASE_URL set. HttpAgent verifies the order of
+// the events it reads (a start without its end, content outside its message, RUN_FINISHED
+// while something is open all throw); the scenario prints what the client ended with as JSON.
+import { HttpAgent } from '@ag-ui/client';
+import { randomUUID } from 'node:crypto';
+
+const url = new URL('/ag-ui', process.env.BASE_URL).toString();
+const scenario = process.argv[2];
+
+function newAgent() {
+  const agent = new HttpAgent({ url, threadId: `thread-${randomUUID()}` });
+  const seen = [];
+  agent.subscribe({ onEvent: ({ event }) => { seen.push(event); } });
+  return { agent, seen };
+}
+
+function say(agent, text) {
+  agent.addMessage({ id: randomUUID(), role: 'user', content: text });
+}
+
+function summary(agent, seen, extra = {}) {
+  return {
+    types: seen.map((e) => e.type),
+    events: seen,
+    messages: agent.messages,
+    pendingInterrupts: agent.pendingInterrupts,
+    ...extra,
+  };
+}
+
+const scenarios = {
+  // Reasoning, text and a server tool over two model turns, then a second run on the thread.
+  async stream() {
+    const { agent, seen } = newAgent();
+    say(agent, 'What is the weather in Paris?');
+    agent.setState({ unit: 'celsius' });
+    const first = await agent.runAgent();
+    say(agent, 'Thanks');
+    await agent.runAgent();
+    return summary(agent, seen, { result: first.result });
+  },
+
+  // A frontend tool: the run stops at its call, the client runs it and starts the next run.
+  async frontend() {
+    const { agent, seen } = newAgent();
+    const tools = [{
+      name: 'pick_color',
+      description: 'Ask the user to pick a colour in the page.',
+      parameters: { type: 'object', properties: { hint: { type: 'string' } } },
+    }];
+    say(agent, 'Pick a colour for the theme');
+    await agent.runAgent({ tools });
+    const calls = agent.messages.flatMap((m) => m.toolCalls ?? []);
+    const call = calls.find((c) => c.function.name === 'pick_color');
+    const args = JSON.parse(call.function.arguments);
+    agent.addMessage({ id: randomUUID(), role: 'tool', toolCallId: call.id, content: `"teal (${args.hint})"` });
+    await agent.runAgent({ tools });
+    return summary(agent, seen);
+  },
+
+  // A tool that needs approval: the run ends with an interrupt, the next run resumes it.
+  async approval() {
+    const { agent, seen } = newAgent();
+    say(agent, 'Please refund both orders');
+    await agent.runAgent();
+    const interrupts = agent.pendingInterrupts.map((i) => ({ ...i }));
+    const resume = interrupts.map((i) => ({
+      interruptId: i.id, status: 'resolved', payload: { approved: process.env.APPROVE === '1', reason: 'too much' },
+    }));
+    await agent.runAgent({ resume });
+    return summary(agent, seen, { interrupts });
+  },
+
+  // The user stops the answer: abortRun() while text streams.
+  async abort() {
+    const { agent, seen } = newAgent();
+    say(agent, 'Tell me a slow story');
+    let aborted = false;
+    agent.subscribe({
+      onTextMessageContentEvent: () => {
+        if (!aborted) { aborted = true; agent.abortRun(); }
+      },
+    });
+    let error = null;
+    try {
+      await agent.runAgent({ forwardedProps: JSON.parse(process.env.FORWARDED_PROPS ?? '{}') });
+    } catch (e) {
+      error = String(e?.name ?? e);
+    }
+    return summary(agent, seen, { aborted, error });
+  },
+};
+
+const result = await scenarios[scenario]();
+process.stdout.write(JSON.stringify(result));
