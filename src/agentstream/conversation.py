@@ -112,6 +112,26 @@ class DisplayToolCall:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class DisplayPendingCall:
+    """A tool call the answer stopped at, still waiting: for a person's approval
+    (``waiting_for="approval"``) or for the client's result (``"client"``). A client that
+    opens the conversation (after a reload) shows it to be answered."""
+
+    call_id: str
+    tool_name: str
+    input: dict[str, Any]
+    waiting_for: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "call_id": self.call_id,
+            "tool_name": self.tool_name,
+            "input": self.input,
+            "waiting_for": self.waiting_for,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class DisplayMessage:
     """A message as shown to the user: an answer's text with its tool calls, not the model's
     wire history."""
@@ -131,6 +151,9 @@ class DisplayMessage:
     custom_payload: Any = None
     payloads: list[Any] = field(default_factory=list)
     usage: dict[str, Any] | None = None
+    pending_calls: tuple[DisplayPendingCall, ...] = ()
+    """The calls this answer stopped at that no later run has answered yet (only the
+    conversation's last answer can have them)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -148,6 +171,7 @@ class DisplayMessage:
             "custom_payload": self.custom_payload,
             "payloads": self.payloads,
             "usage": self.usage,
+            "pending_calls": [call.to_json() for call in self.pending_calls],
         }
 
 

@@ -28,6 +28,7 @@ from agentstream.store.views import (
     ConversationPage,
     ConversationSummary,
     DisplayMessage,
+    DisplayPendingCall,
     DisplayToolCall,
 )
 
@@ -38,6 +39,7 @@ __all__ = [
     "ConversationPage",
     "ConversationSummary",
     "DisplayMessage",
+    "DisplayPendingCall",
     "DisplayToolCall",
     "InvalidConversationId",
     "InvalidCursor",

@@ -9,6 +9,8 @@ with the tool round-trips folded into it. :func:`display_messages` does that fol
 * ``tool_history`` lists the tool calls that finished, each with the ``text_offset`` where its
   marker belongs in ``content``; a call that never got a result (the run was interrupted while
   it ran) is left out;
+* ``pending_calls`` lists, on the conversation's last answer only, the tool calls its run
+  stopped at (waiting for approval or for the client): a later run answers them;
 * ``status`` is ``complete``, ``failed`` (the run ended with an error) or ``interrupted``
   (cancelled, the client went away, or the worker died: the run is marked ``interrupted``
   once another worker proves it, and shown so while still ``running`` before that).
@@ -32,6 +34,7 @@ from agentstream.conversation import (
     ConversationPage,
     ConversationSummary,
     DisplayMessage,
+    DisplayPendingCall,
     DisplayStatus,
     DisplayToolCall,
     isoformat_z,
@@ -43,6 +46,7 @@ __all__ = [
     "ConversationPage",
     "ConversationSummary",
     "DisplayMessage",
+    "DisplayPendingCall",
     "DisplayToolCall",
     "active_run",
     "display_messages",
@@ -117,7 +121,8 @@ def display_messages(
         if row.run_id in by_run:  # a run committed after ``runs`` was read: next time
             by_run[row.run_id].append(row)
     shown: list[DisplayMessage] = []
-    for run in sorted(runs, key=lambda r: r.ordinal):
+    ordered = sorted(runs, key=lambda r: r.ordinal)
+    for run in ordered:
         rows = sorted(by_run[run.id], key=lambda r: r.seq)
         shown.extend(
             DisplayMessage(
@@ -126,7 +131,9 @@ def display_messages(
             for row in rows
             if row.role == "user"
         )
-        answer = _answer(run, [row for row in rows if row.role != "user"], details)
+        answer = _answer(
+            run, [row for row in rows if row.role != "user"], details, latest=run is ordered[-1]
+        )
         if answer is not None:
             shown.append(answer)
     return tuple(shown)
@@ -143,7 +150,9 @@ def active_run(runs: Sequence[StoredRun]) -> ActiveRun | None:
     return ActiveRun(id=latest.id, started_at=latest.started_at)
 
 
-def _answer(run: StoredRun, rows: list[StoredMessage], details: bool) -> DisplayMessage | None:
+def _answer(
+    run: StoredRun, rows: list[StoredMessage], details: bool, *, latest: bool
+) -> DisplayMessage | None:
     if run.status == "running" and not rows:
         return None  # still streaming, or died before saying anything
     if run.answer is not None:
@@ -181,6 +190,24 @@ def _answer(run: StoredRun, rows: list[StoredMessage], details: bool) -> Display
         custom_payload=result.get("custom_payload"),
         payloads=list(result.get("payloads") or []),
         usage=run.usage,
+        pending_calls=_pending(result) if latest else (),
+    )
+
+
+def _pending(result: dict[str, Any]) -> tuple[DisplayPendingCall, ...]:
+    """The calls a run's stored result says it stopped at."""
+    calls = result.get("pending_calls")
+    if not isinstance(calls, list):
+        return ()
+    return tuple(
+        DisplayPendingCall(
+            call_id=str(call.get("call_id", "")),
+            tool_name=str(call.get("name", "")),
+            input=dict(call.get("arguments") or {}),
+            waiting_for=str(call.get("waiting_for", "client")),
+        )
+        for call in calls
+        if isinstance(call, dict) and call.get("waiting_for") != "approved"
     )
 
 

@@ -4,7 +4,10 @@
 {content}``, ``tool_start {tool_call_id, tool_name, args, ts, display?}``, ``tool_end {...,
 status: "success", duration_ms, result, ts, display?}``, ``tool_error {..., status: "error",
 error {message, kind}}``, ``conversation {conversation}`` (when a store recorded the run),
-``warning {code, message}``, ``error {message}`` and ``done`` last, whatever happened.
+``warning {code, message}``, ``approval_required {tool_call_id, tool_name, args, display?}``
+per call the run stopped at for a person's approval (additive: the next request answers with
+``approvals: [{tool_call_id, approved, reason?}]`` and may leave ``message`` empty), ``error
+{message}`` and ``done`` last, whatever happened.
 Authenticated by the session cookie (or a bearer token).
 
 Reference: ``docs/protocols/ops.md``.
@@ -18,6 +21,7 @@ from collections.abc import Sequence
 from typing import Annotated, Any, assert_never
 
 from fastapi import APIRouter, Depends, Response
+from pydantic import Field
 
 from agentstream.events import (
     AnswerShaped,
@@ -45,10 +49,17 @@ from agentstream.events import (
 from agentstream.principal import Principal
 from agentstream.runs import RunRequest
 from agentstream.server.context import ServerContext
+from agentstream.server.dialects.approvals import (
+    MAX_APPROVALS,
+    Approval,
+    CallId,
+    answers,
+    message_or_answers,
+    waiting_for_approval,
+)
 from agentstream.server.dialects.base import (
     DialectDefaults,
     Frame,
-    NonEmptyText,
     RequestModel,
     dumps,
     iso_ms,
@@ -62,6 +73,7 @@ __all__ = [
     "DEFAULTS",
     "DIALECT",
     "PATH",
+    "AgentApproval",
     "AgentEncoder",
     "AgentStreamRequest",
     "router",
@@ -73,17 +85,30 @@ DEFAULTS = DialectDefaults()
 _DONE: Frame = ("done", '{"type":"done"}')
 
 
-class AgentStreamRequest(RequestModel):
-    """The ops agent's request body."""
+class AgentApproval(Approval):
+    """``{tool_call_id, approved, reason?}``: the answer to an ``approval_required`` event."""
 
-    message: NonEmptyText
+    tool_call_id: CallId
+
+    def call(self) -> str:
+        return self.tool_call_id
+
+
+class AgentStreamRequest(RequestModel):
+    """The ops agent's request body (``approvals`` is additive)."""
+
+    message: str = ""
+    """Required unless ``approvals`` answers the calls the conversation waits on."""
     context: str | None = None
     conversation_id: uuid.UUID | None = None
+    approvals: list[AgentApproval] = Field(default_factory=list, max_length=MAX_APPROVALS)
 
 
 def to_run_request(body: AgentStreamRequest, principal: Principal) -> RunRequest:
+    given = answers(body.approvals)
     return RunRequest(
-        message=body.message,
+        message=message_or_answers(body.message, given),
+        answers=given,
         principal=principal,
         context=body.context,
         conversation_id=None if body.conversation_id is None else str(body.conversation_id),
@@ -93,6 +118,9 @@ def to_run_request(body: AgentStreamRequest, principal: Principal) -> RunRequest
 
 
 class AgentEncoder:
+    def __init__(self) -> None:
+        self._displays: dict[str, str] = {}  # the calls' friendly texts, for approvals
+
     def encode(self, event: RunEvent) -> Sequence[Frame]:
         match event:
             case TextDelta(text=text):
@@ -117,6 +145,7 @@ class AgentEncoder:
                 }
                 if event.display:
                     data["display"] = event.display
+                    self._displays[event.call_id] = event.display
                 return (("tool_start", dumps(data)),)
             case ToolCallFinished():
                 return (self._tool_finished(event),)
@@ -129,7 +158,7 @@ class AgentEncoder:
                 }
                 return (("conversation", dumps(update)),)
             case RunCompleted():
-                return (_DONE,)
+                return (*self._approvals(event), _DONE)
             case RunFailed(message=message):
                 return self.fail(message)
             case RunCancelled():
@@ -153,6 +182,22 @@ class AgentEncoder:
 
     def fail(self, message: str) -> Sequence[Frame]:
         return (("error", dumps({"type": "error", "message": message})), _DONE)
+
+    def _approvals(self, event: RunCompleted) -> list[Frame]:
+        """An ``approval_required`` frame per call waiting for a person."""
+        frames: list[Frame] = []
+        for call in waiting_for_approval(event):
+            data: dict[str, Any] = {
+                "type": "approval_required",
+                "tool_call_id": call.call_id,
+                "tool_name": call.name,
+                "args": call.arguments,
+            }
+            display = self._displays.get(call.call_id)
+            if display:
+                data["display"] = display
+            frames.append(("approval_required", dumps(data)))
+        return frames
 
     def _tool_finished(self, event: ToolCallFinished) -> Frame:
         data: dict[str, Any] = {
@@ -187,7 +232,9 @@ def router(server: ServerContext) -> APIRouter:
         responses={200: {"content": {"text/event-stream": {}}}},
     )
     async def agent_stream(body: AgentStreamRequest, principal: CurrentPrincipal) -> Response:
-        return await stream_run(server, to_run_request(body, principal), DIALECT)
+        return await stream_run(
+            server, to_run_request(body, principal), DIALECT, answers_field="approvals"
+        )
 
     return api
 

@@ -12,7 +12,10 @@ opt-in extension for the web UI; other clients never see them).
 The ``complete`` payload serves every tray client: ``message`` (with tool markers),
 ``suggested_values``, ``suggested_actions``, ``custom_payload``, ``tool_history`` (top level,
 for clients that read it there), ``conversation_id``, ``payloads``, ``usage`` and
-``diagnostics`` when the run has them. When no custom payload was produced and tools ran,
+``diagnostics`` when the run has them, and ``pending_approvals`` (``[{call_id, tool_name,
+input, display?}]``) when the run stopped at tools that wait for a person's approval: the next
+request answers them in ``approvals: [{call_id, approved, reason?}]``, its ``message`` may
+then be empty. When no custom payload was produced and tools ran,
 ``custom_payload`` is the tool history ``{"type": "tool_history", "data": [...]}``, so tray
 clients that read ``custom_payload`` as tool history work as well as those that read the
 top-level ``tool_history``; with neither it is left out (``custom_payload`` is optional, not
@@ -55,13 +58,21 @@ from agentstream.events import (
     TurnStarted,
     UsageEvent,
 )
+from agentstream.messages import PendingToolCall
 from agentstream.principal import Principal
 from agentstream.runs import ActionRequest, RunRequest
 from agentstream.server.context import ServerContext
+from agentstream.server.dialects.approvals import (
+    MAX_APPROVALS,
+    Approval,
+    CallId,
+    answers,
+    message_or_answers,
+    waiting_for_approval,
+)
 from agentstream.server.dialects.base import (
     DialectDefaults,
     Frame,
-    NonEmptyText,
     RequestModel,
     as_text,
     choose_model,
@@ -79,6 +90,7 @@ __all__ = [
     "DEFAULTS",
     "PATH",
     "ChatAction",
+    "TrayApproval",
     "TrayChatRequest",
     "TrayEncoder",
     "DIALECT",
@@ -96,11 +108,22 @@ class ChatAction(RequestModel):
     data: Any = None
 
 
+class TrayApproval(Approval):
+    """``{call_id, approved, reason?}``: the answer to a call of ``pending_approvals``."""
+
+    call_id: CallId
+
+    def call(self) -> str:
+        return self.call_id
+
+
 class TrayChatRequest(RequestModel):
     """The chat tray's request (``message``, ``context``, ``interaction_type``,
-    ``conversation_id``), plus ``model``, ``action``, ``include_reasoning`` and ``detach``."""
+    ``conversation_id``), plus ``model``, ``action``, ``include_reasoning``, ``detach`` and
+    ``approvals``."""
 
-    message: NonEmptyText
+    message: str = ""
+    """Required unless ``approvals`` answers the calls the conversation waits on."""
     context: dict[str, Any] = Field(default_factory=dict)
     interaction_type: str = "text_input"
     conversation_id: str | int | None = None
@@ -111,6 +134,8 @@ class TrayChatRequest(RequestModel):
     """Keep the run going if this connection drops (the web UI asks for it, then follows the
     run again from ``X-Run-Id`` after a reload); by default a client that hangs up stops it.
     A deployment's ``AGENTSTREAM_ON_DISCONNECT`` overrides both."""
+    approvals: list[TrayApproval] = Field(default_factory=list, max_length=MAX_APPROVALS)
+    """Answers to the calls the last answer's ``pending_approvals`` named (all of them)."""
 
 
 def to_run_request(
@@ -118,8 +143,10 @@ def to_run_request(
 ) -> RunRequest:
     conversation_id = None if body.conversation_id is None else str(body.conversation_id)
     action = body.action
+    given = answers(body.approvals)
     return RunRequest(
-        message=body.message,
+        message=message_or_answers(body.message, given),
+        answers=given,
         principal=principal,
         conversation_id=conversation_id or None,
         context=body.context,
@@ -171,6 +198,7 @@ class TrayEncoder:
         self._held: dict[str, list[Frame]] = {}  # frames of calls behind the oldest open one
         self._finished: set[str] = set()  # held calls whose complete frames are held too
         self._shown: AnswerShaped | None = None  # the answer as shown, for ``complete``
+        self._displays: dict[str, str] = {}  # the calls' friendly texts, for approvals
 
     def encode(self, event: RunEvent) -> Sequence[Frame]:
         match event:
@@ -251,6 +279,7 @@ class TrayEncoder:
                 }
                 if display:  # additive: the tool's friendly text, for its card
                     start["display"] = display
+                    self._displays[call_id] = display
                 return (("tool_start", dumps(start)),)
             case ToolProgress(name=name, stage=stage, message=message, fraction=f, data=data):
                 progress = {
@@ -334,7 +363,21 @@ class TrayEncoder:
         }
         if shown is not None and shown.diagnostics is not None:
             payload["diagnostics"] = shown.diagnostics
+        waiting = waiting_for_approval(done)
+        if waiting:  # additive: only a run that stopped for a person has it
+            payload["pending_approvals"] = [self._approval(call) for call in waiting]
         return payload
+
+    def _approval(self, call: PendingToolCall) -> dict[str, Any]:
+        shown: dict[str, Any] = {
+            "call_id": call.call_id,
+            "tool_name": call.name,
+            "input": call.arguments,
+        }
+        display = self._displays.get(call.call_id)
+        if display:
+            shown["display"] = display
+        return shown
 
 
 def _text_delta(text: str) -> Frame:
@@ -371,7 +414,9 @@ def router(server: ServerContext) -> APIRouter:
         )
         options = {"include_reasoning": body.include_reasoning}
         policy: DisconnectPolicy | None = "detach" if body.detach else None
-        return await stream_run(server, run_request, DIALECT, options, on_disconnect=policy)
+        return await stream_run(
+            server, run_request, DIALECT, options, answers_field="approvals", on_disconnect=policy
+        )
 
     @api.post(
         CANCEL_PATH,
