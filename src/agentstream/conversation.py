@@ -121,14 +121,19 @@ class DisplayPendingCall:
     tool_name: str
     input: dict[str, Any]
     waiting_for: str
+    display: str | None = None
+    """The tool's friendly text for the call, when it has one."""
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        shown: dict[str, Any] = {
             "call_id": self.call_id,
             "tool_name": self.tool_name,
             "input": self.input,
             "waiting_for": self.waiting_for,
         }
+        if self.display:
+            shown["display"] = self.display
+        return shown
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -205,6 +205,7 @@ def _pending(result: dict[str, Any]) -> tuple[DisplayPendingCall, ...]:
             tool_name=str(call.get("name", "")),
             input=dict(call.get("arguments") or {}),
             waiting_for=str(call.get("waiting_for", "client")),
+            display=call["display"] if isinstance(call.get("display"), str) else None,
         )
         for call in calls
         if isinstance(call, dict) and call.get("waiting_for") != "approved"

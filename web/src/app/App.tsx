@@ -281,6 +281,7 @@ export function App() {
     onSend: send,
     onAction,
     onRetry: chat.retry,
+    onDecide: chat.decide,
     onDiagnostics: setDiagnostics,
     payloadTypes: config.payload_types,
   };

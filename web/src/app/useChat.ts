@@ -9,7 +9,15 @@
  * breaks off is resumed once from the last event it had.
  */
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
-import { applyEvent, localId, newAnswer, type AssistantItem, type ChatItem } from "../chat/model";
+import {
+  applyEvent,
+  approvalRequest,
+  decideApproval,
+  localId,
+  newAnswer,
+  type AssistantItem,
+  type ChatItem,
+} from "../chat/model";
 import { clearRunMark, saveRunMark, type Follow, type RunMark } from "../chat/resume";
 import {
   StreamHttpError,
@@ -40,6 +48,9 @@ export interface ChatController {
   announcement: string;
   send(message: string, options?: SendOptions): void;
   retry(answerId: string): void;
+  /** Approve or reject a tool call `answerId` waits on; once each of its calls is decided,
+   * the decisions are sent and the conversation continues in a new answer. */
+  decide(answerId: string, callId: string, approved: boolean, reason?: string): void;
   stop(): void;
   /** Replace everything (opening a conversation, new chat). Detaches a running stream. */
   reset(items: ChatItem[], conversationId: string | null): void;
@@ -307,6 +318,23 @@ export function useChat(params: {
     [commit, run],
   );
 
+  const decide = useCallback(
+    (answerId: string, callId: string, approved: boolean, reason?: string) => {
+      if (runRef.current) return;
+      const old = itemsRef.current.find((it) => it.id === answerId);
+      if (!old || old.kind !== "assistant") return;
+      const decided = decideApproval(old, callId, { approved, ...(reason ? { reason } : {}) });
+      const request = approvalRequest(decided);
+      const answer = request ? [newAnswer(request)] : [];
+      commit(
+        [...itemsRef.current.map((it) => (it.id === answerId ? decided : it)), ...answer],
+        true,
+      );
+      if (request) run(request, answer[0]!);
+    },
+    [commit, run],
+  );
+
   const stop = useCallback(() => {
     const handle = runRef.current;
     if (!handle || handle.stopping) return;
@@ -340,5 +368,5 @@ export function useChat(params: {
     [],
   );
 
-  return { items, busy, conversationId, announcement, send, retry, stop, reset, follow };
+  return { items, busy, conversationId, announcement, send, retry, decide, stop, reset, follow };
 }

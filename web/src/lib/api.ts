@@ -42,6 +42,19 @@ export interface StoredMessage {
   payloads?: CustomPayload[] | null;
   usage?: Usage | null;
   error?: string | null;
+  /** The calls this answer stopped at, still unanswered (only on the last answer; absent
+   * from servers that predate it). */
+  pending_calls?: StoredPendingCall[] | null;
+}
+
+/** A call waiting for a person's approval (`"approval"`) or for the client (`"client"`). */
+export interface StoredPendingCall {
+  call_id: string;
+  tool_name: string;
+  input?: unknown;
+  waiting_for: "approval" | "client" | (string & {});
+  /** The tool's friendly text for this call. */
+  display?: string;
 }
 
 /** The conversation's latest run while the server still has it running: follow it with

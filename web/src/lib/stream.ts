@@ -37,6 +37,26 @@ export interface ChatRequest {
   /** Keep the run going when this connection drops (a reload), so it can be resumed with
    * {@link resumeChat}; by default a client that hangs up stops its run. */
   detach?: boolean;
+  /** Answers to the calls the last answer's `pending_approvals` named (all of them); the
+   * message may then be empty. */
+  approvals?: ApprovalAnswer[];
+}
+
+/** A person's decision on a tool call waiting for approval; `reason` reaches the model with a
+ * rejection. */
+export interface ApprovalAnswer {
+  call_id: string;
+  approved: boolean;
+  reason?: string;
+}
+
+/** A tool call the run stopped at until a person approves or rejects it. */
+export interface PendingApproval {
+  call_id: string;
+  tool_name: string;
+  input?: unknown;
+  /** The tool's friendly text for this call. */
+  display?: string;
 }
 
 export interface SuggestedValue {
@@ -96,6 +116,8 @@ export interface CompletePayload {
   payloads?: CustomPayload[] | null;
   diagnostics?: Record<string, unknown> | null;
   usage?: Usage | null;
+  /** Calls waiting for a person's approval (absent when none wait). */
+  pending_approvals?: PendingApproval[] | null;
 }
 
 export interface StatusEvent {

@@ -118,9 +118,6 @@ def to_run_request(body: AgentStreamRequest, principal: Principal) -> RunRequest
 
 
 class AgentEncoder:
-    def __init__(self) -> None:
-        self._displays: dict[str, str] = {}  # the calls' friendly texts, for approvals
-
     def encode(self, event: RunEvent) -> Sequence[Frame]:
         match event:
             case TextDelta(text=text):
@@ -145,7 +142,6 @@ class AgentEncoder:
                 }
                 if event.display:
                     data["display"] = event.display
-                    self._displays[event.call_id] = event.display
                 return (("tool_start", dumps(data)),)
             case ToolCallFinished():
                 return (self._tool_finished(event),)
@@ -158,7 +154,7 @@ class AgentEncoder:
                 }
                 return (("conversation", dumps(update)),)
             case RunCompleted():
-                return (*self._approvals(event), _DONE)
+                return (*_approvals(event), _DONE)
             case RunFailed(message=message):
                 return self.fail(message)
             case RunCancelled():
@@ -183,22 +179,6 @@ class AgentEncoder:
     def fail(self, message: str) -> Sequence[Frame]:
         return (("error", dumps({"type": "error", "message": message})), _DONE)
 
-    def _approvals(self, event: RunCompleted) -> list[Frame]:
-        """An ``approval_required`` frame per call waiting for a person."""
-        frames: list[Frame] = []
-        for call in waiting_for_approval(event):
-            data: dict[str, Any] = {
-                "type": "approval_required",
-                "tool_call_id": call.call_id,
-                "tool_name": call.name,
-                "args": call.arguments,
-            }
-            display = self._displays.get(call.call_id)
-            if display:
-                data["display"] = display
-            frames.append(("approval_required", dumps(data)))
-        return frames
-
     def _tool_finished(self, event: ToolCallFinished) -> Frame:
         data: dict[str, Any] = {
             "type": "tool_error" if event.is_error else "tool_end",
@@ -219,6 +199,22 @@ class AgentEncoder:
         if event.display:
             data["display"] = event.display
         return (data["type"], dumps(data))
+
+
+def _approvals(event: RunCompleted) -> list[Frame]:
+    """An ``approval_required`` frame per call waiting for a person."""
+    frames: list[Frame] = []
+    for call in waiting_for_approval(event):
+        data: dict[str, Any] = {
+            "type": "approval_required",
+            "tool_call_id": call.call_id,
+            "tool_name": call.name,
+            "args": call.arguments,
+        }
+        if call.display:
+            data["display"] = call.display
+        frames.append(("approval_required", dumps(data)))
+    return frames
 
 
 def router(server: ServerContext) -> APIRouter:

@@ -198,7 +198,6 @@ class TrayEncoder:
         self._held: dict[str, list[Frame]] = {}  # frames of calls behind the oldest open one
         self._finished: set[str] = set()  # held calls whose complete frames are held too
         self._shown: AnswerShaped | None = None  # the answer as shown, for ``complete``
-        self._displays: dict[str, str] = {}  # the calls' friendly texts, for approvals
 
     def encode(self, event: RunEvent) -> Sequence[Frame]:
         match event:
@@ -279,7 +278,6 @@ class TrayEncoder:
                 }
                 if display:  # additive: the tool's friendly text, for its card
                     start["display"] = display
-                    self._displays[call_id] = display
                 return (("tool_start", dumps(start)),)
             case ToolProgress(name=name, stage=stage, message=message, fraction=f, data=data):
                 progress = {
@@ -368,15 +366,15 @@ class TrayEncoder:
             payload["pending_approvals"] = [self._approval(call) for call in waiting]
         return payload
 
-    def _approval(self, call: PendingToolCall) -> dict[str, Any]:
+    @staticmethod
+    def _approval(call: PendingToolCall) -> dict[str, Any]:
         shown: dict[str, Any] = {
             "call_id": call.call_id,
             "tool_name": call.name,
             "input": call.arguments,
         }
-        display = self._displays.get(call.call_id)
-        if display:
-            shown["display"] = display
+        if call.display:
+            shown["display"] = call.display
         return shown
 
 
