@@ -13,8 +13,11 @@ from typing import Any
 import pytest
 
 from agentstream import Agent
-from agentstream.messages import ToolResultsMessage
+from agentstream.events import RunCompleted
+from agentstream.messages import PendingToolCall, ToolResultsMessage
 from agentstream.providers.scripted import ScriptedProvider
+from agentstream.server.dialects.agent import AgentEncoder
+from agentstream.server.dialects.tray import TrayEncoder
 from agentstream.store import SqlConversationStore, create_engine, upgrade
 from tests.agent.pending_helpers import Refunds, script, vendor_problem
 from tests.server.conftest import Serve
@@ -218,3 +221,29 @@ def test_answers_that_do_not_fit_are_400_naming_the_field(live: Live) -> None:
     done = live.post(ICHOR, {**start, "approvals": [{"tool_use_id": "r1", "approved": True}]})
     assert done[-1] == ("message_complete", {})
     assert live.refunds.made == [5, 5, 5, 500]
+
+
+def test_a_waiting_calls_friendly_text_reaches_tray_and_ops_clients() -> None:
+    calls = (
+        PendingToolCall(
+            call_id="r1",
+            name="refund",
+            arguments={"amount": 500},
+            waiting_for="approval",
+            display="Refund 500 EUR",
+        ),
+        PendingToolCall(call_id="c1", name="pick_color", waiting_for="client"),
+    )
+    done = RunCompleted(run_id="run", seq=3, message="", pending_calls=calls)
+    [(_, tray)] = TrayEncoder().encode(done)
+    assert json.loads(tray)["payload"]["pending_approvals"] == [
+        {
+            "call_id": "r1",
+            "tool_name": "refund",
+            "input": {"amount": 500},
+            "display": "Refund 500 EUR",
+        }
+    ]
+    [(_, required), (_, finished)] = AgentEncoder().encode(done)
+    assert json.loads(required)["display"] == "Refund 500 EUR"
+    assert json.loads(finished) == {"type": "done"}

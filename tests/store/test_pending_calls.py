@@ -74,6 +74,19 @@ async def test_an_approval_is_answered_once_from_any_worker(
     assert isinstance(done, RunCompleted)
     conversation_id = saved_id(events)
     assert [(p.call_id, p.waiting_for) for p in done.pending_calls] == [("r1", "approval")]
+    # The conversation as a client opens it (after a reload) shows the call that waits.
+    shown = (await store.get_conversation(alice, conversation_id)).to_json()["messages"]
+    assert [m["pending_calls"] for m in shown] == [
+        [],
+        [
+            {
+                "call_id": "r1",
+                "tool_name": "refund",
+                "input": {"amount": 500},
+                "waiting_for": "approval",
+            }
+        ],
+    ]
 
     approve = Answers(decisions=(ApprovalDecision(call_id="r1", approved=True),))
     request = RunRequest(
@@ -83,6 +96,8 @@ async def test_an_approval_is_answered_once_from_any_worker(
     events = await run(Runner(other, store=store), request)
     assert isinstance(events[-1], RunCompleted) and events[-1].message == "Done."
     assert refunds.made == [5] and other_refunds.made == [500]
+    shown = (await store.get_conversation(alice, conversation_id)).messages
+    assert [m.pending_calls for m in shown] == [(), (), ()]  # answered: nothing waits
     history = await store.history(alice, conversation_id)
     assert vendor_problem(history) is None
     # Answered: the same approval again is refused and runs nothing.
