@@ -116,6 +116,15 @@ describe("tool calls waiting for approval", () => {
     const card = await askForRefund("refund order 2051 please");
     await card.getByRole("textbox", { name: "Reason for rejecting (optional)" }).fill("the customer kept it");
     await screenshot(page, "approval-04-rejecting");
+    // The same waiting call on a phone in dark mode, opened from its address.
+    await page.waitForURL(/\/c\/[^/]+$/);
+    const phone = await context.newPage();
+    await phone.setViewportSize({ width: 390, height: 800 });
+    await phone.emulateMedia({ colorScheme: "dark" });
+    await phone.goto(page.url());
+    await phone.getByTestId("approval-card").getByRole("button", { name: "Reject" }).waitFor();
+    await screenshot(phone, "approval-04-phone-dark");
+    await phone.close();
 
     const posted = page.waitForRequest(isChat);
     await card.getByRole("button", { name: "Reject" }).click();
