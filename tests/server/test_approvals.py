@@ -14,7 +14,7 @@ import pytest
 
 from agentstream import Agent
 from agentstream.events import RunCompleted
-from agentstream.messages import PendingToolCall, ToolResultsMessage
+from agentstream.messages import PendingToolCall, ToolResultsMessage, UserMessage
 from agentstream.providers.scripted import ScriptedProvider
 from agentstream.server.dialects.agent import AgentEncoder
 from agentstream.server.dialects.tray import TrayEncoder
@@ -247,3 +247,19 @@ def test_a_waiting_calls_friendly_text_reaches_tray_and_ops_clients() -> None:
     [(_, required), (_, finished)] = AgentEncoder().encode(done)
     assert json.loads(required)["display"] == "Refund 500 EUR"
     assert json.loads(finished) == {"type": "done"}
+
+
+def test_a_message_may_come_with_the_decisions(live: Live) -> None:
+    complete = datas(parse_sse_body(live, TRAY, {"message": "refund please"}))[-1]["payload"]
+    body = {
+        "message": "yes, go ahead",
+        "conversation_id": complete["conversation_id"],
+        "approvals": [{"call_id": "r1", "approved": True}],
+    }
+    datas(parse_sse_body(live, TRAY, body))
+    assert live.refunds.made == [5, 500]
+    sent = live.provider.requests[-1].messages
+    assert vendor_problem(sent) is None
+    # The model reads the turn complete, then the message.
+    assert isinstance(sent[-2], ToolResultsMessage)
+    assert sent[-1] == UserMessage(content="yes, go ahead")
