@@ -133,6 +133,12 @@ class RunBroker(Protocol):
 # --- one process -------------------------------------------------------------------------
 
 
+@dataclass(slots=True, eq=False)
+class _Cursor:
+    position: int = 0
+    """The run's next event for this reader, counting the ones let go."""
+
+
 @dataclass(slots=True)
 class _LocalRun:
     owner: str
@@ -143,6 +149,8 @@ class _LocalRun:
     """Set when events arrive; created only while a reader waits, to keep publish cheap."""
     done: bool = False
     reader: Mapping[str, Any] | None = None
+    cursors: set[_Cursor] = field(default_factory=set)
+    """Where each reader of the run is: events no reader has passed are never let go."""
 
     def wake(self) -> None:
         if self.changed is not None:
@@ -153,7 +161,10 @@ class _LocalRun:
 class LocalBroker:
     """In-memory runs for a single process: the most recent ``keep`` finished runs, and of
     each run at most its latest ``max_events`` events (a reader that asks for older ones
-    resumes from the oldest kept), so memory stays bounded however long the runs."""
+    resumes from the oldest kept), so memory stays bounded however long the runs. A reader
+    in the middle of a run never loses events: while one is behind, nothing it has not read
+    is let go (a model can write faster than a client reads; a client that stops reading
+    is let go by the server's write timeout)."""
 
     def __init__(self, keep: int = 64, max_events: int = 10_000) -> None:
         self._runs: dict[str, _LocalRun] = {}
@@ -198,13 +209,20 @@ class LocalBroker:
         events = run.events
         events.append(event)
         if len(events) > self._max_events:
-            cut = self._max_events // 2  # in halves, so trimming costs O(1) per event
-            del events[:cut]
-            run.dropped += cut
+            self._trim(run)
         if isinstance(event, TERMINAL_EVENTS) and not run.done:
             self._finish(event.run_id, run)
         else:
             run.wake()
+
+    def _trim(self, run: _LocalRun) -> None:
+        # Down to the latest half, so trimming costs O(1) per event.
+        cut = len(run.events) - self._max_events // 2
+        if run.cursors:
+            cut = min(cut, min(cursor.position for cursor in run.cursors) - run.dropped)
+        if cut > 0:
+            del run.events[:cut]
+            run.dropped += cut
 
     def has_after(self, run_id: str, seq: int) -> bool:
         run = self._runs.get(run_id)
@@ -221,21 +239,27 @@ class LocalBroker:
         run = self._runs.get(run_id)
         if run is None or run.owner != _owner(requester):
             raise RunNotFound(run_id)
-        position = 0  # the run's next event to read, counting dropped ones
-        while True:
-            position = max(position, run.dropped)
-            pending = run.events[position - run.dropped :]
-            if pending:
-                for event in pending:
-                    position += 1
-                    if event.seq > after:
-                        yield event
-                continue  # more may have arrived while the reader was busy
-            if run.done:
-                return
-            if run.changed is None:
-                run.changed = asyncio.Event()
-            await run.changed.wait()
+        cursor = _Cursor()
+        run.cursors.add(cursor)
+        try:
+            while True:
+                cursor.position = max(cursor.position, run.dropped)
+                pending = run.events[cursor.position - run.dropped :]
+                if pending:
+                    for event in pending:
+                        cursor.position += 1
+                        if event.seq > after:
+                            yield event
+                    continue  # more may have arrived while the reader was busy
+                if run.done:
+                    return
+                if run.changed is None:
+                    run.changed = asyncio.Event()
+                await run.changed.wait()
+        finally:
+            run.cursors.discard(cursor)
+            if len(run.events) > self._max_events:
+                self._trim(run)  # what this reader held back
 
     async def reader_of(self, run_id: str, requester: Principal) -> Mapping[str, Any] | None:
         run = self._runs.get(run_id)
