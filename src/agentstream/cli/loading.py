@@ -10,13 +10,10 @@ import sys
 
 from agentstream.agent import Agent
 from agentstream.chat import ChatConfig, ChatHooks
+from agentstream.errors import AgentLoadError
 from agentstream.runs import RunHooks
 
 __all__ = ["AgentLoadError", "load_agent", "load_hooks", "load_object"]
-
-
-class AgentLoadError(Exception):
-    pass
 
 
 def load_object(spec: str) -> object:

@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 import redis.asyncio as aioredis
 
+from agentstream.errors import BrokerUnavailable, RunNotFound
 from agentstream.events import (
     TERMINAL_EVENTS,
     RunEvent,
@@ -45,10 +46,6 @@ log = logging.getLogger("agentstream.broker")
 CancelHandler = Callable[[str, Principal, str], bool]
 """Called with (run_id, requester, reason); cancels the run if it runs here and the requester
 owns it, and says whether it did."""
-
-
-class RunNotFound(LookupError):
-    """No such run for this principal (unknown, expired, or someone else's)."""
 
 
 def _owner(principal: Principal) -> str:
@@ -220,11 +217,6 @@ class LocalBroker:
 
 
 # --- many workers --------------------------------------------------------------------------
-
-
-class BrokerUnavailable(RuntimeError):
-    """The shared run log cannot be reached (Redis is down): a run of another worker can be
-    neither followed nor stopped until it returns. Runs of this worker are unaffected."""
 
 
 INTERRUPTED_MESSAGE = "The server running this answer stopped before it finished."

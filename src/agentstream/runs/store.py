@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from agentstream.errors import ConversationNotFound
 from agentstream.events import Payload, RunCompleted
 from agentstream.messages import Message
 from agentstream.principal import Principal
@@ -19,11 +20,6 @@ from agentstream.principal import Principal
 __all__ = ["ConversationNotFound", "ConversationStore", "RunStatus", "StartedRun"]
 
 RunStatus = Literal["completed", "failed", "cancelled"]
-
-
-class ConversationNotFound(LookupError):
-    """No such conversation for this principal: it does not exist, or belongs to someone else.
-    Both cases look the same to the caller on purpose (HTTP 404)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -15,6 +15,7 @@ import logging
 from typing_extensions import TypedDict
 
 from agentstream.agent import Agent
+from agentstream.errors import ModelUnavailable
 from agentstream.providers.registry import ModelRegistry, model_info
 
 __all__ = ["ModelCatalog", "ModelInfo", "ModelUnavailable"]
@@ -27,10 +28,6 @@ class ModelInfo(TypedDict):
     name: str
     provider: str
     default: bool
-
-
-class ModelUnavailable(ValueError):
-    """The model is not offered, or its provider cannot be created here."""
 
 
 class ModelCatalog:

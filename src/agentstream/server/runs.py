@@ -20,13 +20,14 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Header, Query
 from starlette.responses import Response, StreamingResponse
 
+from agentstream.errors import UnknownDialect
 from agentstream.events import RunEvent, event_to_json
 from agentstream.principal import Principal
-from agentstream.runs import BrokerUnavailable, RunNotFound
+from agentstream.runs import BrokerUnavailable
 from agentstream.server.context import ServerContext
 from agentstream.server.dialects.base import shown_by
 from agentstream.server.dialects.declaration import Dialect
-from agentstream.server.errors import ApiError, bad_request
+from agentstream.server.errors import bad_request
 from agentstream.server.sse import SSE_NAMED, Encoder, EventStream, Frame, WireFormat
 
 __all__ = ["EVENTS_PATH", "STREAM_PATH", "router"]
@@ -101,8 +102,6 @@ def router(server: ServerContext, dialects: Mapping[str, Dialect]) -> APIRouter:
         events = broker.replay(run_id, principal, after)
         try:
             first = await anext(events)  # ownership is checked before the response starts
-        except RunNotFound:
-            raise ApiError(404, "Run not found") from None
         except StopAsyncIteration:
             first = None
 
@@ -130,27 +129,21 @@ def router(server: ServerContext, dialects: Mapping[str, Dialect]) -> APIRouter:
     ) -> Response:
         broker = server.runner.broker
         after = _position(after, last_event_id)
-        try:
-            reader = await broker.reader_of(run_id, principal)
-        except RunNotFound:
-            raise ApiError(404, "Run not found") from None
+        reader = await broker.reader_of(run_id, principal)
         dialect = dialects.get(str((reader or {}).get("dialect")))
         if reader is None or dialect is None:
-            raise ApiError(404, "This run was not started by a protocol this server serves")
+            raise UnknownDialect(run_id)
         encoder, wire = dialect.stream(reader.get("options") or {})
         encoder = shown_by(server, encoder)
         # A fresh encoder sees the run from its start (its state: open tools, held marker
         # text, the playground's text so far); frames of events the client has are dropped.
         events = broker.replay(run_id, principal, -1)
         first: RunEvent | None = None
-        try:
-            async for event in events:
-                if event.seq > after:
-                    first = event
-                    break
-                encoder.encode(event)
-        except RunNotFound:
-            raise ApiError(404, "Run not found") from None
+        async for event in events:
+            if event.seq > after:
+                first = event
+                break
+            encoder.encode(event)
         if first is None:
             await events.aclose()
             return Response(status_code=204)

@@ -23,6 +23,7 @@ from typing import Any, get_type_hints, overload
 import jsonschema
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
+from agentstream.errors import InvalidArguments
 from agentstream.tools.context import ToolContext
 from agentstream.tools.results import ToolResult
 
@@ -32,11 +33,6 @@ Prepare = Callable[[dict[str, Any], ToolContext], dict[str, Any]]
 Summarize = Callable[[Any], Any]
 Intercept = Callable[[Any, dict[str, Any], ToolContext], ToolResult | None]
 Display = Callable[[dict[str, Any]], str | None]
-
-
-class InvalidArguments(ValueError):
-    """The model's arguments do not fit the tool's schema. The message tells the model what
-    was wrong so it can try again."""
 
 
 @dataclass(frozen=True, kw_only=True)

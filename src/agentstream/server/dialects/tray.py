@@ -30,6 +30,7 @@ from fastapi import APIRouter, Depends, Response
 from pydantic import BaseModel, Field
 
 from agentstream.chat.markers import TOOL_MARKER, insert_tool_markers, tool_marker
+from agentstream.errors import RunNotFound
 from agentstream.events import (
     PartEnded,
     PartStarted,
@@ -68,7 +69,6 @@ from agentstream.server.dialects.base import (
     stream_run,
 )
 from agentstream.server.dialects.declaration import Dialect, StreamOptions
-from agentstream.server.errors import ApiError
 from agentstream.server.settings import DisconnectPolicy
 from agentstream.server.sse import SSE_DATA, Encoder, WireFormat
 
@@ -373,7 +373,7 @@ def router(server: ServerContext) -> APIRouter:
     )
     async def cancel_run(run_id: str, principal: CurrentPrincipal) -> CancelAnswer:
         if not await server.runner.request_cancel(run_id, principal, reason="user_cancelled"):
-            raise ApiError(404, "Run not found")
+            raise RunNotFound(run_id)
         return CancelAnswer(run_id=run_id, status="cancelling")
 
     return api
