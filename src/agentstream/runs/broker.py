@@ -48,10 +48,6 @@ CancelHandler = Callable[[str, Principal, str], bool]
 owns it, and says whether it did."""
 
 
-def _owner(principal: Principal) -> str:
-    return f"{principal.tenant_id or ''}\x1f{principal.user_id}"
-
-
 class RunBroker(Protocol):
     async def start(self, on_cancel: CancelHandler) -> None:
         """Begin listening for cancel requests from other workers."""
@@ -142,7 +138,7 @@ class LocalBroker:
         self, run_id: str, owner: Principal, reader: Mapping[str, Any] | None = None
     ) -> None:
         self._finished.pop(run_id, None)
-        self._runs[run_id] = _LocalRun(owner=_owner(owner), reader=reader)
+        self._runs[run_id] = _LocalRun(owner=owner.owner, reader=reader)
         # The runs that finished longest ago go; runs still going are kept (they are in
         # memory anyway), and one that runs for hours does not stop the others from expiring.
         finished, runs = self._finished, self._runs
@@ -184,7 +180,7 @@ class LocalBroker:
         self, run_id: str, requester: Principal, after: int = -1
     ) -> AsyncGenerator[RunEvent, None]:
         run = self._runs.get(run_id)
-        if run is None or run.owner != _owner(requester):
+        if run is None or run.owner != requester.owner:
             raise RunNotFound(run_id)
         position = 0  # the run's next event to read, counting dropped ones
         while True:
@@ -204,7 +200,7 @@ class LocalBroker:
 
     async def reader_of(self, run_id: str, requester: Principal) -> Mapping[str, Any] | None:
         run = self._runs.get(run_id)
-        if run is None or run.owner != _owner(requester):
+        if run is None or run.owner != requester.owner:
             raise RunNotFound(run_id)
         return run.reader
 
@@ -337,7 +333,7 @@ class RedisBroker:
         self._mine.add(run_id)
         key = self._key(run_id)
         pipe = self._redis.pipeline(transaction=False)
-        pipe.set(key + ":owner", _owner(owner), ex=self._ttl)
+        pipe.set(key + ":owner", owner.owner, ex=self._ttl)
         pipe.set(key + ":reader", json.dumps(reader), ex=self._ttl)
         pipe.set(key + ":alive", 1, ex=_seconds(self._lease))
         try:
@@ -406,7 +402,7 @@ class RedisBroker:
         self, run_id: str, requester: Principal, after: int
     ) -> AsyncGenerator[RunEvent, None]:
         key = self._key(run_id)
-        if _text(await self._redis.get(key + ":owner")) != _owner(requester):
+        if _text(await self._redis.get(key + ":owner")) != requester.owner:
             raise RunNotFound(run_id)
         last, seq = (f"{after + 1}-0" if after >= 0 else "0-0"), after
         while True:
@@ -441,7 +437,7 @@ class RedisBroker:
         except (aioredis.RedisError, OSError) as exc:
             self._unavailable(exc)
             raise BrokerUnavailable("runs of other workers cannot be reached") from exc
-        if _text(owner) != _owner(requester):
+        if _text(owner) != requester.owner:
             raise RunNotFound(run_id)
         found = json.loads(reader) if reader is not None else None
         return found if isinstance(found, dict) else None
@@ -452,7 +448,7 @@ class RedisBroker:
         key = self._key(run_id)
         try:
             owner, alive = await self._redis.mget(key + ":owner", key + ":alive")
-            if _text(owner) != _owner(requester) or alive is None:
+            if _text(owner) != requester.owner or alive is None:
                 return False  # someone else's, or no worker is running it any more
             body = {
                 "run_id": run_id,

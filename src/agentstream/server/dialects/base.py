@@ -98,7 +98,7 @@ def client_conversation_id(principal: Principal, client_id: str, field: str) -> 
     """
     if not 1 <= len(client_id) <= CLIENT_ID_LENGTH:
         raise bad_request(field, f"expected 1 to {CLIENT_ID_LENGTH} characters")
-    name = "\x1f".join((principal.tenant_id or "", principal.user_id, client_id))
+    name = f"{principal.owner}\x1f{client_id}"
     return str(uuid.uuid5(_CLIENT_IDS, name))
 
 
