@@ -52,7 +52,8 @@ def load_agent(spec: str | None) -> Agent:
 
 def load_hooks(spec: str | None, *, demo: bool = False) -> RunHooks:
     """``ChatHooks`` for the ``ChatConfig`` at ``spec``, the ``RunHooks`` there, or the
-    default ``ChatHooks()`` (the demo's configuration when serving the demo)."""
+    default ``ChatHooks()``, the same as ``create_app``'s (the demo's configuration when
+    serving the demo)."""
     if spec is None:
         if demo:
             from agentstream.demo import demo_chat

@@ -20,6 +20,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentstream.agent import Agent
+from agentstream.chat import ChatHooks
 from agentstream.errors import ConfigurationError
 from agentstream.providers.registry import ModelRegistry
 from agentstream.runs import (
@@ -64,8 +65,8 @@ def create_app(
     alone); ``database_url`` instead stores them in that database
     (:class:`~agentstream.store.SqlConversationStore`), which the app opens when it starts
     (SQLite is migrated; PostgreSQL must be at the current revision, ``agentstream db
-    upgrade``) and closes when it stops; ``hooks`` shape prompts and answers
-    (``agentstream.chat``); ``authenticator``
+    upgrade``) and closes when it stops; ``hooks`` shape prompts and answers (default
+    ``ChatHooks()``, as ``agentstream serve``: :mod:`agentstream.chat`); ``authenticator``
     replaces the one the settings describe; ``static_dir`` holds the built web UI (default
     ``agentstream/server/static``); ``models`` lists the other models clients may pick
     (default: :class:`ModelRegistry` from the environment); ``broker`` shares runs between
@@ -89,7 +90,8 @@ def create_app(
 
         owned = SqlConversationStore(create_engine(database_url))
         store = owned
-    config = client_config.chat_config_of(hooks) if hooks is not None else None
+    hooks = hooks if hooks is not None else ChatHooks()
+    config = client_config.chat_config_of(hooks)
     if authenticator is None and config is not None:
         authenticator = config.authenticator
     settings.check()

@@ -29,7 +29,7 @@ from typing import Annotated, Any, assert_never
 from fastapi import APIRouter, Depends, Response
 from pydantic import BaseModel, Field
 
-from agentstream.chat.markers import TOOL_MARKER, insert_tool_markers, tool_marker
+from agentstream.chat.markers import tool_history_entry, tool_marker
 from agentstream.errors import RunNotFound
 from agentstream.events import (
     PartEnded,
@@ -48,7 +48,6 @@ from agentstream.events import (
     ToolCallDelta,
     ToolCallFinished,
     ToolCallStarted,
-    ToolHistoryEntry,
     ToolProgress,
     TurnFinished,
     TurnStarted,
@@ -62,7 +61,6 @@ from agentstream.server.dialects.base import (
     Frame,
     NonEmptyText,
     RequestModel,
-    as_text,
     choose_model,
     dumps,
     quote,
@@ -139,19 +137,6 @@ def _payload(payload: Payload) -> dict[str, Any]:
     shown["data"] = payload.data
     if payload.summary is not None:
         shown["summary"] = payload.summary
-    return shown
-
-
-def _history(entry: ToolHistoryEntry) -> dict[str, Any]:
-    shown = {
-        "tool_name": entry.tool_name,
-        "input": entry.input,
-        "output": as_text(entry.output),
-        "index": entry.index,
-        "is_error": entry.is_error,
-    }
-    if entry.display:
-        shown["display"] = entry.display
     return shown
 
 
@@ -296,11 +281,8 @@ class TrayEncoder:
         return (("error", dumps({"type": "error", "message": message})),)
 
     def payload(self, done: RunCompleted) -> dict[str, Any]:
-        message = done.message
-        if done.tool_history and not TOOL_MARKER.search(message):
-            # The chat hooks place markers; without them, put them where the calls finished.
-            message = insert_tool_markers(message, done.tool_history)
-        history = [_history(entry) for entry in done.tool_history]
+        message = done.message  # with its [[tool:N]] markers: the chat hooks place them
+        history = [tool_history_entry(entry) for entry in done.tool_history]
         custom: dict[str, Any] | None = None
         if done.custom_payload is not None:
             custom = _payload(done.custom_payload)
