@@ -65,6 +65,9 @@ class Runner:
         self.agent = agent
         self.store = store
         self.hooks: RunHooks = hooks or NoHooks()
+        attach = getattr(self.hooks, "attach", None)
+        if attach is not None:  # hooks that bring tools (the chat pages') add them now
+            attach(agent)
         self.broker: RunBroker = broker if broker is not None else LocalBroker()
         self.titles = titles
         self._active: dict[str, RunSession] = {}
