@@ -60,7 +60,7 @@ def test_openapi_describes_every_endpoint_and_body(serve: Serve) -> None:
         assert operation["responses"]["400"]["content"]["application/json"]
     assert "get" in paths["/api/chat/models"]
     assert "post" in paths["/api/chat/runs/{run_id}/cancel"]
-    required = schema["components"]["schemas"]["ChatRequest"]["required"]
+    required = schema["components"]["schemas"]["IchorChatRequest"]["required"]
     assert set(required) == {"message", "context_type"}
 
 
