@@ -83,7 +83,7 @@ from agentstream.server.dialects.base import (
 )
 from agentstream.server.dialects.declaration import Dialect, StreamOptions
 from agentstream.server.errors import bad_request
-from agentstream.server.models import ModelInfo
+from agentstream.server.models import OfferedModel
 from agentstream.server.sse import NDJSON, SSE_NAMED, Encoder, WireFormat
 
 __all__ = [
@@ -371,7 +371,7 @@ def router(server: ServerContext) -> APIRouter:
         return await stream_run(server, run_request, DIALECT, options, conversation_field=field)
 
     @api.get(MODELS_PATH, summary="The models this deployment offers (the playground's listModels)")
-    async def list_models(principal: CurrentPrincipal) -> dict[str, list[ModelInfo]]:
+    async def list_models(principal: CurrentPrincipal) -> dict[str, list[OfferedModel]]:
         return {"models": await server.models.models()}
 
     return api
