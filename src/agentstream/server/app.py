@@ -34,12 +34,12 @@ from agentstream.runs import (
 from agentstream.runs.store import ConversationStore
 from agentstream.server import client_config, runs, web
 from agentstream.server.auth import Authenticator, authenticator_from_settings
-from agentstream.server.context import ServerContext
 from agentstream.server.dialects import BUILT_IN, Dialect
 from agentstream.server.dialects.declaration import registry
 from agentstream.server.errors import document_errors, install_error_handlers
 from agentstream.server.models import ModelCatalog
 from agentstream.server.settings import Settings
+from agentstream.server.state import ServerContext
 
 __all__ = ["create_app"]
 

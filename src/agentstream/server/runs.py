@@ -24,11 +24,11 @@ from agentstream.errors import UnknownDialect
 from agentstream.events import RunEvent, event_to_json
 from agentstream.principal import Principal
 from agentstream.runs import BrokerUnavailable
-from agentstream.server.context import ServerContext
 from agentstream.server.dialects.base import shown_by
 from agentstream.server.dialects.declaration import Dialect
 from agentstream.server.errors import bad_request
 from agentstream.server.sse import SSE_NAMED, Encoder, EventStream, Frame, WireFormat
+from agentstream.server.state import ServerContext
 
 __all__ = ["EVENTS_PATH", "STREAM_PATH", "router"]
 

@@ -26,12 +26,12 @@ from agentstream.errors import InvalidConversationId, ModelUnavailable
 from agentstream.events import TERMINAL_EVENTS, RunEvent, TextDelta, TurnStarted
 from agentstream.principal import Principal
 from agentstream.runs import RunRequest, RunSession
-from agentstream.server.context import ServerContext
 from agentstream.server.dialects.declaration import Dialect, StreamOptions
 from agentstream.server.errors import bad_request
 from agentstream.server.limits import check_depth
 from agentstream.server.settings import DisconnectPolicy
 from agentstream.server.sse import Encoder, EventStream, Frame
+from agentstream.server.state import ServerContext
 
 __all__ = [
     "client_conversation_id",

@@ -23,7 +23,7 @@ from agentstream.server.sse import Encoder, WireFormat
 if TYPE_CHECKING:
     from fastapi import APIRouter
 
-    from agentstream.server.context import ServerContext
+    from agentstream.server.state import ServerContext
 
 __all__ = ["Dialect", "StreamOptions", "UnknownDialect"]
 

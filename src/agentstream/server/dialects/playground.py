@@ -65,7 +65,6 @@ from agentstream.messages import AssistantMessage, Message, UserMessage
 from agentstream.principal import Principal
 from agentstream.runs import RunRequest
 from agentstream.server.auth import for_tenant
-from agentstream.server.context import ServerContext
 from agentstream.server.dialects.base import (
     DialectDefaults,
     Frame,
@@ -85,6 +84,7 @@ from agentstream.server.dialects.declaration import Dialect, StreamOptions
 from agentstream.server.errors import bad_request
 from agentstream.server.models import OfferedModel
 from agentstream.server.sse import NDJSON, SSE_NAMED, Encoder, WireFormat
+from agentstream.server.state import ServerContext
 
 __all__ = [
     "DEFAULTS",
