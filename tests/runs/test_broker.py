@@ -141,6 +141,7 @@ async def test_a_runner_without_a_broker_cancels_only_its_own_runs() -> None:
         events.append(event)
         if isinstance(event, TextDelta) and len(events) < 5:
             assert not await runner.request_cancel(session.run_id, MALLORY)
+            assert not await runner.request_cancel(session.run_id, ALICE_ELSEWHERE)
             assert await runner.request_cancel(session.run_id, ALICE)
     assert isinstance(events[-1], RunCancelled)
     assert not await runner.request_cancel("elsewhere", ALICE)

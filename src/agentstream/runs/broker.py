@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 import redis.asyncio as aioredis
 
+from agentstream.errors import BrokerUnavailable, RunNotFound
 from agentstream.events import (
     TERMINAL_EVENTS,
     RunEvent,
@@ -63,14 +64,6 @@ class LogEnd:
 
     last: int
     done: bool
-
-
-class RunNotFound(LookupError):
-    """No such run for this principal (unknown, expired, or someone else's)."""
-
-
-def _owner(principal: Principal) -> str:
-    return f"{principal.tenant_id or ''}\x1f{principal.user_id}"
 
 
 class RunBroker(Protocol):
@@ -188,7 +181,7 @@ class LocalBroker:
         self, run_id: str, owner: Principal, reader: Mapping[str, Any] | None = None
     ) -> None:
         self._finished.pop(run_id, None)
-        self._runs[run_id] = _LocalRun(owner=_owner(owner), reader=reader)
+        self._runs[run_id] = _LocalRun(owner=owner.owner, reader=reader)
         # The runs that finished longest ago go; runs still going are kept (they are in
         # memory anyway), and one that runs for hours does not stop the others from expiring.
         finished, runs = self._finished, self._runs
@@ -237,7 +230,7 @@ class LocalBroker:
         self, run_id: str, requester: Principal, after: int = -1
     ) -> AsyncGenerator[RunEvent, None]:
         run = self._runs.get(run_id)
-        if run is None or run.owner != _owner(requester):
+        if run is None or run.owner != requester.owner:
             raise RunNotFound(run_id)
         cursor = _Cursor()
         run.cursors.add(cursor)
@@ -263,7 +256,7 @@ class LocalBroker:
 
     async def reader_of(self, run_id: str, requester: Principal) -> Mapping[str, Any] | None:
         run = self._runs.get(run_id)
-        if run is None or run.owner != _owner(requester):
+        if run is None or run.owner != requester.owner:
             raise RunNotFound(run_id)
         return run.reader
 
@@ -272,7 +265,7 @@ class LocalBroker:
 
     async def end_of(self, run_id: str, requester: Principal) -> LogEnd:
         run = self._runs.get(run_id)
-        if run is None or run.owner != _owner(requester):
+        if run is None or run.owner != requester.owner:
             raise RunNotFound(run_id)
         return LogEnd(run.events[-1].seq if run.events else -1, run.done)
 
@@ -289,9 +282,7 @@ class LocalBroker:
 # --- many workers --------------------------------------------------------------------------
 
 
-class BrokerUnavailable(RuntimeError):
-    """The shared run log cannot be reached (Redis is down): a run of another worker can be
-    neither followed nor stopped until it returns. Runs of this worker are unaffected."""
+INTERRUPTED_MESSAGE = "The server running this answer stopped before it finished."
 
 
 class RedisBroker:
@@ -412,7 +403,7 @@ class RedisBroker:
         self._mine.add(run_id)
         key = self._key(run_id)
         pipe = self._redis.pipeline(transaction=False)
-        pipe.set(key + ":owner", _owner(owner), ex=self._ttl)
+        pipe.set(key + ":owner", owner.owner, ex=self._ttl)
         pipe.set(key + ":reader", json.dumps(reader), ex=self._ttl)
         pipe.set(key + ":alive", 1, ex=_seconds(self._lease))
         try:
@@ -481,7 +472,7 @@ class RedisBroker:
         self, run_id: str, requester: Principal, after: int
     ) -> AsyncGenerator[RunEvent, None]:
         key = self._key(run_id)
-        if _text(await self._redis.get(key + ":owner")) != _owner(requester):
+        if _text(await self._redis.get(key + ":owner")) != requester.owner:
             raise RunNotFound(run_id)
         last, seq = (f"{after + 1}-0" if after >= 0 else "0-0"), after
         while True:
@@ -517,7 +508,7 @@ class RedisBroker:
         except (aioredis.RedisError, OSError) as exc:
             self._unavailable(exc)
             raise BrokerUnavailable("runs of other workers cannot be reached") from exc
-        if _text(owner) != _owner(requester):
+        if _text(owner) != requester.owner:
             raise RunNotFound(run_id)
         found = json.loads(reader) if reader is not None else None
         return found if isinstance(found, dict) else None
@@ -528,7 +519,7 @@ class RedisBroker:
         key = self._key(run_id)
         try:
             owner, alive = await self._redis.mget(key + ":owner", key + ":alive")
-            if _text(owner) != _owner(requester):
+            if _text(owner) != requester.owner:
                 return False  # someone else's, or unknown
             if alive is None:
                 # No worker is running it any more: nothing to stop, but if it never ended,
@@ -567,7 +558,7 @@ class RedisBroker:
         key = self._key(run_id)
         try:
             owner, alive = await self._redis.mget(key + ":owner", key + ":alive")
-            if _text(owner) != _owner(requester):
+            if _text(owner) != requester.owner:
                 raise RunNotFound(run_id)
             event = await self._last_event(key)
         except (aioredis.RedisError, OSError) as exc:

@@ -43,7 +43,6 @@ from agentstream.events import (
 )
 from agentstream.principal import Principal
 from agentstream.runs import RunRequest
-from agentstream.server.context import ServerContext
 from agentstream.server.dialects.base import (
     DialectDefaults,
     Frame,
@@ -56,15 +55,24 @@ from agentstream.server.dialects.base import (
 )
 from agentstream.server.dialects.declaration import Dialect, StreamOptions
 from agentstream.server.sse import SSE_NAMED, Encoder, WireFormat
+from agentstream.server.state import ServerContext
 
-__all__ = ["DEFAULTS", "DIALECT", "PATH", "ChatRequest", "IchorEncoder", "router", "to_run_request"]
+__all__ = [
+    "DEFAULTS",
+    "DIALECT",
+    "PATH",
+    "IchorChatRequest",
+    "IchorEncoder",
+    "router",
+    "to_run_request",
+]
 
 PATH = "/v1/agent/chat"
 DEFAULTS = DialectDefaults(max_turns=20, response_language="English")
 PREVIEW_KINDS = frozenset({"workflow_preview"})
 
 
-class ChatRequest(RequestModel):
+class IchorChatRequest(RequestModel):
     """The workflow assistant's request body."""
 
     message: NonEmptyText
@@ -73,7 +81,7 @@ class ChatRequest(RequestModel):
     conversation_id: str | None = None
 
 
-def to_run_request(body: ChatRequest, principal: Principal) -> RunRequest:
+def to_run_request(body: IchorChatRequest, principal: Principal) -> RunRequest:
     # conversation_id is the client's tracking id: its conversation is created on
     # first use and continued after, under an id scoped to the caller.
     client_id = body.conversation_id
@@ -152,7 +160,7 @@ def router(server: ServerContext) -> APIRouter:
         response_class=Response,
         responses={200: {"content": {"text/event-stream": {}}}},
     )
-    async def agent_chat(body: ChatRequest, principal: CurrentPrincipal) -> Response:
+    async def agent_chat(body: IchorChatRequest, principal: CurrentPrincipal) -> Response:
         return await stream_run(server, to_run_request(body, principal), DIALECT)
 
     @api.options(PATH, include_in_schema=False)
