@@ -15,6 +15,7 @@ from agentstream.messages import AssistantMessage
 from agentstream.principal import Principal
 from agentstream.runs.store import RunStatus
 from agentstream.server.conversations import conversations_router
+from agentstream.server.errors import install_error_handlers
 from agentstream.store import ActiveRun, SqlConversationStore
 
 from .helpers import exchange, new_principal, run_id
@@ -35,6 +36,7 @@ def as_user(principal: Principal) -> dict[str, str]:
 @pytest.fixture
 async def client(store: SqlConversationStore) -> AsyncIterator[httpx.AsyncClient]:
     app = FastAPI()
+    install_error_handlers(app)
     app.include_router(conversations_router(store, principal_from_headers))
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:

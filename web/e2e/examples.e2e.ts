@@ -164,11 +164,21 @@ describe("research example", () => {
   it("searches the corpus with progress, shows results and a query suggestion, then reads an article", async () => {
     const page = session.page();
     await page.goto("/");
-    // The progress card lives while the search runs (under half a second): watch before sending.
-    const progressShown = page.getByTestId("tool-progress").waitFor();
+    // The progress card lives while the search runs (under half a second, less than a
+    // polling locator may see on a busy machine): record every one the page draws.
+    await page.evaluate(() => {
+      const seen: string[] = [];
+      (window as unknown as { progressSeen: string[] }).progressSeen = seen;
+      new MutationObserver(() => {
+        for (const el of document.querySelectorAll('[data-testid="tool-progress"]')) {
+          seen.push(el.textContent ?? "");
+        }
+      }).observe(document.body, { childList: true, subtree: true, characterData: true });
+    });
     await send(page, "Find recent articles on CRISPR base editing");
-    await progressShown;
     await waitIdle(page);
+    const progress = await page.evaluate(() => (window as unknown as { progressSeen: string[] }).progressSeen);
+    expect(progress.some((text) => text.includes("Looking for"))).toBe(true);
     const answer = page.getByTestId("assistant-message").last();
     await answer.getByRole("button", { name: /search_articles/ }).waitFor();
     await answer.getByText("I found 4 articles; the most relevant:").waitFor();

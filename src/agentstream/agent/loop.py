@@ -140,7 +140,7 @@ class Loop:
         self._parts = 0
         self._open: PartKind | None = None
         """The kind of the text or reasoning part in progress (its number is ``_parts - 1``)."""
-        self._loop = asyncio.get_running_loop()
+        self._event_loop = asyncio.get_running_loop()
         self._thread = threading.get_ident()
 
     # --- emission -------------------------------------------------------------------------
@@ -566,7 +566,7 @@ class Loop:
             if threading.get_ident() == self._thread:
                 self._progress(call, progress)
             else:
-                self._loop.call_soon_threadsafe(self._progress, call, progress)
+                self._event_loop.call_soon_threadsafe(self._progress, call, progress)
 
         return ToolContext(
             principal=run_input.principal,

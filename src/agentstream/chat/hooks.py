@@ -56,8 +56,9 @@ ACTION_EXECUTED = "action_executed"
 
 class ChatHooks:
     """:class:`~agentstream.runs.RunHooks` configured by a :class:`ChatConfig`. Holds no
-    per-run state, so one instance serves every run of a runner. The pages' tools are added
-    to the agent's toolset under their scopes the first time the hooks see that agent."""
+    per-run state, so one instance serves every run of a runner. The pages' tools (built with
+    the configuration, :attr:`ChatConfig.page_tools`) join the agent's toolset under their
+    scopes when the hooks are given to a runner (:meth:`attach`), before any request."""
 
     def __init__(self, config: ChatConfig | None = None) -> None:
         self.config = config or ChatConfig()
@@ -139,7 +140,6 @@ class ChatHooks:
         context_type = config.effective_context_type(request.context_type)
         kind = config.context_type(context_type)
         scopes = config.scopes(context_type, location, self.tool_options(request))
-        self._install(agent)
         identity = location.identity or (kind.identity if kind else None) or config.identity
         parts = {
             "identity": identity or agent.instructions,
@@ -161,13 +161,14 @@ class ChatHooks:
         layout = config.layout if context_type is None else config.context_type_layout
         return build_system_prompt(parts, layout)
 
-    def _install(self, agent: Agent) -> None:
-        """Register the pages' tools on the agent's toolset (once per toolset)."""
+    def attach(self, agent: Agent) -> None:
+        """Add the pages' tools to ``agent``'s toolset under their scopes (once per toolset).
+        :class:`~agentstream.runs.Runner` calls it when it is built with these hooks; call it
+        yourself to use the hooks without a runner."""
         toolset = agent.toolset
         if toolset in self._installed:
             return
-        for page in self.config.pages:
-            page.install(toolset)
+        toolset.include(self.config.page_tools)
         self._installed.add(toolset)
 
     def _capabilities(

@@ -10,13 +10,10 @@ import sys
 
 from agentstream.agent import Agent
 from agentstream.chat import ChatConfig, ChatHooks
+from agentstream.errors import AgentLoadError
 from agentstream.runs import RunHooks
 
 __all__ = ["AgentLoadError", "load_agent", "load_hooks", "load_object"]
-
-
-class AgentLoadError(Exception):
-    pass
 
 
 def load_object(spec: str) -> object:
@@ -59,7 +56,8 @@ def load_agent(spec: str | None) -> Agent:
 
 def load_hooks(spec: str | None, *, demo: bool = False) -> RunHooks:
     """``ChatHooks`` for the ``ChatConfig`` at ``spec``, the ``RunHooks`` there, or the
-    default ``ChatHooks()`` (the demo's configuration when serving the demo)."""
+    default ``ChatHooks()``, the same as ``create_app``'s (the demo's configuration when
+    serving the demo)."""
     if spec is None:
         if demo:
             from agentstream.demo import demo_chat

@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 import redis.asyncio as aioredis
 
+from agentstream.errors import BrokerUnavailable, RunNotFound
 from agentstream.events import (
     TERMINAL_EVENTS,
     RunEvent,
@@ -63,14 +64,6 @@ class LogEnd:
 
     last: int
     done: bool
-
-
-class RunNotFound(LookupError):
-    """No such run for this principal (unknown, expired, or someone else's)."""
-
-
-def _owner(principal: Principal) -> str:
-    return f"{principal.tenant_id or ''}\x1f{principal.user_id}"
 
 
 class RunBroker(Protocol):
@@ -133,6 +126,12 @@ class RunBroker(Protocol):
 # --- one process -------------------------------------------------------------------------
 
 
+@dataclass(slots=True, eq=False)
+class _Cursor:
+    position: int = 0
+    """The run's next event for this reader, counting the ones let go."""
+
+
 @dataclass(slots=True)
 class _LocalRun:
     owner: str
@@ -143,6 +142,8 @@ class _LocalRun:
     """Set when events arrive; created only while a reader waits, to keep publish cheap."""
     done: bool = False
     reader: Mapping[str, Any] | None = None
+    cursors: set[_Cursor] = field(default_factory=set)
+    """Where each reader of the run is: events no reader has passed are never let go."""
 
     def wake(self) -> None:
         if self.changed is not None:
@@ -153,7 +154,10 @@ class _LocalRun:
 class LocalBroker:
     """In-memory runs for a single process: the most recent ``keep`` finished runs, and of
     each run at most its latest ``max_events`` events (a reader that asks for older ones
-    resumes from the oldest kept), so memory stays bounded however long the runs."""
+    resumes from the oldest kept), so memory stays bounded however long the runs. A reader
+    in the middle of a run never loses events: while one is behind, nothing it has not read
+    is let go (a model can write faster than a client reads; a client that stops reading
+    is let go by the server's write timeout)."""
 
     def __init__(self, keep: int = 64, max_events: int = 10_000) -> None:
         self._runs: dict[str, _LocalRun] = {}
@@ -177,7 +181,7 @@ class LocalBroker:
         self, run_id: str, owner: Principal, reader: Mapping[str, Any] | None = None
     ) -> None:
         self._finished.pop(run_id, None)
-        self._runs[run_id] = _LocalRun(owner=_owner(owner), reader=reader)
+        self._runs[run_id] = _LocalRun(owner=owner.owner, reader=reader)
         # The runs that finished longest ago go; runs still going are kept (they are in
         # memory anyway), and one that runs for hours does not stop the others from expiring.
         finished, runs = self._finished, self._runs
@@ -198,13 +202,20 @@ class LocalBroker:
         events = run.events
         events.append(event)
         if len(events) > self._max_events:
-            cut = self._max_events // 2  # in halves, so trimming costs O(1) per event
-            del events[:cut]
-            run.dropped += cut
+            self._trim(run)
         if isinstance(event, TERMINAL_EVENTS) and not run.done:
             self._finish(event.run_id, run)
         else:
             run.wake()
+
+    def _trim(self, run: _LocalRun) -> None:
+        # Down to the latest half, so trimming costs O(1) per event.
+        cut = len(run.events) - self._max_events // 2
+        if run.cursors:
+            cut = min(cut, min(cursor.position for cursor in run.cursors) - run.dropped)
+        if cut > 0:
+            del run.events[:cut]
+            run.dropped += cut
 
     def has_after(self, run_id: str, seq: int) -> bool:
         run = self._runs.get(run_id)
@@ -219,27 +230,33 @@ class LocalBroker:
         self, run_id: str, requester: Principal, after: int = -1
     ) -> AsyncGenerator[RunEvent, None]:
         run = self._runs.get(run_id)
-        if run is None or run.owner != _owner(requester):
+        if run is None or run.owner != requester.owner:
             raise RunNotFound(run_id)
-        position = 0  # the run's next event to read, counting dropped ones
-        while True:
-            position = max(position, run.dropped)
-            pending = run.events[position - run.dropped :]
-            if pending:
-                for event in pending:
-                    position += 1
-                    if event.seq > after:
-                        yield event
-                continue  # more may have arrived while the reader was busy
-            if run.done:
-                return
-            if run.changed is None:
-                run.changed = asyncio.Event()
-            await run.changed.wait()
+        cursor = _Cursor()
+        run.cursors.add(cursor)
+        try:
+            while True:
+                cursor.position = max(cursor.position, run.dropped)
+                pending = run.events[cursor.position - run.dropped :]
+                if pending:
+                    for event in pending:
+                        cursor.position += 1
+                        if event.seq > after:
+                            yield event
+                    continue  # more may have arrived while the reader was busy
+                if run.done:
+                    return
+                if run.changed is None:
+                    run.changed = asyncio.Event()
+                await run.changed.wait()
+        finally:
+            run.cursors.discard(cursor)
+            if len(run.events) > self._max_events:
+                self._trim(run)  # what this reader held back
 
     async def reader_of(self, run_id: str, requester: Principal) -> Mapping[str, Any] | None:
         run = self._runs.get(run_id)
-        if run is None or run.owner != _owner(requester):
+        if run is None or run.owner != requester.owner:
             raise RunNotFound(run_id)
         return run.reader
 
@@ -248,7 +265,7 @@ class LocalBroker:
 
     async def end_of(self, run_id: str, requester: Principal) -> LogEnd:
         run = self._runs.get(run_id)
-        if run is None or run.owner != _owner(requester):
+        if run is None or run.owner != requester.owner:
             raise RunNotFound(run_id)
         return LogEnd(run.events[-1].seq if run.events else -1, run.done)
 
@@ -265,9 +282,7 @@ class LocalBroker:
 # --- many workers --------------------------------------------------------------------------
 
 
-class BrokerUnavailable(RuntimeError):
-    """The shared run log cannot be reached (Redis is down): a run of another worker can be
-    neither followed nor stopped until it returns. Runs of this worker are unaffected."""
+INTERRUPTED_MESSAGE = "The server running this answer stopped before it finished."
 
 
 class RedisBroker:
@@ -388,7 +403,7 @@ class RedisBroker:
         self._mine.add(run_id)
         key = self._key(run_id)
         pipe = self._redis.pipeline(transaction=False)
-        pipe.set(key + ":owner", _owner(owner), ex=self._ttl)
+        pipe.set(key + ":owner", owner.owner, ex=self._ttl)
         pipe.set(key + ":reader", json.dumps(reader), ex=self._ttl)
         pipe.set(key + ":alive", 1, ex=_seconds(self._lease))
         try:
@@ -457,7 +472,7 @@ class RedisBroker:
         self, run_id: str, requester: Principal, after: int
     ) -> AsyncGenerator[RunEvent, None]:
         key = self._key(run_id)
-        if _text(await self._redis.get(key + ":owner")) != _owner(requester):
+        if _text(await self._redis.get(key + ":owner")) != requester.owner:
             raise RunNotFound(run_id)
         last, seq = (f"{after + 1}-0" if after >= 0 else "0-0"), after
         while True:
@@ -493,7 +508,7 @@ class RedisBroker:
         except (aioredis.RedisError, OSError) as exc:
             self._unavailable(exc)
             raise BrokerUnavailable("runs of other workers cannot be reached") from exc
-        if _text(owner) != _owner(requester):
+        if _text(owner) != requester.owner:
             raise RunNotFound(run_id)
         found = json.loads(reader) if reader is not None else None
         return found if isinstance(found, dict) else None
@@ -504,7 +519,7 @@ class RedisBroker:
         key = self._key(run_id)
         try:
             owner, alive = await self._redis.mget(key + ":owner", key + ":alive")
-            if _text(owner) != _owner(requester):
+            if _text(owner) != requester.owner:
                 return False  # someone else's, or unknown
             if alive is None:
                 # No worker is running it any more: nothing to stop, but if it never ended,
@@ -543,7 +558,7 @@ class RedisBroker:
         key = self._key(run_id)
         try:
             owner, alive = await self._redis.mget(key + ":owner", key + ":alive")
-            if _text(owner) != _owner(requester):
+            if _text(owner) != requester.owner:
                 raise RunNotFound(run_id)
             event = await self._last_event(key)
         except (aioredis.RedisError, OSError) as exc:

@@ -37,6 +37,10 @@ class Preparation:
 
 
 class RunHooks(Protocol):
+    """What a runner asks of response semantics. Hooks may also have ``attach(agent)``: the
+    runner calls it once, when it is built, so hooks that bring tools (the chat pages') add
+    them to the agent's toolset before the first request."""
+
     answer_markers: Sequence[str]
     """The marker lines (``SUGGESTED_VALUES:``, ...) these hooks parse out of the model's
     answer; dialects withhold them from the streamed text."""

@@ -6,20 +6,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentstream.errors import RefusedRequest
 from agentstream.messages import Message
 from agentstream.pending import Answers, ClientTool
 from agentstream.principal import Principal
 
 __all__ = ["ActionRequest", "RefusedRequest", "RunRequest"]
-
-
-class RefusedRequest(ValueError):
-    """A request the run's hooks cannot serve (``RunHooks.check``): a 400 naming ``field``,
-    with a message safe to show the client."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

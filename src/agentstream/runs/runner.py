@@ -69,6 +69,9 @@ class Runner:
         self.agent = agent
         self.store = store
         self.hooks: RunHooks = hooks or NoHooks()
+        attach = getattr(self.hooks, "attach", None)
+        if attach is not None:  # hooks that bring tools (the chat pages') add them now
+            attach(agent)
         self.broker: RunBroker = broker if broker is not None else LocalBroker()
         self.titles = titles
         self._active: dict[str, RunSession] = {}
@@ -259,7 +262,7 @@ class Runner:
     def cancel(self, run_id: str, principal: Principal, reason: str = "cancelled") -> bool:
         """Cancel a run in progress in this process if ``principal`` owns it."""
         session = self._active.get(run_id)
-        if session is None or not _same_owner(session.request.principal, principal):
+        if session is None or session.request.principal.owner != principal.owner:
             return False
         session.cancel(reason)
         return True
@@ -326,10 +329,6 @@ def complete_prefix(messages: list[Message]) -> int:
             break
         upto -= 1
     return upto
-
-
-def _same_owner(a: Principal, b: Principal) -> bool:
-    return a.user_id == b.user_id and a.tenant_id == b.tenant_id
 
 
 class RunSession:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from agentstream.conversation import ConversationDetail
+from agentstream.errors import ConversationNotFound
 from agentstream.events import AnswerShaped, Payload, RunCompleted
 from agentstream.messages import Message
 from agentstream.pending import Answers
@@ -31,11 +32,6 @@ __all__ = [
 RunStatus = Literal["completed", "failed", "cancelled", "interrupted"]
 """How a run ended. ``interrupted``: its worker died before it ended (recorded by another
 worker, see :class:`InterruptedRuns`)."""
-
-
-class ConversationNotFound(LookupError):
-    """No such conversation for this principal: it does not exist, or belongs to someone else.
-    Both cases look the same to the caller on purpose (HTTP 404)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -17,6 +17,7 @@ _PAGES = (
     ("data playground", "The data playground protocol", "protocols/playground.md"),
     ("chat tray", "The chat tray protocol, which the built-in web UI speaks", "protocols/tray.md"),
     ("ops agent", "The ops agent protocol", "protocols/ops.md"),
+    ("AG-UI", "The AG-UI protocol (CopilotKit's HttpAgent)", "protocols/ag-ui.md"),
     ("runs", "Runs: resume, replay, follow and stop", "protocols/runs.md"),
     ("conversations", "The conversations REST API", "protocols/conversations.md"),
     ("web UI", "What a chat UI shows before its first message", "protocols/index.md"),

@@ -20,14 +20,15 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Header, Query
 from starlette.responses import Response, StreamingResponse
 
+from agentstream.errors import RunNotFound, UnknownDialect
 from agentstream.events import RunEvent, event_to_json
 from agentstream.principal import Principal
-from agentstream.runs import BrokerUnavailable, RunNotFound
-from agentstream.server.context import ServerContext
+from agentstream.runs import BrokerUnavailable
 from agentstream.server.dialects.base import shown_by
 from agentstream.server.dialects.declaration import Dialect
-from agentstream.server.errors import ApiError, bad_request
+from agentstream.server.errors import bad_request
 from agentstream.server.sse import SSE_NAMED, Encoder, EventStream, Frame, WireFormat
+from agentstream.server.state import ServerContext
 
 __all__ = ["EVENTS_PATH", "STREAM_PATH", "router"]
 
@@ -127,13 +128,10 @@ def router(server: ServerContext, dialects: Mapping[str, Dialect]) -> APIRouter:
     ) -> Response:
         broker = server.runner.broker
         after = _position(after, last_event_id)
-        try:
-            reader = await broker.reader_of(run_id, principal)
-        except RunNotFound:
-            raise ApiError(404, "Run not found") from None
+        reader = await broker.reader_of(run_id, principal)
         dialect = dialects.get(str((reader or {}).get("dialect")))
         if reader is None or dialect is None:
-            raise ApiError(404, "This run was not started by a protocol this server serves")
+            raise UnknownDialect(run_id)
         if await _read_all(run_id, principal, after):
             return Response(status_code=204)
         encoder, wire = dialect.stream(reader.get("options") or {})
@@ -145,10 +143,7 @@ def router(server: ServerContext, dialects: Mapping[str, Dialect]) -> APIRouter:
         EventSource stops reconnecting). Answered from where the log stands now, so a client
         of a run in progress gets its response (and heartbeats) at once, not at the run's
         next event. Raises 404 for a run that is not the caller's."""
-        try:
-            end = await server.runner.broker.end_of(run_id, principal)
-        except RunNotFound:
-            raise ApiError(404, "Run not found") from None
+        end = await server.runner.broker.end_of(run_id, principal)
         return end.done and end.last <= after
 
     def _follow(

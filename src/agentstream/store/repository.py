@@ -158,17 +158,24 @@ class SqlConversationStore:
         """A store for ``url`` (default: ``AGENTSTREAM_DATABASE_URL`` or the SQLite file).
         ``migrate`` defaults to True on SQLite; PostgreSQL is upgraded by
         ``agentstream db upgrade`` as a deploy step."""
-        engine = create_engine(url)
+        store = cls(create_engine(url))
         try:
-            await use_wal(engine)
-            if migrate if migrate is not None else is_sqlite(engine.url):
-                await upgrade(engine)
-            else:
-                await _check_schema(engine)
+            await store.prepare(migrate=migrate)
         except BaseException:
-            await engine.dispose()
+            await store.close()
             raise
-        return cls(engine)
+        return store
+
+    async def prepare(self, *, migrate: bool | None = None) -> None:
+        """Make the database ready for the store, as :meth:`open` does: WAL on SQLite, then
+        migrations (``migrate``, default on SQLite) or a check that the schema is there
+        (:class:`~agentstream.errors.StoreNotMigrated`). For a store built before its event
+        loop runs (``create_app(database_url=...)`` prepares it when the app starts)."""
+        await use_wal(self._engine)
+        if migrate if migrate is not None else is_sqlite(self._engine.url):
+            await upgrade(self._engine)
+        else:
+            await _check_schema(self._engine)
 
     @property
     def engine(self) -> AsyncEngine:

@@ -105,7 +105,7 @@ class Bumped:
 
 def owned(principal: Principal) -> tuple[Any, ...]:
     c = CONVERSATIONS.c
-    return (c.owner_id == principal.user_id, c.tenant_id == (principal.tenant_id or ""))
+    return (c.owner_id == principal.user_id, c.tenant_id == principal.tenant)
 
 
 def canonical(conversation_id: str) -> str:
@@ -237,7 +237,7 @@ def bump(
     parameters = {
         "b_id": conversation_id,
         "b_owner": principal.user_id,
-        "b_tenant": principal.tenant_id or "",
+        "b_tenant": principal.tenant,
         "b_messages": messages,
         "b_now": now,
         "b_model": model,
@@ -269,7 +269,7 @@ def create(
         _INSERT_CONVERSATION,
         {
             "id": conversation_id,
-            "tenant_id": principal.tenant_id or "",
+            "tenant_id": principal.tenant,
             "owner_id": principal.user_id,
             "title": title,
             "title_source": "message",

@@ -48,7 +48,6 @@ from agentstream.events import (
 )
 from agentstream.principal import Principal
 from agentstream.runs import RunRequest
-from agentstream.server.context import ServerContext
 from agentstream.server.dialects.approvals import (
     MAX_APPROVALS,
     Approval,
@@ -68,6 +67,7 @@ from agentstream.server.dialects.base import (
 )
 from agentstream.server.dialects.declaration import Dialect, StreamOptions
 from agentstream.server.sse import SSE_DATA, Encoder, WireFormat
+from agentstream.server.state import ServerContext
 
 __all__ = [
     "DEFAULTS",

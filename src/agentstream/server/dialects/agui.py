@@ -95,7 +95,6 @@ from agentstream.events import (
 from agentstream.pending import Answers, ApprovalDecision, ClientTool, ClientToolResult
 from agentstream.principal import Principal
 from agentstream.runs import RunRequest
-from agentstream.server.context import ServerContext
 from agentstream.server.dialects.base import (
     Frame,
     client_conversation_id,
@@ -107,6 +106,7 @@ from agentstream.server.errors import bad_request
 from agentstream.server.limits import check_depth
 from agentstream.server.settings import DisconnectPolicy
 from agentstream.server.sse import SSE_DATA, Encoder, WireFormat
+from agentstream.server.state import ServerContext
 
 __all__ = ["APPROVAL_SCHEMA", "DIALECT", "PATH", "AgUiEncoder", "router", "to_run_request"]
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 import uuid
 from collections.abc import Callable, Sequence
 from contextlib import aclosing
@@ -23,17 +22,17 @@ from pydantic import BaseModel, ConfigDict, StringConstraints, model_validator
 from starlette.types import Receive
 
 from agentstream.chat.markers import MarkerLineFilter
+from agentstream.errors import InvalidConversationId, ModelUnavailable, RefusedRequest
 from agentstream.events import TERMINAL_EVENTS, RunEvent, TextDelta, TurnStarted
 from agentstream.pending import InvalidAnswers
 from agentstream.principal import Principal
-from agentstream.runs import ConversationNotFound, RefusedRequest, RunRequest, RunSession
-from agentstream.server.context import ServerContext
+from agentstream.runs import RunRequest, RunSession
 from agentstream.server.dialects.declaration import Dialect, StreamOptions
-from agentstream.server.errors import ApiError, bad_request
+from agentstream.server.errors import bad_request
 from agentstream.server.limits import check_depth
-from agentstream.server.models import ModelUnavailable
 from agentstream.server.settings import DisconnectPolicy
 from agentstream.server.sse import Encoder, EventStream, Frame
+from agentstream.server.state import ServerContext
 
 __all__ = [
     "client_conversation_id",
@@ -100,7 +99,7 @@ def client_conversation_id(principal: Principal, client_id: str, field: str) -> 
     """
     if not 1 <= len(client_id) <= CLIENT_ID_LENGTH:
         raise bad_request(field, f"expected 1 to {CLIENT_ID_LENGTH} characters")
-    name = "\x1f".join((principal.tenant_id or "", principal.user_id, client_id))
+    name = f"{principal.owner}\x1f{client_id}"
     return str(uuid.uuid5(_CLIENT_IDS, name))
 
 
@@ -127,11 +126,13 @@ def iso_ms(timestamp: float) -> str:
 async def choose_model(
     server: ServerContext, model: str | None, field: str = "model"
 ) -> str | None:
-    """The model for the run request (``None``: the agent's own), or 400 naming ``field``."""
+    """The model for the run request (``None``: the agent's own); raises
+    :class:`~agentstream.errors.ModelUnavailable` naming ``field`` (a 400)."""
     try:
         return await server.models.choose(model)
     except ModelUnavailable as exc:
-        raise bad_request(field, str(exc)) from None
+        exc.field = field
+        raise
 
 
 async def begin_run(
@@ -141,31 +142,20 @@ async def begin_run(
     conversation_field: str = "conversation_id",
     answers_field: str = "answers",
 ) -> RunSession:
-    """Start ``request``: its errors are still HTTP statuses here (404, 400; answers that do
-    not fit the conversation's pending tool calls are a 400 naming ``answers_field``)."""
-    try:
-        # The hooks refuse what they cannot serve (an unknown server action, a context value
-        # out of its choices); asked here first so that is a 400 naming the field. The runner
-        # asks again.
-        server.runner.hooks.check(request)
-    except RefusedRequest as exc:
-        raise bad_request(exc.field, str(exc)) from None
-    except ValueError as exc:  # hooks of an application's own that raise a plain ValueError
-        raise bad_request("body", str(exc)) from None
+    """Start ``request`` while its errors can still be HTTP statuses: the library's
+    refusals (:mod:`agentstream.errors`) propagate to the app's handlers, a 400 naming the
+    field (the conversation id as this dialect calls it, ``conversation_field``; answers that
+    do not fit the conversation's pending tool calls, ``answers_field``) or a 404."""
+    # The hooks refuse what they cannot serve (an unknown server action, a context value out
+    # of its choices); asked here first so that is a 400 before the run starts. The runner
+    # asks again.
+    server.runner.hooks.check(request)
     try:
         return await server.runner.begin(request)
-    except ConversationNotFound:
-        raise ApiError(404, "Conversation not found") from None
-    except RefusedRequest as exc:
-        raise bad_request(exc.field, str(exc)) from None
     except InvalidAnswers as exc:
-        raise bad_request(answers_field, str(exc)) from None
-    except ValueError as exc:
-        # The SQL store rejects ids it could never hold. Looked up lazily: the store package
-        # (SQLAlchemy, Alembic) is only imported by deployments that use it.
-        store = sys.modules.get("agentstream.store")
-        if store is not None and isinstance(exc, store.InvalidConversationId):
-            raise bad_request(conversation_field, str(exc)) from None
+        raise RefusedRequest(answers_field, str(exc)) from None
+    except InvalidConversationId as exc:  # the SQL store rejects ids it could never hold
+        exc.field = conversation_field
         raise
 
 

@@ -48,7 +48,6 @@ from agentstream.events import (
 from agentstream.messages import PendingToolCall
 from agentstream.principal import Principal
 from agentstream.runs import RunRequest
-from agentstream.server.context import ServerContext
 from agentstream.server.dialects.approvals import (
     MAX_APPROVALS,
     Approval,
@@ -68,13 +67,14 @@ from agentstream.server.dialects.base import (
 )
 from agentstream.server.dialects.declaration import Dialect, StreamOptions
 from agentstream.server.sse import SSE_NAMED, Encoder, WireFormat
+from agentstream.server.state import ServerContext
 
 __all__ = [
     "DEFAULTS",
     "DIALECT",
     "PATH",
-    "ChatRequest",
     "IchorApproval",
+    "IchorChatRequest",
     "IchorEncoder",
     "router",
     "to_run_request",
@@ -94,7 +94,7 @@ class IchorApproval(Approval):
         return self.tool_use_id
 
 
-class ChatRequest(RequestModel):
+class IchorChatRequest(RequestModel):
     """The workflow assistant's request body (``approvals`` is additive)."""
 
     message: str = ""
@@ -105,7 +105,7 @@ class ChatRequest(RequestModel):
     approvals: list[IchorApproval] = Field(default_factory=list, max_length=MAX_APPROVALS)
 
 
-def to_run_request(body: ChatRequest, principal: Principal) -> RunRequest:
+def to_run_request(body: IchorChatRequest, principal: Principal) -> RunRequest:
     # conversation_id is the client's tracking id: its conversation is created on
     # first use and continued after, under an id scoped to the caller.
     client_id = body.conversation_id
@@ -193,7 +193,7 @@ def router(server: ServerContext) -> APIRouter:
         response_class=Response,
         responses={200: {"content": {"text/event-stream": {}}}},
     )
-    async def agent_chat(body: ChatRequest, principal: CurrentPrincipal) -> Response:
+    async def agent_chat(body: IchorChatRequest, principal: CurrentPrincipal) -> Response:
         return await stream_run(
             server, to_run_request(body, principal), DIALECT, answers_field="approvals"
         )

@@ -67,7 +67,6 @@ from agentstream.messages import AssistantMessage, Message, UserMessage
 from agentstream.principal import Principal
 from agentstream.runs import RunRequest
 from agentstream.server.auth import for_tenant
-from agentstream.server.context import ServerContext
 from agentstream.server.dialects.base import (
     DialectDefaults,
     Frame,
@@ -85,8 +84,9 @@ from agentstream.server.dialects.base import (
 )
 from agentstream.server.dialects.declaration import Dialect, StreamOptions
 from agentstream.server.errors import bad_request
-from agentstream.server.models import ModelInfo
+from agentstream.server.models import OfferedModel
 from agentstream.server.sse import NDJSON, SSE_NAMED, Encoder, WireFormat
+from agentstream.server.state import ServerContext
 
 __all__ = [
     "DEFAULTS",
@@ -383,7 +383,7 @@ def router(server: ServerContext) -> APIRouter:
         return await stream_run(server, run_request, DIALECT, options, conversation_field=field)
 
     @api.get(MODELS_PATH, summary="The models this deployment offers (the playground's listModels)")
-    async def list_models(principal: CurrentPrincipal) -> dict[str, list[ModelInfo]]:
+    async def list_models(principal: CurrentPrincipal) -> dict[str, list[OfferedModel]]:
         return {"models": await server.models.models()}
 
     return api

@@ -32,7 +32,8 @@ from typing import Annotated, Any, assert_never
 from fastapi import APIRouter, Depends, Response
 from pydantic import BaseModel, Field
 
-from agentstream.chat.markers import TOOL_MARKER, insert_tool_markers, tool_marker
+from agentstream.chat.markers import tool_history_entry, tool_marker
+from agentstream.errors import RunNotFound
 from agentstream.events import (
     AnswerShaped,
     ConversationSaved,
@@ -52,7 +53,6 @@ from agentstream.events import (
     ToolCallDelta,
     ToolCallFinished,
     ToolCallStarted,
-    ToolHistoryEntry,
     ToolProgress,
     TurnFinished,
     TurnStarted,
@@ -61,7 +61,6 @@ from agentstream.events import (
 from agentstream.messages import PendingToolCall
 from agentstream.principal import Principal
 from agentstream.runs import ActionRequest, RunRequest
-from agentstream.server.context import ServerContext
 from agentstream.server.dialects.approvals import (
     MAX_APPROVALS,
     Approval,
@@ -74,16 +73,15 @@ from agentstream.server.dialects.base import (
     DialectDefaults,
     Frame,
     RequestModel,
-    as_text,
     choose_model,
     dumps,
     quote,
     stream_run,
 )
 from agentstream.server.dialects.declaration import Dialect, StreamOptions
-from agentstream.server.errors import ApiError
 from agentstream.server.settings import DisconnectPolicy
 from agentstream.server.sse import SSE_DATA, Encoder, WireFormat
+from agentstream.server.state import ServerContext
 
 __all__ = [
     "CANCEL_PATH",
@@ -168,19 +166,6 @@ def _payload(payload: Payload) -> dict[str, Any]:
     shown["data"] = payload.data
     if payload.summary is not None:
         shown["summary"] = payload.summary
-    return shown
-
-
-def _history(entry: ToolHistoryEntry) -> dict[str, Any]:
-    shown = {
-        "tool_name": entry.tool_name,
-        "input": entry.input,
-        "output": as_text(entry.output),
-        "index": entry.index,
-        "is_error": entry.is_error,
-    }
-    if entry.display:
-        shown["display"] = entry.display
     return shown
 
 
@@ -331,11 +316,9 @@ class TrayEncoder:
 
     def payload(self, done: RunCompleted) -> dict[str, Any]:
         shown = self._shown
+        # With its [[tool:N]] markers: the chat hooks place them.
         message = shown.message if shown is not None else done.message
-        if done.tool_history and not TOOL_MARKER.search(message):
-            # The chat hooks place markers; without them, put them where the calls finished.
-            message = insert_tool_markers(message, done.tool_history)
-        history = [_history(entry) for entry in done.tool_history]
+        history = [tool_history_entry(entry) for entry in done.tool_history]
         custom: dict[str, Any] | None = None
         if shown is not None and shown.custom_payload is not None:
             custom = _payload(shown.custom_payload)
@@ -424,7 +407,7 @@ def router(server: ServerContext) -> APIRouter:
     )
     async def cancel_run(run_id: str, principal: CurrentPrincipal) -> CancelAnswer:
         if not await server.runner.request_cancel(run_id, principal, reason="user_cancelled"):
-            raise ApiError(404, "Run not found")
+            raise RunNotFound(run_id)
         return CancelAnswer(run_id=run_id, status="cancelling")
 
     return api
