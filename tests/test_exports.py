@@ -130,6 +130,7 @@ PUBLIC = {
         "ConversationPage",
         "ConversationSummary",
         "DisplayMessage",
+        "DisplayPendingCall",
         "DisplayToolCall",
         "InvalidConversationId",
         "InvalidCursor",

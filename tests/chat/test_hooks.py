@@ -33,7 +33,7 @@ from agentstream.events import (
     ToolHistoryEntry,
 )
 from agentstream.messages import ToolResultsMessage
-from agentstream.runs import RunRequest
+from agentstream.runs import ProtocolOptions, RunRequest
 from agentstream.store import SqlConversationStore
 from agentstream.tools import Tool, ToolResult
 
@@ -317,7 +317,7 @@ SEARCH_TURNS = (
 
 async def test_markers_go_in_the_message_and_tool_history_in_custom_payload() -> None:
     agent = _agent(*SEARCH_TURNS)
-    events = await run_chat(agent, _config(), tool_markers=True)
+    events = await run_chat(agent, _config(), protocol=ProtocolOptions(tool_markers=True))
     done = shaped(events)
     assert done.message == (
         "Let me search for that...\n\n[[tool:0]]\n\nI found 5 relevant articles."

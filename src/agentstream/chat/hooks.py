@@ -111,7 +111,7 @@ class ChatHooks:
     def answer_checks(self, agent: Agent, request: RunRequest) -> tuple[AnswerCheck, ...]:
         """A :class:`LanguageGuard` when the request requires a language (the workflow assistant:
         English) and the agent does not guard the language itself."""
-        language = request.response_language
+        language = request.protocol.response_language
         if language is None or any(isinstance(c, LanguageGuard) for c in agent.answer_checks):
             return ()
         return (LanguageGuard(language=language),)
@@ -176,7 +176,7 @@ class ChatHooks:
     ) -> str | None:
         config = self.config
         tools = agent.toolset.resolve(scopes) if config.list_tools else ()
-        if not request.suggestions:
+        if not request.protocol.suggestions:
             # The client cannot show suggestions, actions or written payloads (workflow assistant,
             # data playground, ops agent): asking for them would put their marker lines in the
             # streamed text.
@@ -231,7 +231,7 @@ class ChatHooks:
         location = config.locate(request.context)
         raw = completed.message
         text = raw
-        if request.tool_markers and completed.tool_history:
+        if request.protocol.tool_markers and completed.tool_history:
             text = insert_tool_markers(raw, completed.tool_history)
         extracted = registry.extract(text, registry.available(location.payload_types()))
         suggestions = extract_suggestions(extracted.text, server_actions=config.server_actions)

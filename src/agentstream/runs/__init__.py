@@ -9,7 +9,7 @@ from agentstream.runs.broker import (
     RunNotFound,
 )
 from agentstream.runs.hooks import NoHooks, Preparation, RunHooks
-from agentstream.runs.request import ActionRequest, RefusedRequest, RunRequest
+from agentstream.runs.request import ActionRequest, ProtocolOptions, RefusedRequest, RunRequest
 from agentstream.runs.runner import Runner, RunSession
 from agentstream.runs.store import (
     ConversationNotFound,
@@ -34,6 +34,7 @@ __all__ = [
     "RunBroker",
     "RunHooks",
     "RunNotFound",
+    "ProtocolOptions",
     "RunRequest",
     "RunSession",
     "Runner",

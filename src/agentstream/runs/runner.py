@@ -245,7 +245,7 @@ class Runner:
             system=prep.system,
             model=request.model,
             temperature=request.temperature,
-            max_turns=prep.max_turns or request.max_turns,
+            max_turns=prep.max_turns or request.protocol.max_turns,
             max_tokens=request.max_tokens,
             model_options=request.model_options,
             tool_options=request.tool_options if prep.tool_options is None else prep.tool_options,

@@ -47,7 +47,7 @@ from agentstream.events import (
     UsageEvent,
 )
 from agentstream.principal import Principal
-from agentstream.runs import RunRequest
+from agentstream.runs import ProtocolOptions, RunRequest
 from agentstream.server.dialects.approvals import (
     MAX_APPROVALS,
     Approval,
@@ -57,7 +57,6 @@ from agentstream.server.dialects.approvals import (
     waiting_for_approval,
 )
 from agentstream.server.dialects.base import (
-    DialectDefaults,
     Frame,
     RequestModel,
     dumps,
@@ -70,7 +69,7 @@ from agentstream.server.sse import SSE_DATA, Encoder, WireFormat
 from agentstream.server.state import ServerContext
 
 __all__ = [
-    "DEFAULTS",
+    "PROTOCOL",
     "DIALECT",
     "PATH",
     "AgentApproval",
@@ -81,7 +80,7 @@ __all__ = [
 ]
 
 PATH = "/agent/stream"
-DEFAULTS = DialectDefaults()
+PROTOCOL = ProtocolOptions(suggestions=False)
 _DONE: Frame = ("done", '{"type":"done"}')
 
 
@@ -112,8 +111,7 @@ def to_run_request(body: AgentStreamRequest, principal: Principal) -> RunRequest
         principal=principal,
         context=body.context,
         conversation_id=None if body.conversation_id is None else str(body.conversation_id),
-        max_turns=DEFAULTS.max_turns,
-        suggestions=DEFAULTS.suggestions,
+        protocol=PROTOCOL,
     )
 
 

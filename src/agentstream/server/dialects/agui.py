@@ -94,7 +94,7 @@ from agentstream.events import (
 )
 from agentstream.pending import Answers, ApprovalDecision, ClientTool, ClientToolResult
 from agentstream.principal import Principal
-from agentstream.runs import RunRequest
+from agentstream.runs import ProtocolOptions, RunRequest
 from agentstream.server.dialects.base import (
     Frame,
     client_conversation_id,
@@ -335,6 +335,11 @@ def parse_input(data: Any) -> RunAgentInput:
         ) from None
 
 
+PROTOCOL = ProtocolOptions(suggestions=False)
+"""AG-UI clients show text, tools and custom events: the model is not asked for suggestion
+lines they would never see."""
+
+
 def to_run_request(body: RunAgentInput, principal: Principal) -> RunRequest:
     """What the run needs from the input: the new user message, the answers to open tool
     calls, the frontend tools and the context."""
@@ -365,6 +370,7 @@ def to_run_request(body: RunAgentInput, principal: Principal) -> RunRequest:
         answers=answers or None,
         client_tools=tools,
         context=context or None,
+        protocol=PROTOCOL,
     )
 
 

@@ -1,10 +1,11 @@
 """What the dialects share: request-model base, JSON encoding, starting and streaming a run.
 
 A dialect module holds its request model and conversion to :class:`RunRequest` (its
-defaults are a :class:`DialectDefaults` value, not branches in the loop), its encoder (a
-small state machine from canonical events to frames) and its route. Everything they have in
-common lives here once: how a run begins and maps its failures to HTTP errors, how a stream
-is answered, and the little formatting helpers (compact JSON, ISO timestamps, text values).
+options are a :class:`~agentstream.runs.ProtocolOptions` value, not branches in the loop),
+its encoder (a small state machine from canonical events to frames) and its route.
+Everything they have in common lives here once: how a run begins and maps its failures to
+HTTP errors, how a stream is answered, and the little formatting helpers (compact JSON, ISO
+timestamps, text values).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import json
 import uuid
 from collections.abc import Callable, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
@@ -37,7 +38,6 @@ from agentstream.server.state import ServerContext
 __all__ = [
     "client_conversation_id",
     "Dialect",
-    "DialectDefaults",
     "Encoder",
     "Frame",
     "NonEmptyText",
@@ -69,17 +69,6 @@ class RequestModel(BaseModel):
     def _not_too_deep(cls, data: Any) -> Any:
         check_depth(data)  # a 400 for absurd nesting, not a RecursionError later
         return data
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DialectDefaults:
-    """Per-dialect run options, as data (workflow assistant: 20 turns and answers in English;
-    chat tray: 5 turns with tool markers and suggestions)."""
-
-    max_turns: int | None = None
-    tool_markers: bool = False
-    suggestions: bool = False
-    response_language: str | None = None
 
 
 _CLIENT_IDS = uuid.UUID("1b7f0c56-5a8e-4a0e-9a57-6d7a1e0c2f41")

@@ -47,7 +47,7 @@ from agentstream.events import (
 )
 from agentstream.messages import PendingToolCall
 from agentstream.principal import Principal
-from agentstream.runs import RunRequest
+from agentstream.runs import ProtocolOptions, RunRequest
 from agentstream.server.dialects.approvals import (
     MAX_APPROVALS,
     Approval,
@@ -57,7 +57,6 @@ from agentstream.server.dialects.approvals import (
     waiting_for_approval,
 )
 from agentstream.server.dialects.base import (
-    DialectDefaults,
     Frame,
     RequestModel,
     client_conversation_id,
@@ -70,7 +69,7 @@ from agentstream.server.sse import SSE_NAMED, Encoder, WireFormat
 from agentstream.server.state import ServerContext
 
 __all__ = [
-    "DEFAULTS",
+    "PROTOCOL",
     "DIALECT",
     "PATH",
     "IchorApproval",
@@ -81,7 +80,7 @@ __all__ = [
 ]
 
 PATH = "/v1/agent/chat"
-DEFAULTS = DialectDefaults(max_turns=20, response_language="English")
+PROTOCOL = ProtocolOptions(max_turns=20, suggestions=False, response_language="English")
 PREVIEW_KINDS = frozenset({"workflow_preview"})
 
 
@@ -123,10 +122,7 @@ def to_run_request(body: IchorChatRequest, principal: Principal) -> RunRequest:
         ),
         create_conversation=client_id is not None,
         metadata={} if client_id is None else {"client_conversation_id": client_id},
-        max_turns=DEFAULTS.max_turns,
-        tool_markers=DEFAULTS.tool_markers,
-        suggestions=DEFAULTS.suggestions,
-        response_language=DEFAULTS.response_language,
+        protocol=PROTOCOL,
     )
 
 

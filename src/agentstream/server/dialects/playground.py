@@ -65,10 +65,9 @@ from agentstream.events import (
 )
 from agentstream.messages import AssistantMessage, Message, UserMessage
 from agentstream.principal import Principal
-from agentstream.runs import RunRequest
+from agentstream.runs import ProtocolOptions, RunRequest
 from agentstream.server.auth import for_tenant
 from agentstream.server.dialects.base import (
-    DialectDefaults,
     Frame,
     NonEmptyText,
     RequestModel,
@@ -89,7 +88,7 @@ from agentstream.server.sse import NDJSON, SSE_NAMED, Encoder, WireFormat
 from agentstream.server.state import ServerContext
 
 __all__ = [
-    "DEFAULTS",
+    "PROTOCOL",
     "MODELS_PATH",
     "PATH",
     "AgentChatRequest",
@@ -102,7 +101,7 @@ __all__ = [
 
 PATH = "/api/chat/agent-chat/stream"
 MODELS_PATH = "/api/chat/models"
-DEFAULTS = DialectDefaults()
+PROTOCOL = ProtocolOptions(suggestions=False)
 REASONING_MODES: dict[str, bool | str | None] = {
     "default": None,
     "off": False,
@@ -175,8 +174,7 @@ def to_run_request(
         history=history,
         model=model,
         temperature=body.temperature,
-        max_turns=DEFAULTS.max_turns,
-        suggestions=DEFAULTS.suggestions,
+        protocol=PROTOCOL,
         model_options={} if reasoning is None else {"reasoning": reasoning},
         tool_options={
             "rag_enabled": body.ragEnabled,

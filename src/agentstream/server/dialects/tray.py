@@ -60,7 +60,7 @@ from agentstream.events import (
 )
 from agentstream.messages import PendingToolCall
 from agentstream.principal import Principal
-from agentstream.runs import ActionRequest, RunRequest
+from agentstream.runs import ActionRequest, ProtocolOptions, RunRequest
 from agentstream.server.dialects.approvals import (
     MAX_APPROVALS,
     Approval,
@@ -70,7 +70,6 @@ from agentstream.server.dialects.approvals import (
     waiting_for_approval,
 )
 from agentstream.server.dialects.base import (
-    DialectDefaults,
     Frame,
     RequestModel,
     choose_model,
@@ -85,7 +84,7 @@ from agentstream.server.state import ServerContext
 
 __all__ = [
     "CANCEL_PATH",
-    "DEFAULTS",
+    "PROTOCOL",
     "PATH",
     "ChatAction",
     "TrayApproval",
@@ -98,7 +97,7 @@ __all__ = [
 
 PATH = "/api/chat/stream"
 CANCEL_PATH = "/api/chat/runs/{run_id}/cancel"
-DEFAULTS = DialectDefaults(max_turns=5, tool_markers=True, suggestions=True)
+PROTOCOL = ProtocolOptions(max_turns=5, tool_markers=True)
 
 
 class ChatAction(RequestModel):
@@ -149,9 +148,7 @@ def to_run_request(
         conversation_id=conversation_id or None,
         context=body.context,
         model=model,
-        max_turns=DEFAULTS.max_turns,
-        tool_markers=DEFAULTS.tool_markers,
-        suggestions=DEFAULTS.suggestions,
+        protocol=PROTOCOL,
         interaction_type=body.interaction_type,
         action=None if action is None else ActionRequest(action=action.action, data=action.data),
         diagnostics=diagnostics,
