@@ -32,8 +32,12 @@ bench:
 	scripts/setup.sh
 	$(VENV)/python bench/loop_overhead.py
 
-docs:
+docs: $(VENV)/mkdocs
 	$(VENV)/mkdocs build --strict
+
+# A fresh clone has no environment yet: `make docs` installs it first (once).
+$(VENV)/mkdocs:
+	scripts/setup.sh
 
 docs-serve:
 	scripts/setup.sh

@@ -27,6 +27,29 @@ PUBLIC = {
         "Toolset",
         "tool",
     ],
+    "agentstream.errors": [
+        "AgentLoadError",
+        "AgentstreamError",
+        "AuthError",
+        "BrokerUnavailable",
+        "ConfigurationError",
+        "ConversationNotFound",
+        "ErrorKind",
+        "Forbidden",
+        "InvalidArguments",
+        "InvalidConversationId",
+        "InvalidCursor",
+        "ModelUnavailable",
+        "NotFound",
+        "ProviderError",
+        "RefusedRequest",
+        "RunNotFound",
+        "SettingsError",
+        "StoreNotMigrated",
+        "Unavailable",
+        "UnknownDialect",
+        "UnknownRun",
+    ],
     "agentstream.tools": [
         "InvalidArguments",
         "Progress",
@@ -61,12 +84,12 @@ PUBLIC = {
         "PayloadAction",
         "PayloadType",
         "PayloadTypes",
-        "Script",
         "ServerActions",
         "SystemPrompt",
         "Tab",
         "TableView",
         "UnknownAction",
+        "WritingSystem",
         "extract_suggestions",
         "field_names",
         "first_sentence",
@@ -101,11 +124,13 @@ PUBLIC = {
     ],
     "agentstream.server": ["Settings", "SettingsError", "create_app"],
     "agentstream.store": [
+        "ActiveRun",
         "ConversationDetail",
         "ConversationNotFound",
         "ConversationPage",
         "ConversationSummary",
         "DisplayMessage",
+        "DisplayPendingCall",
         "DisplayToolCall",
         "InvalidConversationId",
         "InvalidCursor",
@@ -151,3 +176,44 @@ def test_every_public_class_and_function_says_what_it_is_for(module_name: str) -
         and not _written_docstring(getattr(module, name))
     ]
     assert undocumented == []
+
+
+def test_every_error_the_library_raises_is_in_one_tree_and_keeps_its_old_names() -> None:
+    """``except AgentstreamError`` catches them all, and the places users imported them from
+    still give the same classes."""
+    from agentstream import errors
+    from agentstream.providers import ProviderError
+    from agentstream.runs import BrokerUnavailable, RefusedRequest, RunNotFound
+    from agentstream.server import SettingsError
+    from agentstream.server.auth import AuthError, Forbidden
+    from agentstream.server.dialects import UnknownDialect
+    from agentstream.server.models import ModelUnavailable
+    from agentstream.store import ConversationNotFound, InvalidCursor, StoreNotMigrated
+    from agentstream.tools import InvalidArguments
+
+    for name in errors.__all__:
+        obj = getattr(errors, name)
+        if inspect.isclass(obj):
+            assert issubclass(obj, errors.AgentstreamError), name
+    old_homes = [
+        ProviderError,
+        BrokerUnavailable,
+        RefusedRequest,
+        RunNotFound,
+        SettingsError,
+        AuthError,
+        Forbidden,
+        UnknownDialect,
+        ModelUnavailable,
+        ConversationNotFound,
+        InvalidCursor,
+        StoreNotMigrated,
+        InvalidArguments,
+    ]
+    assert all(cls is getattr(errors, cls.__name__) for cls in old_homes)
+    # Code written against the built-in bases keeps working.
+    assert issubclass(errors.InvalidCursor, ValueError)
+    assert issubclass(errors.ConversationNotFound, LookupError)
+    assert issubclass(errors.BrokerUnavailable, RuntimeError)
+    assert issubclass(errors.StoreNotMigrated, RuntimeError)
+    assert issubclass(errors.SettingsError, ValueError)

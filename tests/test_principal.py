@@ -36,3 +36,18 @@ def test_no_secret_in_any_repr() -> None:
         text = repr(value)
         assert TOKEN not in text and KEY not in text, text
     assert "alice" in repr(principal)
+
+
+def test_the_owner_key_is_tenant_and_user_together() -> None:
+    """No tenant is the empty tenant (as stored); any other difference is another owner."""
+    alice = Principal(user_id="alice")
+    assert alice.owner == Principal(user_id="alice", tenant_id="").owner
+    assert alice.owner == Principal(user_id="alice", token=TOKEN).owner
+    others = [
+        Principal(user_id="bob"),
+        Principal(user_id="alice", tenant_id="acme"),
+        Principal(user_id="acme", tenant_id="alice"),
+    ]
+    assert len({alice.owner, *(other.owner for other in others)}) == 4
+    assert Principal(user_id="alice", tenant_id="acme").tenant == "acme"
+    assert alice.tenant == ""

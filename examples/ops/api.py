@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal
 import anyio
 from fastapi import Depends, FastAPI, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, StrictBool
 from starlette.requests import HTTPConnection
 
 from agentstream.principal import Principal
@@ -61,8 +61,11 @@ def _token(request: HTTPConnection, *, allow_cookie: bool) -> str | None:
 
 
 class MonitoringState(BaseModel):
+    """``PUT /monitoring``'s body: ``{"online": false}`` (a JSON boolean; ``"yes"`` or ``1`` is
+    refused rather than guessed at)."""
+
     model_config = ConfigDict(extra="forbid")
-    online: bool
+    online: StrictBool
 
 
 def ops_api(db: OpsDatabase) -> FastAPI:

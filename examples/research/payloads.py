@@ -16,7 +16,14 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from agentstream.chat import ActionCall, ActionFailed, ClientAction, PayloadType, ServerActions
+from agentstream.chat import (
+    ActionCall,
+    ActionFailed,
+    ClientAction,
+    PayloadType,
+    ServerActions,
+    TableView,
+)
 from examples.research.corpus import Library, UnknownReport
 
 __all__ = [
@@ -70,6 +77,16 @@ PAYLOAD_TYPES = [
     PayloadType.tool(
         "search_results",
         description="Articles found by search_articles",
+        view=TableView(
+            rows="articles",
+            columns=[
+                ("id", "Id"),
+                ("year", "Year"),
+                ("title", "Title"),
+                ("journal", "Journal"),
+                ("study_type", "Design"),
+            ],
+        ),
         summarize=lambda d: f"{d['total']} articles for “{d['query']}”",
     ),
     PayloadType.llm(
@@ -84,6 +101,10 @@ PAYLOAD_TYPES = [
             '`apply_schema` server action with the same report_id and fields as its "data".'
         ),
         parser=_schema,
+        view=TableView(
+            rows="fields",
+            columns=[("name", "Field"), ("type", "Type"), ("description", "What it holds")],
+        ),
         summarize=lambda d: "Schema proposal: " + ", ".join(f["name"] for f in d["fields"]),
         is_global=False,
     ),

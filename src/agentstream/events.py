@@ -19,10 +19,13 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, TypeAdapter
 
+from agentstream.conversation import ConversationDetail
 from agentstream.messages import PendingToolCall
 
 __all__ = [
     "RUN_EVENT_ADAPTER",
+    "AnswerShaped",
+    "ConversationSaved",
     "TERMINAL_EVENTS",
     "Payload",
     "PayloadEvent",
@@ -346,9 +349,41 @@ class RunWarning:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class AnswerShaped:
+    """The answer as a chat client shows it, made by the response layer above the loop
+    (``agentstream.chat``) just before ``run_completed``: ``message`` with tool markers placed
+    and marker blocks taken out, the payloads completed by their types, suggested values and
+    actions, the payload to show last, and diagnostics when asked for. Runs without chat
+    hooks have none; protocols without these notions ignore it."""
+
+    run_id: str
+    seq: int
+    message: str
+    payloads: tuple[Payload, ...] = ()
+    suggested_values: tuple[SuggestedValue, ...] = ()
+    suggested_actions: tuple[SuggestedAction, ...] = ()
+    custom_payload: Payload | None = None
+    diagnostics: dict[str, Any] | None = None
+    type: Literal["answer_shaped"] = "answer_shaped"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConversationSaved:
+    """The store has committed the run's answer: the conversation as it now stands (for
+    protocols that send it back with the answer). Only runs kept in a store have it, just
+    before ``run_completed``."""
+
+    run_id: str
+    seq: int
+    conversation: ConversationDetail
+    type: Literal["conversation_saved"] = "conversation_saved"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RunCompleted:
-    """The run answered. ``message`` is the final answer text; the fields after it are filled by
-    the response layers above the loop (``agentstream.chat``, the store).
+    """The run answered: what the loop knows. ``message`` is the model's text, turns joined
+    by a blank line; ``tool_history`` the calls that finished; ``payloads`` those tools
+    sent. How a chat client shows the answer comes before it, in ``answer_shaped``.
 
     ``pending_calls`` is not empty when the run stopped at tool calls it does not run itself:
     frontend tools (``waiting_for="client"``) and calls that need a person's approval
@@ -361,12 +396,6 @@ class RunCompleted:
     usage: Usage = field(default_factory=Usage)
     tool_history: tuple[ToolHistoryEntry, ...] = ()
     payloads: tuple[Payload, ...] = ()
-    suggested_values: tuple[SuggestedValue, ...] = ()
-    suggested_actions: tuple[SuggestedAction, ...] = ()
-    custom_payload: Payload | None = None
-    raw_response: str | None = None
-    diagnostics: dict[str, Any] | None = None
-    conversation: dict[str, Any] | None = None
     pending_calls: tuple[PendingToolCall, ...] = ()
     type: Literal["run_completed"] = "run_completed"
 
@@ -408,6 +437,8 @@ RunEvent = Annotated[
     | PayloadEvent
     | UsageEvent
     | RunWarning
+    | AnswerShaped
+    | ConversationSaved
     | RunCompleted
     | RunFailed
     | RunCancelled,

@@ -86,6 +86,9 @@ class PendingToolCall:
     name: str
     arguments: dict[str, Any] = field(default_factory=dict)
     waiting_for: WaitingFor = "client"
+    display: str | None = None
+    """The tool's friendly text for the call, kept so the person asked to approve it (after a
+    reload too) reads what the live card showed."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

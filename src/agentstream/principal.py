@@ -23,6 +23,19 @@ class Principal:
     token: str | None = field(default=None, repr=False)
     claims: dict[str, Any] = field(default_factory=dict, repr=False)
 
+    @property
+    def tenant(self) -> str:
+        """The tenant as stored: no tenant is the empty one, so ``None`` and ``""`` are the
+        same owner everywhere."""
+        return self.tenant_id or ""
+
+    @property
+    def owner(self) -> str:
+        """The one key for "whose is this" (tenant and user together): a conversation or run
+        belongs to a caller exactly when their ``owner`` keys are equal. Compare this rather
+        than the fields one by one, so every place agrees on what the same owner means."""
+        return f"{self.tenant}\x1f{self.user_id}"
+
 
 ANONYMOUS = Principal(user_id="local")
 """The caller in anonymous local mode (a server bound to loopback with no auth configured)."""

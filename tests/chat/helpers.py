@@ -6,7 +6,7 @@ from typing import Any
 
 from agentstream import Agent
 from agentstream.chat import ChatConfig, ChatHooks
-from agentstream.events import RunCompleted, RunEvent
+from agentstream.events import AnswerShaped, RunCompleted, RunEvent
 from agentstream.principal import Principal
 from agentstream.providers.scripted import ScriptedProvider
 from agentstream.runs import Runner, RunRequest
@@ -33,6 +33,13 @@ def completed(events: list[RunEvent]) -> RunCompleted:
     last = events[-1]
     assert isinstance(last, RunCompleted), f"the run did not complete: {last}"
     return last
+
+
+def shaped(events: list[RunEvent]) -> AnswerShaped:
+    """The answer as the chat hooks shaped it (the event just before ``run_completed``)."""
+    completed(events)
+    [shown] = [event for event in events if isinstance(event, AnswerShaped)]
+    return shown
 
 
 def provider_of(agent: Agent) -> ScriptedProvider:

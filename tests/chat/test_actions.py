@@ -20,7 +20,7 @@ from agentstream.providers.scripted import ScriptedProvider
 from agentstream.runs import ActionRequest, Runner, RunRequest
 from agentstream.store import SqlConversationStore
 
-from .helpers import USER, completed, provider_of, scripted
+from .helpers import USER, provider_of, scripted, shaped
 
 ALICE = Principal(user_id="alice")
 
@@ -122,7 +122,7 @@ async def test_a_server_action_round_trip(tmp_path: Path) -> None:
     try:
         runner = Runner(agent, store=store, hooks=ChatHooks(ChatConfig(server_actions=actions)))
         first = await runner.begin(RunRequest(message="Propose a schema", principal=USER))
-        offered = completed([e async for e in first.events()]).suggested_actions
+        offered = shaped([e async for e in first.events()]).suggested_actions
         assert offered == (
             SuggestedAction(
                 label="Apply Changes",
@@ -142,7 +142,7 @@ async def test_a_server_action_round_trip(tmp_path: Path) -> None:
                 action=ActionRequest(action=clicked.action, data=clicked.data),
             )
         )
-        done = completed([e async for e in second.events()])
+        done = shaped([e async for e in second.events()])
     finally:
         await store.close()
     [call] = calls

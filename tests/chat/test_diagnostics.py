@@ -16,7 +16,7 @@ from agentstream.messages import (
 )
 from agentstream.principal import Principal
 
-from .helpers import completed, run_chat, scripted
+from .helpers import run_chat, scripted, shaped
 from .test_hooks import search_articles
 
 BEARER = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJlLXNlY3JldA"
@@ -45,7 +45,7 @@ async def _diagnosed(**request: object) -> RunCompleted:
         "api_key": API_KEY,
         "nested": {"Authorization": f"Bearer {BEARER}", "note": f"my key is {API_KEY}"},
     }
-    return completed(
+    return shaped(
         await run_chat(
             agent,
             ChatConfig(),
@@ -75,7 +75,6 @@ async def test_diagnostics_show_what_the_model_got_and_said() -> None:
     ]
     assert diagnostics["context"]["current_page"] == "reports"
     assert diagnostics["raw_llm_response"] == "Looking.\n\n" + RAW
-    assert done.raw_response == "Looking.\n\n" + RAW
     assert done.message == "Looking.\n\nThe answer."
 
 
@@ -102,7 +101,7 @@ async def test_diagnostics_are_off_unless_the_request_enables_them() -> None:
 
 async def test_parse_problems_are_reported_in_diagnostics() -> None:
     agent = Agent(model=scripted({"text": "Hi.\nSUGGESTED_VALUES: [oops]"}))
-    done = completed(await run_chat(agent, ChatConfig(), diagnostics=True))
+    done = shaped(await run_chat(agent, ChatConfig(), diagnostics=True))
     assert done.diagnostics is not None
     assert done.diagnostics["parse_warnings"] == [
         "SUGGESTED_VALUES: ignored: invalid JSON (Expecting value); the text was left as written"
@@ -131,7 +130,7 @@ async def test_diagnostics_list_tool_round_trips_as_role_and_content_messages() 
         AssistantMessage(text="Found 5."),
     ]
     agent = Agent(model=scripted({"text": "Sure."}))
-    done = completed(await run_chat(agent, ChatConfig(), history=history, diagnostics=True))
+    done = shaped(await run_chat(agent, ChatConfig(), history=history, diagnostics=True))
     assert done.diagnostics is not None
     assert done.diagnostics["messages"] == [
         {"role": "user", "content": "find CRISPR"},

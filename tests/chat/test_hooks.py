@@ -33,11 +33,11 @@ from agentstream.events import (
     ToolHistoryEntry,
 )
 from agentstream.messages import ToolResultsMessage
-from agentstream.runs import RunRequest
+from agentstream.runs import ProtocolOptions, RunRequest
 from agentstream.store import SqlConversationStore
 from agentstream.tools import Tool, ToolResult
 
-from .helpers import USER, completed, provider_of, run_chat, scripted
+from .helpers import USER, completed, provider_of, run_chat, scripted, shaped
 
 WORKFLOW_ID = "550e8400-e29b-41d4-a716-446655440000"
 
@@ -260,9 +260,9 @@ ANSWER_WITH_PAYLOAD = (
 async def test_an_llm_payload_and_suggestions_are_parsed_out_of_the_answer() -> None:
     agent = _agent({"text": ANSWER_WITH_PAYLOAD})
     events = await run_chat(agent, _config(), context={"current_page": "reports"})
-    done = completed(events)
+    done = shaped(events)
     assert done.message == "Here is a schema for your inventory.\n\nShall I apply it?"
-    assert done.raw_response == ANSWER_WITH_PAYLOAD
+    assert completed(events).message == ANSWER_WITH_PAYLOAD  # the model's own text
     [payload] = done.payloads
     assert payload.kind == "schema_proposal"
     assert payload.data == {"name": "Inventory", "tables": [{"name": "items", "note": "a ] b"}]}
@@ -279,7 +279,7 @@ async def test_an_llm_payload_and_suggestions_are_parsed_out_of_the_answer() -> 
 
 async def test_a_page_only_payload_is_not_parsed_on_other_pages() -> None:
     agent = _agent({"text": ANSWER_WITH_PAYLOAD})
-    done = completed(await run_chat(agent, _config(), context={"current_page": "settings"}))
+    done = shaped(await run_chat(agent, _config(), context={"current_page": "settings"}))
     assert "SCHEMA_PROPOSAL:" in done.message
     assert done.payloads == ()
     assert done.suggested_values != ()
@@ -291,7 +291,7 @@ async def test_broken_suggestion_json_keeps_the_text_and_completes(
     text = 'Done.\n\nSUGGESTED_VALUES: [{"label": "Yes", "value": "yes"}, {"label": "No", "val'
     agent = _agent({"text": text})
     with caplog.at_level(logging.WARNING, logger="agentstream.chat"):
-        done = completed(await run_chat(agent, _config()))
+        done = shaped(await run_chat(agent, _config()))
     assert done.message == text
     assert done.suggested_values == ()
     assert "SUGGESTED_VALUES: ignored: the JSON is not terminated" in caplog.text
@@ -299,7 +299,7 @@ async def test_broken_suggestion_json_keeps_the_text_and_completes(
 
 async def test_a_suggested_server_action_without_a_handler_is_dropped() -> None:
     text = 'Ok.\nSUGGESTED_ACTIONS: [{"label": "Apply", "action": "apply_schema", "handler": "server"}]'
-    done = completed(await run_chat(_agent({"text": text}), _config()))
+    done = shaped(await run_chat(_agent({"text": text}), _config()))
     assert done.message == "Ok."
     assert done.suggested_actions == ()
 
@@ -317,7 +317,8 @@ SEARCH_TURNS = (
 
 async def test_markers_go_in_the_message_and_tool_history_in_custom_payload() -> None:
     agent = _agent(*SEARCH_TURNS)
-    done = completed(await run_chat(agent, _config(), tool_markers=True))
+    events = await run_chat(agent, _config(), protocol=ProtocolOptions(tool_markers=True))
+    done = shaped(events)
     assert done.message == (
         "Let me search for that...\n\n[[tool:0]]\n\nI found 5 relevant articles."
     )
@@ -333,13 +334,13 @@ async def test_markers_go_in_the_message_and_tool_history_in_custom_payload() ->
             }
         ],
     )
-    [entry] = done.tool_history
+    [entry] = completed(events).tool_history
     assert isinstance(entry, ToolHistoryEntry)
     assert (entry.index, entry.tool_name) == (0, "search_articles")
 
 
 async def test_without_markers_the_message_is_plain_and_the_history_still_there() -> None:
-    done = completed(await run_chat(_agent(*SEARCH_TURNS), _config()))
+    done = shaped(await run_chat(_agent(*SEARCH_TURNS), _config()))
     assert done.message == "Let me search for that...\n\nI found 5 relevant articles."
     assert done.custom_payload is not None
     assert done.custom_payload.kind == "tool_history"
@@ -358,7 +359,7 @@ async def test_a_tool_payload_gets_a_summary_and_is_the_custom_payload() -> None
         {"text": "Sent."},
         tools=[preview],
     )
-    done = completed(await run_chat(agent, _config()))
+    done = shaped(await run_chat(agent, _config()))
     [payload] = done.payloads
     assert payload.summary == "Workflow preview: Low stock"
     assert done.custom_payload == payload
@@ -376,7 +377,7 @@ async def test_the_payload_manifest_lists_earlier_payloads(tmp_path: Path) -> No
         runner = Runner(agent, store=store, hooks=ChatHooks(_config()))
         context = {"current_page": "reports"}
         first = await runner.begin(RunRequest(message="schema?", principal=USER, context=context))
-        done = completed([e async for e in first.events()])
+        done = shaped([e async for e in first.events()])
         payload_id = done.payloads[0].payload_id
         second = await runner.begin(
             RunRequest(
@@ -417,7 +418,7 @@ async def test_a_failing_tool_source_warns_and_the_run_continues_without_tools()
     assert warning.code == "tool_fallback"
     assert "tools.internal" not in warning.message
     assert provider_of(agent).requests[0].tools == ()
-    assert completed(events).message == "I can still answer."
+    assert shaped(events).message == "I can still answer."
 
 
 # --- the default ---------------------------------------------------------------------------------
@@ -427,7 +428,7 @@ async def test_default_chat_hooks_suit_any_agent() -> None:
     text = 'Hi!\nSUGGESTED_VALUES: ["More", {"label": "Stop", "value": "stop"}]'
     agent = Agent(model=scripted({"text": text}), instructions="Be nice.")
     events = await run_chat(agent, None, context={"page": "home"})
-    done = completed(events)
+    done = shaped(events)
     assert done.message == "Hi!"
     assert [v.value for v in done.suggested_values] == ["More", "stop"]
     assert done.diagnostics is None
@@ -497,7 +498,7 @@ async def test_workflow_tool_hooks_inject_the_workflow_id_and_send_a_preview() -
     results = provider_of(agent).requests[1].messages[-1]
     assert isinstance(results, ToolResultsMessage)
     assert results.results[1].content.startswith('{"status": "preview_sent"')
-    done = completed(events)
+    done = shaped(events)
     assert done.custom_payload is not None
     assert done.custom_payload.payload_id == preview.payload.payload_id
 
@@ -508,7 +509,7 @@ async def test_a_failing_page_context_builder_falls_back_to_the_json() -> None:
 
     config = ChatConfig(pages=[Page(name="reports", context=broken)])
     agent = _agent({"text": "Ok."})
-    done = completed(await run_chat(agent, config, context={"current_page": "reports"}))
+    done = shaped(await run_chat(agent, config, context={"current_page": "reports"}))
     assert done.message == "Ok."
     assert '```json\n{"current_page":"reports"}\n```' in provider_of(agent).requests[0].system
 

@@ -97,3 +97,14 @@ def test_a_line_is_held_only_while_it_can_still_become_a_known_marker() -> None:
     stream = MarkerLineFilter(["SUGGESTED_VALUES:"])
     assert stream.feed("SUGG") == ""  # could still be one
     assert stream.feed("ESTION: try this") == "SUGGESTION: try this"  # no longer can
+
+
+def test_a_tool_history_entry_carries_the_tools_display_text_when_it_has_one() -> None:
+    from dataclasses import replace
+
+    from agentstream.chat.markers import tool_history_entry
+
+    shown = replace(_entry(0, 0), display="Searching for CRISPR")
+    assert tool_history_entry(shown)["display"] == "Searching for CRISPR"
+    assert "display" not in tool_history_entry(_entry(0, 0))
+    assert tool_history_payload([shown]).data == [tool_history_entry(shown)]

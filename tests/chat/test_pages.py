@@ -1,7 +1,13 @@
 from __future__ import annotations
 
+import pytest
+
+from agentstream import Agent
+from agentstream.chat import ChatConfig, ChatHooks
 from agentstream.chat.actions import ClientAction
 from agentstream.chat.pages import LocationKeys, Page, Tab, locate, page_scope
+from agentstream.providers.scripted import ScriptedProvider
+from agentstream.runs import Runner
 from agentstream.tools import Toolset, tool
 
 
@@ -144,3 +150,39 @@ def test_a_tab_or_subtab_has_its_own_identity_and_context_builder() -> None:
     assert on_notes.context_builder == ("notes", notes_context)
     assert on_drafts.identity == "Drafts identity."
     assert on_drafts.context_builder == ("notes", notes_context)
+
+
+def test_a_page_tool_that_cannot_be_described_is_refused_when_the_config_is_built() -> None:
+    def anything(*args: str) -> str:
+        """Takes whatever it is given."""
+        return ""
+
+    with pytest.raises(TypeError, match="cannot be described"):
+        ChatConfig(pages=[Page(name="reports", tools=[anything])])
+
+
+def test_the_pages_tools_are_the_agents_once_a_runner_has_the_hooks() -> None:
+    """Before any request: a capabilities listing or a tool count at start-up sees them."""
+
+    def export_report(name: str) -> str:
+        """Export a report."""
+        return name
+
+    def add_note(text: str) -> str:
+        """Add a note."""
+        return text
+
+    config = ChatConfig(
+        pages=[
+            Page(name="reports", tools=[export_report], tabs=[Tab(name="notes", tools=[add_note])])
+        ]
+    )
+    assert [t.name for t in config.page_tools.resolve([page_scope("reports")])] == ["export_report"]
+    agent = Agent(model=ScriptedProvider({"turns": [{"text": ["hi"]}]}))
+    hooks = ChatHooks(config)
+    assert agent.toolset.resolve([page_scope("reports")]) == []
+    Runner(agent, hooks=hooks)
+    Runner(agent, hooks=hooks)  # a second runner adds nothing twice
+    scopes = [page_scope("reports"), page_scope("reports", "notes")]
+    assert [t.name for t in agent.toolset.resolve(scopes)] == ["export_report", "add_note"]
+    assert len(agent.toolset) == 2

@@ -59,6 +59,8 @@ def test_chat_reports_a_bad_agent_reference(tmp_path: Path) -> None:
     result = run_cli("chat", "-a", "nowhere:agent", "hi", cwd=tmp_path)
     assert result.returncode == 2
     assert "cannot import 'nowhere'" in result.stdout
+    said = " ".join(result.stdout.split())  # the terminal wraps long lines
+    assert f"imported from the current directory, {tmp_path})" in said
 
 
 def test_load_agent_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

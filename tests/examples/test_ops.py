@@ -143,6 +143,7 @@ def test_monitoring_outage_gives_the_tool_fallback_warning(client: httpx.Client)
     sign_in(client)
     assert client.put("/example-api/monitoring", json={"online": False}).json() == {"online": False}
     assert client.put("/example-api/monitoring", json={"online": "maybe"}).status_code == 422
+    assert client.put("/example-api/monitoring", json={"online": "yes"}).status_code == 422
     events = frames(client, message=REPORT)
     assert [e["type"] for e in events][:2] == ["start", "warning"]
     assert events[0]["tools_enabled"] is False and events[0]["tool_names"] == []

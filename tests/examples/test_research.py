@@ -76,6 +76,12 @@ def test_streaming_search_with_progress_results_and_a_query_suggestion(
     assert [a["id"] for a in results["data"]["articles"]][:1] == ["A0072"]
     assert all(a["year"] >= 2020 for a in results["data"]["articles"])
     assert results["summary"] == "4 articles for “CRISPR base editing”"
+    # The card's table view reads columns every result row has.
+    view = client.get("/api/chat/config").json()["payload_types"]["search_results"]["view"]
+    assert view["kind"] == "table" and view["rows"] == "articles"
+    keys = [column["key"] for column in view["columns"]]
+    assert keys == ["id", "year", "title", "journal", "study_type"]
+    assert all(set(keys) <= set(row) for row in results["data"]["articles"])
     suggestion = answer["custom_payload"]
     assert suggestion["type"] == "query_suggestion"
     assert suggestion["data"] == {
@@ -111,6 +117,9 @@ def test_a_subtab_has_its_identity_context_tools_and_schema_proposals(
     proposal = answer["custom_payload"]
     assert proposal["type"] == "schema_proposal"
     assert proposal["summary"] == "Schema proposal: study_type, sample_size, off_target_rate"
+    view = client.get("/api/chat/config").json()["payload_types"]["schema_proposal"]["view"]
+    assert view["rows"] == "fields"
+    assert all({c["key"] for c in view["columns"]} <= set(f) for f in proposal["data"]["fields"])
     (apply,) = answer["suggested_actions"]
     assert apply["action"] == "apply_schema" and apply["handler"] == "server"
     assert apply["data"]["report_id"] == 1

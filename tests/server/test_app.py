@@ -60,8 +60,10 @@ def test_openapi_describes_every_endpoint_and_body(serve: Serve) -> None:
         assert operation["responses"]["400"]["content"]["application/json"]
     assert "get" in paths["/api/chat/models"]
     assert "post" in paths["/api/chat/runs/{run_id}/cancel"]
-    required = schema["components"]["schemas"]["ChatRequest"]["required"]
-    assert set(required) == {"message", "context_type"}
+    required = schema["components"]["schemas"]["IchorChatRequest"]["required"]
+    # ``message`` may be left out by a request that only answers approvals (a 400 otherwise).
+    assert set(required) == {"context_type"}
+    assert "approvals" in schema["components"]["schemas"]["IchorChatRequest"]["properties"]
 
 
 def test_web_ui_fallback_and_api_precedence(tmp_path: Path) -> None:
@@ -405,3 +407,15 @@ def test_tray_diagnostics_by_default_only_in_local_mode(
     assert response.status_code == 200
     complete = [d for d in datas(parse_sse(text)) if d.get("type") == "complete"][-1]
     assert ("diagnostics" in complete["payload"]) is shown
+
+
+def test_create_app_and_agentstream_serve_default_to_the_same_hooks() -> None:
+    """Without hooks of its own an app gets the chat hooks, as the command line serves them,
+    so every answer is shaped the same way however the server was started."""
+    from agentstream.chat import ChatHooks
+    from agentstream.cli.loading import load_hooks
+
+    app = create_app(tray_agent(), settings=Settings())
+    hooks, served = app.state.server.runner.hooks, load_hooks(None)
+    assert isinstance(hooks, ChatHooks) and isinstance(served, ChatHooks)
+    assert hooks.answer_markers == served.answer_markers

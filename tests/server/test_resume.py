@@ -120,6 +120,36 @@ def test_drop_mid_answer_and_resume_on_the_other_worker(
     assert "event: run_completed" in events
 
 
+def test_playground_ndjson_resumes_on_the_other_worker(serve: Serve, prefix: str) -> None:
+    """NDJSON lines carry no id: a client resumes with ``?after=`` (positions from the run's
+    events). From every position, the resumed lines are exactly the rest of the whole stream,
+    and the lines received before the drop are its start."""
+    a, b = two_workers(serve, prefix, on_disconnect="detach")
+    path, body = DIALECTS["playground"]
+    with a.client() as client_a, b.client() as client_b:
+        received: list[str] = []
+        with client_a.stream(
+            "POST", path, json=body, headers={"Accept": "application/x-ndjson"}
+        ) as response:
+            assert response.headers["content-type"] == "application/x-ndjson"
+            run_id = response.headers["x-run-id"]
+            for line in response.iter_lines():
+                received += [line] if line else []
+                if len(received) == 6:
+                    break  # hang up mid-answer
+        events = client_b.get(f"/api/runs/{run_id}/events").text  # follows it to its end
+        positions = [int(line[4:]) for line in events.split("\n") if line.startswith("id: ")]
+        whole = client_b.get(f"/api/runs/{run_id}/stream")
+        rests = {seq: client_b.get(f"/api/runs/{run_id}/stream?after={seq}") for seq in positions}
+    lines = [line for line in whole.text.split("\n") if line]
+    assert whole.headers["content-type"] == "application/x-ndjson"
+    assert lines[: len(received)] == received and len(lines) > len(received)
+    assert rests.pop(positions[-1]).status_code == 204
+    for rest in rests.values():
+        resumed = [line for line in rest.text.split("\n") if line]
+        assert resumed and lines[len(lines) - len(resumed) :] == resumed
+
+
 def test_a_run_the_client_has_read_is_204_and_unknown_or_foreign_is_404(serve: Serve) -> None:
     server = serve(paced_agent(chunks=2, delay=0)[0], auth=True)
     from tests.server.helpers import bearer, token
@@ -365,8 +395,10 @@ def test_nothing_outlives_a_run(serve: Serve, prefix: str) -> None:
     a.call(runner.settle(), timeout=10)
     for name, server in (("a", a), ("b", b)):
         assert sorted(server.call(other_tasks())) == before[name]
-    # Two turns per run; the dropped run and the stopped one closed their second stream early.
-    assert (len(provider_a.requests), provider_a.closed_early) == (6, 2)
+    # The detached run streamed both its turns; the dropped and the stopped one were cut
+    # short in their first or second turn (whichever the stop landed in). No stream is left.
+    assert provider_a.streaming == 0
+    assert 4 <= len(provider_a.requests) <= 6 and provider_a.closed_early <= 2
     subscribers = redis.Redis.from_url(REDIS_URL).pubsub_numsub(f"{prefix}cancel")
     assert subscribers == [(f"{prefix}cancel".encode(), 2)]  # one per worker, as at start
 
@@ -385,3 +417,121 @@ def test_an_ai_sdk_chat_is_stopped_from_the_other_worker(serve: Serve, prefix: s
         rest = [line[6:] for line in lines if line.startswith("data: ")]
     assert stop.status_code == 202
     assert rest[-2:] == ['{"type":"abort","reason":"user_cancelled"}', "[DONE]"]
+
+
+@pytest.mark.parametrize("workers", ["one", "two"])
+def test_a_client_with_every_event_so_far_is_answered_at_once(
+    serve: Serve, prefix: str, workers: str
+) -> None:
+    """A client that already has every event of a run in progress (a reconnect during a
+    long tool call) gets its response and heartbeats at once, not at the run's next event;
+    then it follows the run to its end."""
+    import asyncio
+
+    from agentstream.principal import Principal
+
+    entered, release = threading.Event(), threading.Event()
+
+    async def slow_lookup(query: str) -> dict[str, Any]:
+        """Look something up, slowly."""
+        entered.set()
+        await asyncio.to_thread(release.wait, 30)
+        return {"found": query}
+
+    provider = ScriptedProvider(
+        {
+            "turns": [
+                {"tool_calls": [{"id": "c1", "name": "slow_lookup", "arguments": {"query": "x"}}]},
+                {"text": ["Found ", "it."]},
+            ]
+        }
+    )
+    brokers: list[Any] = (
+        [None, None]
+        if workers == "one"
+        else [RedisBroker(REDIS_URL, prefix=prefix), RedisBroker(REDIS_URL, prefix=prefix)]
+    )
+    agent = Agent(model=provider, tools=[slow_lookup])
+    runs_on = serve(agent, broker=brokers[0], heartbeat_seconds=0.2)
+    reader = runs_on if workers == "one" else serve(agent, broker=brokers[1], heartbeat_seconds=0.2)
+    try:
+        with runs_on.client() as client:
+            run_id, _, _ = read_then_drop(
+                client, "/api/chat/stream", {"message": "go", "detach": True}, ids=1
+            )
+        assert entered.wait(10)
+        broker = runs_on.app.state.server.runner.broker
+        end = runs_on.call(broker.end_of(run_id, Principal(user_id="local")))
+        assert not end.done
+        with reader.client(timeout=10) as client:
+            for path in ("events", "stream"):
+                with client.stream(
+                    "GET", f"/api/runs/{run_id}/{path}", headers={"Last-Event-ID": str(end.last)}
+                ) as response:
+                    assert response.status_code == 200  # while the tool still runs
+                    first = next(response.iter_text())
+                    assert first.startswith(": ping")
+            release.set()
+            events = client.get(f"/api/runs/{run_id}/events", params={"after": end.last})
+            rest = client.get(f"/api/runs/{run_id}/stream", params={"after": end.last})
+            whole = client.get(f"/api/runs/{run_id}/stream")
+            last = [line for line in events.text.split("\n") if line.startswith("id: ")][-1][4:]
+            done = client.get(f"/api/runs/{run_id}/events", headers={"Last-Event-ID": last})
+            unknown = client.get("/api/runs/nope/events")
+    finally:
+        release.set()
+    assert "event: tool_call_finished" in events.text and "event: run_completed" in events.text
+    assert whole.text.endswith(rest.text) and '"type":"complete"' in rest.text
+    assert (done.status_code, unknown.status_code) == (204, 404)
+
+
+def test_no_upstream_request_outlives_a_run(serve: Serve, prefix: str) -> None:
+    """A vendor's stream (OpenAI's wire, over TCP) is closed however its run ends: dropped by
+    its client, stopped from another worker, or completed while followed from there; and a
+    follower that hangs up leaves nothing behind on its worker."""
+    import redis
+
+    from tests.providers.fakes import openai as fake
+    from tests.providers.fakes.server import FakeUpstream
+
+    upstream = FakeUpstream().start()
+    try:
+        upstream.queue(
+            fake.text("Hello ", "there", hang=True),
+            fake.text("Hello ", "again", hang=True),
+            fake.text("Hello ", "done"),
+        )
+        a = serve(
+            Agent(model=fake.provider(upstream)), broker=RedisBroker(REDIS_URL, prefix=prefix)
+        )
+        b = serve(paced_agent()[0], broker=RedisBroker(REDIS_URL, prefix=prefix))
+        before = {name: sorted(server.call(other_tasks())) for name, server in (("a", a), ("b", b))}
+        with a.client() as client_a, b.client() as client_b:
+            read_then_drop(client_a, "/api/chat/stream", {"message": "go"}, ids=2)
+            assert wait_until(lambda: upstream.open == 0)  # its client left: cancelled
+            stopped, _, _ = read_then_drop(
+                client_a, "/api/chat/stream", {"message": "go", "detach": True}, ids=2
+            )
+            # Detached: the run goes on without its client, its vendor stream still open.
+            assert (upstream.open, upstream.disconnects) == (1, 1)
+            with client_b.stream("GET", f"/api/runs/{stopped}/stream") as follower:
+                next(follower.iter_text())  # a follower on the other worker hangs up
+            assert client_b.post(f"/api/chat/runs/{stopped}/cancel").status_code == 202
+            stopped_rest = client_b.get(f"/api/runs/{stopped}/stream").text
+            completed, _, _ = read_then_drop(
+                client_a, "/api/chat/stream", {"message": "go", "detach": True}, ids=1
+            )
+            followed = client_b.get(f"/api/runs/{completed}/stream").text
+        runner = a.app.state.server.runner
+        assert wait_until(lambda: runner.running == 0, timeout=10)
+        a.call(runner.settle(), timeout=10)
+        assert wait_until(lambda: upstream.open == 0, timeout=10)
+        assert (len(upstream.posts), upstream.disconnects) == (3, 2)
+    finally:
+        upstream.stop()
+    assert stopped_rest.rstrip().endswith('data: {"type":"cancelled"}')
+    assert followed.rstrip().endswith("}") and '"type":"complete"' in followed
+    for name, server in (("a", a), ("b", b)):
+        assert sorted(server.call(other_tasks())) == before[name]
+    subscribers = redis.Redis.from_url(REDIS_URL).pubsub_numsub(f"{prefix}cancel")
+    assert subscribers == [(f"{prefix}cancel".encode(), 2)]

@@ -32,7 +32,7 @@ HISTORY = [
 
 
 def test_tool_flow_with_marker_and_complete_payload(serve: Serve) -> None:
-    server = serve(tray_agent())
+    server = serve(tray_agent(), diagnostics=False)  # the frames, without the long diagnostics
     request = {
         "message": "Find CRISPR articles",
         "context": {"current_page": "reports", "active_tab": "articles"},
@@ -95,7 +95,7 @@ def test_tool_flow_with_marker_and_complete_payload(serve: Serve) -> None:
 def test_answer_without_tools_has_no_null_custom_payload(serve: Serve) -> None:
     """``custom_payload?: CustomPayload`` is optional; a typed tray client rejects ``null``."""
     provider = ScriptedProvider({"turns": [{"text": ["Hello", " there."]}]})
-    server = serve(Agent(model=provider))
+    server = serve(Agent(model=provider), diagnostics=False)
     with server.client() as client:
         _, text = stream_text(client, PATH, json={"message": "hi"})
     assert datas(parse_sse(text)) == [

@@ -17,6 +17,7 @@ from agentstream.events import RunCompleted, ToolHistoryEntry, Usage
 from agentstream.messages import AssistantMessage, ToolCall, ToolResultPart, ToolResultsMessage
 from agentstream.principal import Principal
 from agentstream.server.conversations import conversations_router
+from agentstream.server.errors import install_error_handlers
 from agentstream.store import SqlConversationStore
 
 from .helpers import exchange, run_id
@@ -33,6 +34,7 @@ async def principal_from_headers(
 @pytest.fixture
 async def client(store: SqlConversationStore) -> AsyncIterator[httpx.AsyncClient]:
     app = FastAPI()
+    install_error_handlers(app)
     app.include_router(conversations_router(store, principal_from_headers))
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:

@@ -5,6 +5,8 @@
 * A server process killed with SIGKILL mid-stream (``agentstream serve`` in a subprocess):
   after a restart on the same database, every committed message is there, the conversation is
   served by ``/api/conversations`` and can be continued.
+* A detached chat tray run whose client went away is the conversation's ``active_run``; it
+  resumes from the client's last ``id:`` and stops from there (what the web UI does on reload).
 
 Both run on SQLite and PostgreSQL.
 """
@@ -137,6 +139,69 @@ def test_disconnect_keeps_user_message_and_partial_answer(live: LiveServer) -> N
     assert [(t["tool_name"], t["text_offset"]) for t in answer["tool_history"]] == [
         ("check_disk", len("Checking the disk."))
     ]
+
+
+def test_a_detached_run_is_the_conversations_active_run_until_it_is_stopped(
+    live: LiveServer,
+) -> None:
+    """What the web UI relies on after a reload: the conversation names the run still going,
+    and the run continues in the chat tray protocol from the last ``id:`` the page had."""
+    ids: list[str] = []
+    frames: list[dict[str, Any]] = []
+    with (
+        live.client() as client,
+        client.stream(
+            "POST", "/api/chat/stream", json={"message": "What is the status?", "detach": True}
+        ) as resp,
+    ):
+        run_id = resp.headers["x-run-id"]
+        for line in resp.iter_lines():
+            if line.startswith("id: "):
+                ids.append(line[4:])
+            elif line.startswith("data: "):
+                frames.append(json.loads(line[6:]))
+                words = sum(1 for frame in frames if frame.get("text") == "word ")
+                if words >= 3 and len(ids) >= 1 and frames[-1].get("type") == "text_delta":
+                    break
+    # The page went away in the middle of the second turn; the run goes on.
+    cid = frames[0]["conversation_id"]
+    body = live.client().get(f"/api/conversations/{cid}").json()
+    assert body["active_run"]["id"] == run_id
+    assert body["active_run"]["status"] == "running"
+    # Its answer so far (the finished tool round-trip) is there, not yet complete.
+    assert [m["role"] for m in body["messages"]] == ["user", "assistant"]
+    assert body["messages"][1]["run_id"] == run_id
+    assert body["messages"][1]["status"] == "interrupted"
+
+    # The page comes back: it resumes from its last id, then stops the run.
+    rest: list[dict[str, Any]] = []
+    with (
+        live.client() as client,
+        client.stream(
+            "GET", f"/api/runs/{run_id}/stream", headers={"Last-Event-ID": ids[-1]}
+        ) as resp,
+    ):
+        assert resp.status_code == 200
+        for line in resp.iter_lines():
+            if not line.startswith("data: "):
+                continue
+            rest.append(json.loads(line[6:]))
+            if len(rest) == 3:
+                stopped = live.client().post(f"/api/chat/runs/{run_id}/cancel")
+                assert stopped.status_code == 202
+            if rest[-1]["type"] == "cancelled":
+                break
+    assert rest[-1]["type"] == "cancelled"
+    streamed = "".join(f["text"] for f in frames + rest if f.get("type") == "text_delta")
+    words = streamed.count("word ")
+    assert streamed == "Checking the disk.[[tool:0]]\n\n" + "word " * words  # none twice
+
+    def ended() -> bool:
+        return live.client().get(f"/api/conversations/{cid}").json()["active_run"] is None
+
+    assert wait_until(ended, timeout=20)
+    body = live.client().get(f"/api/conversations/{cid}").json()
+    assert body["messages"][1]["error"] == "user_cancelled"
 
 
 def test_fifty_concurrent_requests_on_one_sqlite_file(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentstream.events import RunCompleted, RunEvent
+from agentstream.events import ConversationSaved, RunCompleted, RunEvent
 from agentstream.messages import ToolResultsMessage, UserMessage
 from agentstream.pending import (
     Answers,
@@ -26,6 +26,12 @@ async def run(runner: Runner, request: RunRequest) -> list[RunEvent]:
     return [event async for event in session.events()]
 
 
+def saved_id(events: list[RunEvent]) -> str:
+    """The conversation the store saved the run in (its ``conversation_saved``)."""
+    [saved] = [e for e in events if isinstance(e, ConversationSaved)]
+    return saved.conversation.id
+
+
 async def test_a_frontend_call_waits_in_the_store_and_another_worker_continues_it(
     store: SqlConversationStore, alice: Principal
 ) -> None:
@@ -36,7 +42,7 @@ async def test_a_frontend_call_waits_in_the_store_and_another_worker_continues_i
     )
     done = events[-1]
     assert isinstance(done, RunCompleted) and [p.call_id for p in done.pending_calls] == ["c2"]
-    conversation_id = done.conversation["id"] if done.conversation else ""
+    conversation_id = saved_id(events)
     stored = await store.history(alice, conversation_id)
     assert [p.call_id for p in open_calls(stored)] == ["c2"]
 
@@ -65,9 +71,22 @@ async def test_an_approval_is_answered_once_from_any_worker(
     agent, refunds = pending_agent()
     events = await run(Runner(agent, store=store), RunRequest(message="refund", principal=alice))
     done = events[-1]
-    assert isinstance(done, RunCompleted) and done.conversation is not None
-    conversation_id = done.conversation["id"]
+    assert isinstance(done, RunCompleted)
+    conversation_id = saved_id(events)
     assert [(p.call_id, p.waiting_for) for p in done.pending_calls] == [("r1", "approval")]
+    # The conversation as a client opens it (after a reload) shows the call that waits.
+    shown = (await store.get_conversation(alice, conversation_id)).to_json()["messages"]
+    assert [m["pending_calls"] for m in shown] == [
+        [],
+        [
+            {
+                "call_id": "r1",
+                "tool_name": "refund",
+                "input": {"amount": 500},
+                "waiting_for": "approval",
+            }
+        ],
+    ]
 
     approve = Answers(decisions=(ApprovalDecision(call_id="r1", approved=True),))
     request = RunRequest(
@@ -77,6 +96,8 @@ async def test_an_approval_is_answered_once_from_any_worker(
     events = await run(Runner(other, store=store), request)
     assert isinstance(events[-1], RunCompleted) and events[-1].message == "Done."
     assert refunds.made == [5] and other_refunds.made == [500]
+    shown = (await store.get_conversation(alice, conversation_id)).messages
+    assert [m.pending_calls for m in shown] == [(), (), ()]  # answered: nothing waits
     history = await store.history(alice, conversation_id)
     assert vendor_problem(history) is None
     # Answered: the same approval again is refused and runs nothing.
@@ -93,8 +114,8 @@ async def test_answers_that_do_not_fit_store_nothing(
     runner = Runner(agent, store=store)
     events = await run(runner, RunRequest(message="refund", principal=alice))
     done = events[-1]
-    assert isinstance(done, RunCompleted) and done.conversation is not None
-    conversation_id = done.conversation["id"]
+    assert isinstance(done, RunCompleted)
+    conversation_id = saved_id(events)
     before = await store.history(alice, conversation_id)
     wrong = Answers(results=(ClientToolResult(call_id="r1", content="yes"),))
     with pytest.raises(InvalidAnswers, match="waits for approval"):
@@ -114,8 +135,8 @@ async def test_a_new_message_moves_on_from_open_calls(
     runner = Runner(agent, store=store)
     events = await run(runner, RunRequest(message="refund", principal=alice))
     done = events[-1]
-    assert isinstance(done, RunCompleted) and done.conversation is not None
-    conversation_id = done.conversation["id"]
+    assert isinstance(done, RunCompleted)
+    conversation_id = saved_id(events)
     events = await run(
         runner, RunRequest(message="Forget it", principal=alice, conversation_id=conversation_id)
     )

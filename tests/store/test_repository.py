@@ -9,7 +9,14 @@ from datetime import UTC, datetime
 import pytest
 from sqlalchemy import update
 
-from agentstream.events import Payload, RunCompleted, SuggestedValue, ToolHistoryEntry, Usage
+from agentstream.events import (
+    AnswerShaped,
+    Payload,
+    RunCompleted,
+    SuggestedValue,
+    ToolHistoryEntry,
+    Usage,
+)
 from agentstream.messages import (
     AssistantMessage,
     Message,
@@ -44,8 +51,11 @@ async def test_works_through_the_protocol(store: SqlConversationStore, alice: Pr
         messages=[AssistantMessage(text="Hello")],
         status="completed",
     )
-    assert set(conversation) == {"id", "title", "updated_at", "conversation"}
-    assert [set(m) for m in conversation["conversation"]] == [{"role", "content", "created_at"}] * 2
+    assert conversation.id == started.conversation_id
+    assert [(m.role, m.content) for m in conversation.messages] == [
+        ("user", "Hi"),
+        ("assistant", "Hello"),
+    ]
 
 
 async def test_create_commits_user_message_before_the_run(
@@ -237,17 +247,25 @@ async def test_tool_round_trip_rebuilds_exact_provider_history(
             ),
         ),
         payloads=(Payload(kind="ticket", data={"id": 42}, payload_id="p1"),),
+    )
+    shown = AnswerShaped(
+        run_id=rid,
+        seq=9,
+        message=completed.message,
+        payloads=completed.payloads,
         suggested_values=(SuggestedValue(label="Yes", value="yes"),),
     )
-    conversation = await store.finish_run(
+    saved = await store.finish_run(
         alice,
         run_id=rid,
         conversation_id=cid,
         messages=[final],
         status="completed",
         completed=completed,
+        shaped=shown,
     )
-    assert conversation["id"] == cid
+    assert saved.id == cid
+    conversation = saved.to_agent_conversation()
     assert [(m["role"], m["content"]) for m in conversation["conversation"]] == [
         ("user", "Alert the admin"),
         ("assistant", "Let me alert them. Done: ticket 42."),
@@ -307,7 +325,7 @@ async def test_interrupted_run_keeps_user_message_and_partial_answer(
     conversation = await store.finish_run(
         alice, run_id=rid, conversation_id=cid, messages=[partial], status="cancelled"
     )
-    assert [m["content"] for m in conversation["conversation"]] == [
+    assert [m.content for m in conversation.messages] == [
         "Search it",
         "Searching.\n\n Found 3; now",
     ]
@@ -394,7 +412,7 @@ async def test_failed_run_without_output_is_shown_failed(
         status="failed",
         error="The model provider is unavailable.",
     )
-    assert [m["role"] for m in conversation["conversation"]] == ["user", "assistant"]
+    assert [m.role for m in conversation.messages] == ["user", "assistant"]
     answer = (await store.get_conversation(alice, cid)).messages[1]
     assert (answer.status, answer.content, answer.error) == (
         "failed",

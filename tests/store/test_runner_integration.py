@@ -10,7 +10,13 @@ from typing import Any
 import pytest
 
 from agentstream import Agent
-from agentstream.events import RunCancelled, RunCompleted, RunFailed, TextDelta
+from agentstream.events import (
+    ConversationSaved,
+    RunCancelled,
+    RunCompleted,
+    RunFailed,
+    TextDelta,
+)
 from agentstream.messages import UserMessage
 from agentstream.principal import Principal
 from agentstream.providers.base import ChatRequest, ProviderEvent
@@ -47,13 +53,11 @@ async def test_user_message_is_committed_before_the_model_is_called(
     session = await runner.begin(RunRequest(message="First question", principal=alice))
     events = [event async for event in session.events()]
     assert provider.seen == [["First question"]]
-    completed = events[-1]
+    saved, completed = events[-2:]
     assert isinstance(completed, RunCompleted)
-    assert completed.conversation is not None
-    assert [m["content"] for m in completed.conversation["conversation"]] == [
-        "First question",
-        "Hello there.",
-    ]
+    # The conversation as it stands once the answer is committed, just before the end.
+    assert isinstance(saved, ConversationSaved) and saved.seq == completed.seq - 1
+    assert [m.content for m in saved.conversation.messages] == ["First question", "Hello there."]
 
     again = await runner.begin(
         RunRequest(message="Second", principal=alice, conversation_id=session.conversation_id)

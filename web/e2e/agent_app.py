@@ -9,11 +9,17 @@ word in the user's message, so one server answers every test case:
                (so the progress card can be seen and photographed without timing guesses);
                ``stopme`` and ``timing`` do the same with gates of their own
 - ``slow``     a long answer streamed slowly, for the stop button
+- ``resumable``, ``followme``, ``halting``, ``orphan``  the search tool (each with a gate of
+               its own), then a second answer streamed slowly: runs to reload, follow from a
+               second tab, stop after a reload, and lose with their server
 - ``ponder``   three seconds before the first word: the "Thinking..." state
 - ``fail``     the model fails with an error
 - ``preview``  a tool that sends a workflow preview payload, plus suggested actions
 - ``orders``   two payload cards: a type the config declares as a table with a client
                button, and a type it does not declare
+- ``refund order 1042`` / ``refund order 2051``  a refund tool that needs the user's
+               approval: the run stops at it with an approval card, and the next run (the
+               decision) runs it or tells the model it was declined
 - ``approve`` / ``reject``  answers to the preview's server actions, which run the
                ``approve_preview`` / ``reject_preview`` handlers below first (``chat``, served
                with ``--chat agent_app:chat``)
@@ -107,6 +113,36 @@ def show_orders(kind: str) -> ToolResult:
     return ToolResult(text="2 orders shown.", payload=Payload(kind=kind, data={"orders": orders}))
 
 
+@tool(
+    requires_approval=True,
+    display=lambda args: f"Refund {args['amount']} EUR on order {args['order']}",
+)
+def refund_order(order: str, amount: float) -> str:
+    """Refund an order; a person approves each refund first.
+
+    Args:
+        order: The order number.
+        amount: How much to refund, in EUR.
+    """
+    return f"Refunded {amount:g} EUR on order {order}."
+
+
+def _refund(order: str, after: str) -> dict[str, object]:
+    """A run that asks to refund ``order`` and, once the user decided, says ``after``."""
+    return {
+        "match": f"refund order {order}",
+        "turns": [
+            {
+                "text": f"I will refund order {order}.",
+                "tool_calls": [
+                    {"name": "refund_order", "arguments": {"order": order, "amount": 40}}
+                ],
+            },
+            {"text": after},
+        ],
+    }
+
+
 HELLO = (
     "Hello! Here is a **quick overview**:\n\n"
     "| feature | status |\n|---|---|\n| streaming | ready |\n| tools | ready |\n\n"
@@ -116,9 +152,28 @@ HELLO = (
 )
 
 SLOW = " ".join(f"word{i}" for i in range(400))
+RESUMED = " ".join(f"part{i}" for i in range(80))
+"""Eight seconds of text after the tool: long enough to reload in the middle of it."""
+
+
+def _resumable(word: str) -> dict[str, object]:
+    """A run that waits in its tool for the gate ``search-<word>``, then streams slowly."""
+    return {
+        "match": word,
+        "turns": [
+            {
+                "text": "Let me search for that.",
+                "tool_calls": [{"name": "search_articles", "arguments": {"query": word}}],
+            },
+            {"text": RESUMED, "delay": 0.1},
+        ],
+    }
+
 
 RULES = {
     "rules": [
+        _refund("1042", "Order 1042 is refunded."),
+        _refund("2051", "Order 2051 stays as it is."),
         # Before "preview": a server action's message names "approve_preview".
         {"match": "approve", "turns": [{"text": "The workflow is approved and saved."}]},
         {"match": "reject", "turns": [{"text": "Understood, I discarded the preview."}]},
@@ -136,6 +191,10 @@ RULES = {
             "match": "more",
             "turns": [{"text": "Here is more detail, as you asked."}],
         },
+        _resumable("resumable"),
+        _resumable("followme"),
+        _resumable("halting"),
+        _resumable("orphan"),
         {
             "match": "stopme",
             "turns": [
@@ -214,7 +273,7 @@ RULES = {
 
 agent = Agent(
     model=ScriptedProvider(RULES, model="e2e-script"),
-    tools=[search_articles, preview_workflow, show_orders],
+    tools=[search_articles, preview_workflow, show_orders, refund_order],
     name="e2e",
     instructions="You are the end-to-end test agent.",
 )

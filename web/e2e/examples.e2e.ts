@@ -164,16 +164,29 @@ describe("research example", () => {
   it("searches the corpus with progress, shows results and a query suggestion, then reads an article", async () => {
     const page = session.page();
     await page.goto("/");
-    // The progress card lives while the search runs (under half a second): watch before sending.
-    const progressShown = page.getByTestId("tool-progress").waitFor();
+    // The progress card lives while the search runs (under half a second, less than a
+    // polling locator may see on a busy machine): record every one the page draws.
+    await page.evaluate(() => {
+      const seen: string[] = [];
+      (window as unknown as { progressSeen: string[] }).progressSeen = seen;
+      new MutationObserver(() => {
+        for (const el of document.querySelectorAll('[data-testid="tool-progress"]')) {
+          seen.push(el.textContent ?? "");
+        }
+      }).observe(document.body, { childList: true, subtree: true, characterData: true });
+    });
     await send(page, "Find recent articles on CRISPR base editing");
-    await progressShown;
     await waitIdle(page);
+    const progress = await page.evaluate(() => (window as unknown as { progressSeen: string[] }).progressSeen);
+    expect(progress.some((text) => text.includes("Looking for"))).toBe(true);
     const answer = page.getByTestId("assistant-message").last();
     await answer.getByRole("button", { name: /search_articles/ }).waitFor();
     await answer.getByText("I found 4 articles; the most relevant:").waitFor();
     const cards = answer.getByTestId("payload-card");
-    await cards.filter({ hasText: "4 articles for “CRISPR base editing”" }).waitFor();
+    const results = cards.filter({ hasText: "4 articles for “CRISPR base editing”" });
+    // The results card draws its payload type's table view: one row per article.
+    await results.getByRole("columnheader", { name: "Design" }).waitFor();
+    await results.getByRole("row").filter({ hasText: "A0072" }).getByRole("cell", { name: "2024", exact: true }).waitFor();
     await cards.filter({ hasText: "Query suggestion: CRISPR base editing randomised trial" }).waitFor();
     await expect(answer.textContent()).resolves.not.toContain("QUERY_SUGGESTION");
     await answer.evaluate((el) => el.scrollIntoView({ block: "start" }));
@@ -198,7 +211,8 @@ describe("research example", () => {
     await send(page, "Find articles on base editing");
     await waitIdle(page);
     const answer = page.getByTestId("assistant-message").last();
-    await answer.getByTestId("payload-card").filter({ hasText: "Schema proposal" }).waitFor();
+    const proposal = answer.getByTestId("payload-card").filter({ hasText: "Schema proposal" });
+    await proposal.getByRole("row").filter({ hasText: "sample_size" }).getByRole("cell", { name: "integer", exact: true }).waitFor();
     await page.getByRole("group", { name: "Suggested actions" }).getByRole("button", { name: "Apply schema" }).click();
     await waitIdle(page);
     await page.getByTestId("assistant-message").last().getByText(/^Done\./).waitFor();

@@ -20,9 +20,22 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 
 export interface RunningServer {
   url: string;
+  port: number;
   gates: string;
+  /** The server's working directory (its data directory is `data/` in it). */
+  home: string;
   output(): string;
+  /** SIGTERM (a graceful shutdown), then remove the working directory unless it was given. */
   stop(): Promise<void>;
+  /** SIGKILL, as a crash: runs in progress never end in the store. Keeps the directory. */
+  kill(): Promise<void>;
+}
+
+export interface ServerOptions {
+  /** Start in this working directory (and its data), e.g. one a killed server left. */
+  home?: string;
+  /** Listen on this port (default: a free one), e.g. the one a killed server had. */
+  port?: number;
 }
 
 function freePort(): Promise<number> {
@@ -59,11 +72,14 @@ export interface ServedApp {
 export const TEST_APP: ServedApp = { agent: "agent_app:agent", chat: "agent_app:chat" };
 
 /** Start `agentstream serve` for `app` (modules are found in e2e/ and the repository root). */
-export async function startServer(app: ServedApp = TEST_APP): Promise<RunningServer> {
-  const port = await freePort();
-  const home = mkdtempSync(join(tmpdir(), "agentstream-e2e-"));
+export async function startServer(
+  app: ServedApp = TEST_APP,
+  options: ServerOptions = {},
+): Promise<RunningServer> {
+  const port = options.port ?? (await freePort());
+  const home = options.home ?? mkdtempSync(join(tmpdir(), "agentstream-e2e-"));
   const gates = join(home, "gates");
-  mkdirSync(gates);
+  mkdirSync(gates, { recursive: true });
   let log = "";
   const child: ChildProcess = spawn(
     AGENTSTREAM,
@@ -94,16 +110,20 @@ export async function startServer(app: ServedApp = TEST_APP): Promise<RunningSer
   child.on("exit", (code) => (exited = code ?? -1));
 
   const url = `http://127.0.0.1:${port}`;
-  const stop = async () => {
+  const end = async (signal: NodeJS.Signals) => {
     if (exited === null && child.pid) {
       const done = new Promise((ok) => child.once("exit", ok));
-      child.kill("SIGTERM");
+      child.kill(signal);
       const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
       await done;
       clearTimeout(timer);
     }
-    rmSync(home, { recursive: true, force: true });
   };
+  const stop = async () => {
+    await end("SIGTERM");
+    if (options.home === undefined) rmSync(home, { recursive: true, force: true });
+  };
+  const kill = () => end("SIGKILL");
 
   // Ready when the UI's index answers; give up if the process dies or never answers.
   for (let attempt = 0; attempt < 600; attempt++) {
@@ -113,7 +133,7 @@ export async function startServer(app: ServedApp = TEST_APP): Promise<RunningSer
     }
     try {
       const res = await fetch(`${url}/`);
-      if (res.ok) return { url, gates, output: () => log, stop };
+      if (res.ok) return { url, port, gates, home, output: () => log, stop, kill };
     } catch {
       // not listening yet
     }

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from agentstream.principal import Principal
 from agentstream.server.auth import Authenticator, AuthError, authenticator_from_settings
 from agentstream.server.settings import Settings
+from examples._common import data_dir
 from examples.workflows.backend.store import InvalidWorkflow, NotFound, WorkflowStore
 
 __all__ = ["Backend", "WorkflowIn", "create", "default_path"]
@@ -70,11 +71,12 @@ class Validation(BaseModel):
 
 
 def default_path() -> Path:
-    """``$WORKFLOWS_EXAMPLE_DB``, else ``workflows-example.sqlite`` in the data directory."""
+    """``$WORKFLOWS_EXAMPLE_DB``, else ``workflows.db`` in the example's data directory
+    (``data/examples/workflows``, beside the other examples' data)."""
     explicit = os.environ.get("WORKFLOWS_EXAMPLE_DB")
     if explicit:
         return Path(explicit)
-    return Path(os.environ.get("AGENTSTREAM_DATA_DIR", "data")) / "workflows-example.sqlite"
+    return data_dir("workflows") / "workflows.db"
 
 
 class Backend:

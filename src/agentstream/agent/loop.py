@@ -140,7 +140,7 @@ class Loop:
         self._parts = 0
         self._open: PartKind | None = None
         """The kind of the text or reasoning part in progress (its number is ``_parts - 1``)."""
-        self._loop = asyncio.get_running_loop()
+        self._event_loop = asyncio.get_running_loop()
         self._thread = threading.get_ident()
 
     # --- emission -------------------------------------------------------------------------
@@ -437,6 +437,7 @@ class Loop:
                         name=call.name,
                         arguments=shown,
                         waiting_for="approval",
+                        display=self._displays.get(call.call_id),
                     )
                 )
             else:
@@ -473,9 +474,15 @@ class Loop:
             call = PendingCall(pending.call_id, pending.name, self._tool_count)
             call.fragments.append(json.dumps(pending.arguments))
             self._tool_count += 1
+            if pending.display:  # a declined call's card shows what the approval card did
+                self._displays[pending.call_id] = pending.display
             if pending.call_id in denied:
                 result = next(r for r in recorded.results if r.tool_call_id == pending.call_id)
-                outcome = CallOutcome(result=result.content, output=json.loads(result.content))
+                outcome = CallOutcome(
+                    result=result.content,
+                    output=json.loads(result.content),
+                    display=pending.display,
+                )
                 self._finish(call, pending.arguments, outcome)
             elif any(a.call_id == pending.call_id for a in recorded.pending):
                 calls.append(call)
@@ -559,7 +566,7 @@ class Loop:
             if threading.get_ident() == self._thread:
                 self._progress(call, progress)
             else:
-                self._loop.call_soon_threadsafe(self._progress, call, progress)
+                self._event_loop.call_soon_threadsafe(self._progress, call, progress)
 
         return ToolContext(
             principal=run_input.principal,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
+from collections.abc import Callable
 from dataclasses import replace
 from types import TracebackType
 from typing import TYPE_CHECKING
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
     from agentstream.agent.agent import Agent
 
 __all__ = ["AgentRun"]
+
+_TERMINAL_TYPES = frozenset(TERMINAL_EVENTS)
 
 
 class AgentRun:
@@ -41,6 +44,7 @@ class AgentRun:
         self._loop = Loop(agent, run_input, provider, self._put)
         self._task: asyncio.Task[None] | None = None
         self._done = False
+        self._sink: Callable[[RunEvent], None] | None = None
 
     @property
     def run_id(self) -> str:
@@ -59,7 +63,23 @@ class AgentRun:
         """Stop the run; its last event will be ``run_cancelled``."""
         self.cancel_token.cancel(reason)
 
+    def forward(self, sink: Callable[[RunEvent], None]) -> None:
+        """Hand every event but the last to ``sink`` in the loop's own task, as it is made;
+        iterating then yields only the terminal event.
+
+        For a consumer that does nothing asynchronous with most events (the server's run
+        task appends them to the run's log): a delta then reaches the log without waking
+        the consumer's task, one task switch fewer per event. ``sink`` must not block;
+        call this before iterating."""
+        if self._task is not None or self._buffer:
+            raise RuntimeError("forward() must be called before the run starts")
+        self._sink = sink
+
     def _put(self, event: RunEvent) -> None:
+        sink = self._sink
+        if sink is not None and type(event) not in _TERMINAL_TYPES:
+            sink(event)
+            return
         self._buffer.append(event)
         waiter = self._waiter
         if waiter is not None and not waiter.done():

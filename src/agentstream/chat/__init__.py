@@ -20,7 +20,8 @@ from agentstream.chat.actions import (
 from agentstream.chat.config import ChatConfig, ContextType
 from agentstream.chat.fields import ContextField
 from agentstream.chat.hooks import ACTION_EXECUTED, ChatHooks
-from agentstream.chat.language import CJK, CYRILLIC, LanguageGuard, Script
+from agentstream.chat.language import CJK, CYRILLIC, LanguageGuard, WritingSystem
+from agentstream.chat.language import Script as Script  # its former name
 from agentstream.chat.markers import (
     insert_tool_markers,
     strip_tool_markers,
@@ -71,12 +72,12 @@ __all__ = [
     "PayloadAction",
     "PayloadType",
     "PayloadTypes",
-    "Script",
     "ServerActions",
     "SystemPrompt",
     "Tab",
     "TableView",
     "UnknownAction",
+    "WritingSystem",
     "extract_suggestions",
     "field_names",
     "first_sentence",

@@ -35,6 +35,7 @@ from agentstream.chat.payloads import PayloadType, PayloadTypes
 from agentstream.chat.prompt import CONTEXT_LAST_LAYOUT, DEFAULT_LAYOUT, check_layout
 from agentstream.chat.redaction import SECRET_KEYS
 from agentstream.runs.request import RunRequest
+from agentstream.tools import Toolset
 
 if TYPE_CHECKING:
     from agentstream.server.auth import Authenticator
@@ -140,6 +141,7 @@ class ChatConfig:
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
             raise ValueError(f"pages declared twice: {duplicates}")
+        self.page_tools  # noqa: B018 - built now: a page tool that is no tool fails here
         registry = self.registry
         for page in self.pages:
             areas: list[Page | Tab] = [page, *page.tabs, *(s for t in page.tabs for s in t.subtabs)]
@@ -213,6 +215,16 @@ class ChatConfig:
     @cached_property
     def registry(self) -> PayloadTypes:
         return PayloadTypes(self.payload_types)
+
+    @cached_property
+    def page_tools(self) -> Toolset:
+        """The tools of the pages, tabs and subtabs under their scopes, built with the
+        configuration; :meth:`ChatHooks.attach <agentstream.chat.ChatHooks.attach>` adds them
+        to the agent's toolset."""
+        tools = Toolset()
+        for page in self.pages:
+            page.install(tools)
+        return tools
 
     @cached_property
     def page_map(self) -> Mapping[str, Page]:

@@ -21,7 +21,6 @@ import inspect
 import logging
 import weakref
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 from agentstream.agent import Agent, AnswerCheck, RunInput
@@ -41,7 +40,7 @@ from agentstream.chat.suggestions import (
     extract_suggestions,
     suggestion_instructions,
 )
-from agentstream.events import Payload, RunCompleted
+from agentstream.events import AnswerShaped, Payload, RunCompleted
 from agentstream.messages import Message
 from agentstream.runs.hooks import Preparation
 from agentstream.runs.request import RunRequest
@@ -57,8 +56,9 @@ ACTION_EXECUTED = "action_executed"
 
 class ChatHooks:
     """:class:`~agentstream.runs.RunHooks` configured by a :class:`ChatConfig`. Holds no
-    per-run state, so one instance serves every run of a runner. The pages' tools are added
-    to the agent's toolset under their scopes the first time the hooks see that agent."""
+    per-run state, so one instance serves every run of a runner. The pages' tools (built with
+    the configuration, :attr:`ChatConfig.page_tools`) join the agent's toolset under their
+    scopes when the hooks are given to a runner (:meth:`attach`), before any request."""
 
     def __init__(self, config: ChatConfig | None = None) -> None:
         self.config = config or ChatConfig()
@@ -111,7 +111,7 @@ class ChatHooks:
     def answer_checks(self, agent: Agent, request: RunRequest) -> tuple[AnswerCheck, ...]:
         """A :class:`LanguageGuard` when the request requires a language (the workflow assistant:
         English) and the agent does not guard the language itself."""
-        language = request.response_language
+        language = request.protocol.response_language
         if language is None or any(isinstance(c, LanguageGuard) for c in agent.answer_checks):
             return ()
         return (LanguageGuard(language=language),)
@@ -140,7 +140,6 @@ class ChatHooks:
         context_type = config.effective_context_type(request.context_type)
         kind = config.context_type(context_type)
         scopes = config.scopes(context_type, location, self.tool_options(request))
-        self._install(agent)
         identity = location.identity or (kind.identity if kind else None) or config.identity
         parts = {
             "identity": identity or agent.instructions,
@@ -162,13 +161,14 @@ class ChatHooks:
         layout = config.layout if context_type is None else config.context_type_layout
         return build_system_prompt(parts, layout)
 
-    def _install(self, agent: Agent) -> None:
-        """Register the pages' tools on the agent's toolset (once per toolset)."""
+    def attach(self, agent: Agent) -> None:
+        """Add the pages' tools to ``agent``'s toolset under their scopes (once per toolset).
+        :class:`~agentstream.runs.Runner` calls it when it is built with these hooks; call it
+        yourself to use the hooks without a runner."""
         toolset = agent.toolset
         if toolset in self._installed:
             return
-        for page in self.config.pages:
-            page.install(toolset)
+        toolset.include(self.config.page_tools)
         self._installed.add(toolset)
 
     def _capabilities(
@@ -176,7 +176,7 @@ class ChatHooks:
     ) -> str | None:
         config = self.config
         tools = agent.toolset.resolve(scopes) if config.list_tools else ()
-        if not request.suggestions:
+        if not request.protocol.suggestions:
             # The client cannot show suggestions, actions or written payloads (workflow assistant,
             # data playground, ops agent): asking for them would put their marker lines in the
             # streamed text.
@@ -207,26 +207,31 @@ class ChatHooks:
 
     # --- after the loop -------------------------------------------------------------------
 
-    def finish(
+    def shape(
         self, agent: Agent, request: RunRequest, run_input: RunInput, completed: RunCompleted
-    ) -> RunCompleted:
+    ) -> AnswerShaped:
         """The answer shaped for the client. Shaping never fails a run that answered: if it
         breaks (a bug, an application callback), the answer goes out as the model wrote it."""
         try:
             return self._shape(agent, request, run_input, completed)
         except Exception:
             log.exception("could not shape the answer of run %s", completed.run_id)
-            return replace(completed, raw_response=completed.message)
+            return AnswerShaped(
+                run_id=completed.run_id,
+                seq=completed.seq,
+                message=completed.message,
+                payloads=completed.payloads,
+            )
 
     def _shape(
         self, agent: Agent, request: RunRequest, run_input: RunInput, completed: RunCompleted
-    ) -> RunCompleted:
+    ) -> AnswerShaped:
         config = self.config
         registry = config.registry
         location = config.locate(request.context)
         raw = completed.message
         text = raw
-        if request.tool_markers and completed.tool_history:
+        if request.protocol.tool_markers and completed.tool_history:
             text = insert_tool_markers(raw, completed.tool_history)
         extracted = registry.extract(text, registry.available(location.payload_types()))
         suggestions = extract_suggestions(extracted.text, server_actions=config.server_actions)
@@ -234,12 +239,12 @@ class ChatHooks:
             *(registry.complete(p) for p in completed.payloads),
             *extracted.payloads,
         )
-        custom = completed.custom_payload
-        if custom is None and payloads:
+        custom = None
+        if payloads:
             custom = payloads[-1]
-        elif custom is None and completed.tool_history and config.tool_history_payload:
+        elif completed.tool_history and config.tool_history_payload:
             custom = tool_history_payload(completed.tool_history)
-        diagnostics = completed.diagnostics
+        diagnostics = None
         if request.diagnostics:
             diagnostics = build_diagnostics(
                 agent,
@@ -250,14 +255,14 @@ class ChatHooks:
                 problems=[*extracted.problems, *suggestions.problems],
                 secret_keys=config.secret_keys,
             )
-        return replace(
-            completed,
+        return AnswerShaped(
+            run_id=completed.run_id,
+            seq=completed.seq,
             message=suggestions.text,
             payloads=payloads,
-            suggested_values=(*completed.suggested_values, *suggestions.values),
-            suggested_actions=(*completed.suggested_actions, *suggestions.actions),
+            suggested_values=suggestions.values,
+            suggested_actions=suggestions.actions,
             custom_payload=custom,
-            raw_response=raw,
             diagnostics=diagnostics,
         )
 

@@ -19,18 +19,18 @@ from dataclasses import dataclass
 
 from agentstream.agent import Retry
 
-__all__ = ["ARABIC", "CJK", "CYRILLIC", "LanguageGuard", "Script"]
+__all__ = ["ARABIC", "CJK", "CYRILLIC", "LanguageGuard", "WritingSystem"]
 
 
 @dataclass(frozen=True, slots=True)
-class Script:
+class WritingSystem:
     """A writing system to detect: ``language`` names it in the corrective message."""
 
     language: str
     pattern: re.Pattern[str]
 
 
-CJK = Script(
+CJK = WritingSystem(
     "Chinese",
     re.compile(
         "[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\u3000-\u303f\uff00-\uffef"
@@ -39,8 +39,12 @@ CJK = Script(
 )
 """Han ideographs, kana and CJK punctuation: the characters a CJK scan looks for."""
 
-CYRILLIC = Script("Russian", re.compile("[\u0400-\u04ff]"))
-ARABIC = Script("Arabic", re.compile("[\u0600-\u06ff\u0750-\u077f]"))
+CYRILLIC = WritingSystem("Russian", re.compile("[\u0400-\u04ff]"))
+ARABIC = WritingSystem("Arabic", re.compile("[\u0600-\u06ff\u0750-\u077f]"))
+
+Script = WritingSystem
+"""The former name of :class:`WritingSystem`, kept so existing imports work (a *script* is
+also what the scripted provider plays, hence the rename)."""
 
 _LETTER = re.compile(r"[^\W\d_]")
 
@@ -54,12 +58,12 @@ class LanguageGuard:
     """
 
     language: str = "English"
-    reject: Sequence[Script] = (CJK,)
+    reject: Sequence[WritingSystem] = (CJK,)
     min_share: float = 0.3
     user_message: str = "Please respond in {language}, not {rejected}."
     notice: str = "[Retrying in {language}...]"
 
-    def detect(self, text: str) -> Script | None:
+    def detect(self, text: str) -> WritingSystem | None:
         """The rejected script ``text`` is written in, if any."""
         letters = len(_LETTER.findall(text))
         if letters == 0:

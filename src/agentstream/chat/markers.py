@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
+from typing import Any
 
 from agentstream.events import Payload, ToolHistoryEntry
 
@@ -18,6 +19,7 @@ __all__ = [
     "MarkerLineFilter",
     "insert_tool_markers",
     "strip_tool_markers",
+    "tool_history_entry",
     "tool_history_payload",
     "tool_marker",
 ]
@@ -49,25 +51,28 @@ def strip_tool_markers(message: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", TOOL_MARKER.sub("", message)).strip()
 
 
+def tool_history_entry(entry: ToolHistoryEntry) -> dict[str, Any]:
+    """What the ``[[tool:N]]`` card of one call shows: ``{tool_name, input, output, index,
+    is_error}``, plus ``display`` when the tool gave one. ``output`` is text, as the tray's
+    cards show it; ``index`` and ``is_error`` let a card find its marker and show a failure.
+    The one shape of a tool history entry, wherever a client gets one."""
+    shown: dict[str, Any] = {
+        "tool_name": entry.tool_name,
+        "input": entry.input,
+        "output": _as_text(entry.output),
+        "index": entry.index,
+        "is_error": entry.is_error,
+    }
+    if entry.display:
+        shown["display"] = entry.display
+    return shown
+
+
 def tool_history_payload(history: Iterable[ToolHistoryEntry]) -> Payload:
-    """The tray's ``custom_payload {type: "tool_history", data: [{tool_name, input, output}]}``:
-    what each ``[[tool:N]]`` card shows, in index order. ``output`` is text, as the tray's
-    cards show it; ``index`` and ``is_error`` are added so a card can find its marker and show a
-    failure."""
+    """The tray's ``custom_payload {type: "tool_history", data: [...]}``: each call's
+    :func:`tool_history_entry`, in index order."""
     entries = sorted(history, key=lambda e: e.index)
-    return Payload(
-        kind="tool_history",
-        data=[
-            {
-                "tool_name": e.tool_name,
-                "input": e.input,
-                "output": _as_text(e.output),
-                "index": e.index,
-                "is_error": e.is_error,
-            }
-            for e in entries
-        ],
-    )
+    return Payload(kind="tool_history", data=[tool_history_entry(e) for e in entries])
 
 
 def _as_text(value: object) -> str:

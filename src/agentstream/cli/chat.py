@@ -23,6 +23,8 @@ from agentstream.agent import Agent
 from agentstream.chat.markers import MarkerLineFilter
 from agentstream.cli.loading import AgentLoadError, load_agent, load_hooks
 from agentstream.events import (
+    AnswerShaped,
+    ConversationSaved,
     PartEnded,
     PartStarted,
     PayloadEvent,
@@ -187,6 +189,7 @@ class TerminalRenderer:
                 | TurnFinished()
                 | PartStarted()
                 | PartEnded()
+                | ConversationSaved()
             ):
                 pass
             case ToolCallArgs(name=name, arguments=arguments, display=display):
@@ -211,9 +214,10 @@ class TerminalRenderer:
                 self._usage = self._usage + usage
             case RunWarning(message=message):
                 self._line(f"[yellow]warning:[/] {message}")
+            case AnswerShaped():
+                self._choices(event)
             case RunCompleted(usage=usage):
                 self._markdown(self._filter.flush())
-                self._choices(event)
                 u = usage
                 self._line(
                     f"[dim]tokens: {u.input_tokens} in, {u.output_tokens} out"
@@ -230,7 +234,7 @@ class TerminalRenderer:
             case _:
                 assert_never(event)
 
-    def _choices(self, done: RunCompleted) -> None:
+    def _choices(self, done: AnswerShaped) -> None:
         """Suggested values and actions, as the chips a chat UI would show."""
         values = [v.label or v.value for v in done.suggested_values]
         actions = [a.label or a.action for a in done.suggested_actions]

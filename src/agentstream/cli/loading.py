@@ -10,13 +10,10 @@ import sys
 
 from agentstream.agent import Agent
 from agentstream.chat import ChatConfig, ChatHooks
+from agentstream.errors import AgentLoadError
 from agentstream.runs import RunHooks
 
 __all__ = ["AgentLoadError", "load_agent", "load_hooks", "load_object"]
-
-
-class AgentLoadError(Exception):
-    pass
 
 
 def load_object(spec: str) -> object:
@@ -30,7 +27,11 @@ def load_object(spec: str) -> object:
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise AgentLoadError(f"cannot import {module_name!r}: {exc}") from exc
+        hint = ""
+        if isinstance(exc, ModuleNotFoundError) and exc.name == module_name.split(".")[0]:
+            # The top-level package itself is missing: usually the wrong directory.
+            hint = f" (modules are imported from the current directory, {os.getcwd()})"
+        raise AgentLoadError(f"cannot import {module_name!r}: {exc}{hint}") from exc
     try:
         found: object = getattr(module, attribute)
     except AttributeError:
@@ -55,7 +56,8 @@ def load_agent(spec: str | None) -> Agent:
 
 def load_hooks(spec: str | None, *, demo: bool = False) -> RunHooks:
     """``ChatHooks`` for the ``ChatConfig`` at ``spec``, the ``RunHooks`` there, or the
-    default ``ChatHooks()`` (the demo's configuration when serving the demo)."""
+    default ``ChatHooks()``, the same as ``create_app``'s (the demo's configuration when
+    serving the demo)."""
     if spec is None:
         if demo:
             from agentstream.demo import demo_chat

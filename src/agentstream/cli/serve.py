@@ -15,8 +15,7 @@ import asyncio
 import errno
 import logging
 import socket
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from typing import Any
 
 from agentstream.agent import Agent
@@ -146,13 +145,12 @@ def worker_app() -> Any:
     import os
 
     from agentstream.server.app import create_app
-    from agentstream.store import create_engine
 
     spec = json.loads(os.environ[_WORKER_ENV])
     agent = load_agent(spec["agent"])
     hooks = load_hooks(spec["chat"], demo=spec["agent"] is None)
-    store = SqlConversationStore(create_engine()) if spec["store"] else None
-    app = create_app(agent, settings=Settings.from_env(), store=store, hooks=hooks)
+    url = resolve_database_url() if spec["store"] else None
+    app = create_app(agent, settings=Settings.from_env(), database_url=url, hooks=hooks)
     tune_gc()
     return app
 
@@ -192,26 +190,31 @@ async def _serve(agent: Agent, hooks: RunHooks, settings: Settings, *, use_store
     except OSError as exc:
         log.error("%s", exc)
         return 2
-    async with _store(use_store) as store:
-        app = create_app(agent, settings=settings, store=store, hooks=hooks)
-        tune_gc()
-        config = uvicorn.Config(
-            app,
-            host=settings.host,
-            port=settings.port,
-            timeout_keep_alive=30,
-            log_level="info",
-            # Streams end when the run ends; a graceful shutdown waits this long for them.
-            timeout_graceful_shutdown=10,
-        )
-        mode = "anonymous local mode" if settings.anonymous else "JWT authentication"
-        loop = type(asyncio.get_running_loop()).__module__.split(".")[0]
-        log.info("serving agent %r (%s) with %s on %s", agent.name, agent.model_id, mode, loop)
-        log.info(
-            "open http://%s:%d in a browser (Ctrl+C to stop)", _shown(settings.host), settings.port
-        )
-        await uvicorn.Server(config).serve(sockets=[listener])
-    return 0
+    # The app opens the database when it starts (migrating SQLite) and closes it when it
+    # stops, as it does for `uvicorn myapp:app`.
+    url = resolve_database_url() if use_store else None
+    app = create_app(agent, settings=settings, database_url=url, hooks=hooks)
+    tune_gc()
+    config = uvicorn.Config(
+        app,
+        host=settings.host,
+        port=settings.port,
+        timeout_keep_alive=30,
+        log_level="info",
+        # Streams end when the run ends; a graceful shutdown waits this long for them.
+        timeout_graceful_shutdown=10,
+    )
+    mode = "anonymous local mode" if settings.anonymous else "JWT authentication"
+    loop = type(asyncio.get_running_loop()).__module__.split(".")[0]
+    log.info("serving agent %r (%s) with %s on %s", agent.name, agent.model_id, mode, loop)
+    if url is not None:
+        log.info("conversations are stored in %s", safe_url(url))
+    log.info(
+        "open http://%s:%d in a browser (Ctrl+C to stop)", _shown(settings.host), settings.port
+    )
+    server = uvicorn.Server(config)
+    await server.serve(sockets=[listener])
+    return 0 if server.started else 2  # uvicorn has logged why the app could not start
 
 
 def _shown(host: str) -> str:
@@ -237,13 +240,3 @@ def _listen(host: str, port: int) -> socket.socket:
     sock.listen(2048)
     sock.set_inheritable(True)
     return sock
-
-
-@asynccontextmanager
-async def _store(enabled: bool) -> AsyncIterator[SqlConversationStore | None]:
-    if not enabled:
-        yield None
-        return
-    async with await SqlConversationStore.open() as store:
-        log.info("conversations are stored in %s", safe_url(resolve_database_url()))
-        yield store

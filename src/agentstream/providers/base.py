@@ -16,6 +16,7 @@ from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from agentstream.errors import ErrorKind, ProviderError
 from agentstream.events import Usage
 from agentstream.messages import Message
 
@@ -123,32 +124,6 @@ class MessageComplete:
 ProviderEvent = (
     MessageStart | TextChunk | ReasoningChunk | ToolUseStart | ToolInputChunk | MessageComplete
 )
-
-ErrorKind = Literal[
-    "auth", "rate_limited", "overloaded", "bad_request", "timeout", "network", "provider"
-]
-
-
-class ProviderError(Exception):
-    """A model call failed. ``message`` is safe to show a user: it never contains an API key,
-    a full request or a stack trace. ``retryable`` says whether trying again may help."""
-
-    def __init__(
-        self,
-        kind: ErrorKind,
-        message: str,
-        *,
-        status_code: int | None = None,
-        retryable: bool = False,
-    ) -> None:
-        super().__init__(message)
-        self.kind: ErrorKind = kind
-        self.message = message
-        self.status_code = status_code
-        self.retryable = retryable
-
-    def __repr__(self) -> str:
-        return f"ProviderError(kind={self.kind!r}, message={self.message!r})"
 
 
 @runtime_checkable

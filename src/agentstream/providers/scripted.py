@@ -18,8 +18,9 @@ A turn may stream reasoning, text (a string is streamed word by word; a list chu
 tool calls (``arguments`` as an object, or raw ``fragments`` that may be broken JSON on
 purpose), usage, a ``delay`` before each chunk, and an ``error`` raised after ``after`` chunks.
 
-The provider records every request it receives (``requests``) and counts streams closed
-before they finished (``closed_early``), so tests can assert on both.
+The provider records every request it receives (``requests``), counts streams closed before
+they finished (``closed_early``) and those still going (``streaming``), so tests can assert
+on all three.
 """
 
 from __future__ import annotations
@@ -154,6 +155,7 @@ class ScriptedProvider:
             self._script, self._handler = None, script
         self.requests: list[ChatRequest] = []
         self.closed_early = 0
+        self.streaming = 0
         self._calls = 0
 
     @classmethod
@@ -174,11 +176,13 @@ class ScriptedProvider:
             turn.delay if turn.delay is not None else (self._script.delay if self._script else 0)
         )
         finished = False
+        self.streaming += 1
         try:
             async for event in self._play(turn, delay):
                 yield event
             finished = True
         finally:
+            self.streaming -= 1
             if not finished:
                 self.closed_early += 1
 

@@ -3,14 +3,20 @@
 from agentstream.runs.broker import (
     BrokerUnavailable,
     LocalBroker,
+    LogEnd,
     RedisBroker,
     RunBroker,
     RunNotFound,
 )
 from agentstream.runs.hooks import NoHooks, Preparation, RunHooks
-from agentstream.runs.request import ActionRequest, RefusedRequest, RunRequest
+from agentstream.runs.request import ActionRequest, ProtocolOptions, RefusedRequest, RunRequest
 from agentstream.runs.runner import Runner, RunSession
-from agentstream.runs.store import ConversationNotFound, ConversationStore, StartedRun
+from agentstream.runs.store import (
+    ConversationNotFound,
+    ConversationStore,
+    InterruptedRuns,
+    StartedRun,
+)
 from agentstream.runs.titles import TitleWriter, model_titles
 
 __all__ = [
@@ -18,7 +24,9 @@ __all__ = [
     "BrokerUnavailable",
     "ConversationNotFound",
     "ConversationStore",
+    "InterruptedRuns",
     "LocalBroker",
+    "LogEnd",
     "NoHooks",
     "RefusedRequest",
     "Preparation",
@@ -26,6 +34,7 @@ __all__ = [
     "RunBroker",
     "RunHooks",
     "RunNotFound",
+    "ProtocolOptions",
     "RunRequest",
     "RunSession",
     "Runner",

@@ -16,12 +16,13 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import redis.asyncio as aioredis
 
+from agentstream.errors import BrokerUnavailable, RunNotFound
 from agentstream.events import (
     TERMINAL_EVENTS,
     RunEvent,
@@ -32,9 +33,12 @@ from agentstream.events import (
 from agentstream.principal import Principal
 
 __all__ = [
+    "INTERRUPTED_MESSAGE",
     "BrokerUnavailable",
     "CancelHandler",
     "LocalBroker",
+    "LogEnd",
+    "OrphanHandler",
     "RedisBroker",
     "RunBroker",
     "RunNotFound",
@@ -46,23 +50,32 @@ CancelHandler = Callable[[str, Principal, str], bool]
 """Called with (run_id, requester, reason); cancels the run if it runs here and the requester
 owns it, and says whether it did."""
 
+OrphanHandler = Callable[[str], None]
+"""Called with the id of a run whose worker is gone (its lease lapsed before its last event):
+the runner records it as interrupted in the store."""
 
-class RunNotFound(LookupError):
-    """No such run for this principal (unknown, expired, or someone else's)."""
+INTERRUPTED_MESSAGE = "The server running this answer stopped before it finished."
 
 
-def _owner(principal: Principal) -> str:
-    return f"{principal.tenant_id or ''}\x1f{principal.user_id}"
+@dataclass(frozen=True, slots=True)
+class LogEnd:
+    """Where a run's log stands: the ``seq`` of its last event (-1: none yet) and whether that
+    event ends the run."""
+
+    last: int
+    done: bool
 
 
 def _conversation(principal: Principal, conversation_id: str) -> str:
     """A conversation's key: its owner's and its id (ids are only unique per owner)."""
-    return f"{_owner(principal)}\x1f{conversation_id}"
+    return f"{principal.owner}\x1f{conversation_id}"
 
 
 class RunBroker(Protocol):
-    async def start(self, on_cancel: CancelHandler) -> None:
-        """Begin listening for cancel requests from other workers."""
+    async def start(self, on_cancel: CancelHandler, on_orphan: OrphanHandler | None = None) -> None:
+        """Begin listening for cancel requests from other workers. ``on_orphan`` hears of
+        runs found without a live worker (a follower or a stop request that finds the
+        worker's lease lapsed)."""
         ...
 
     async def aclose(self) -> None: ...
@@ -114,8 +127,25 @@ class RunBroker(Protocol):
         """Ask whichever worker runs ``run_id`` to cancel it."""
         ...
 
+    async def end_of(self, run_id: str, requester: Principal) -> LogEnd:
+        """Where the run's log stands now, without waiting for its next event. Raises
+        :class:`RunNotFound` for runs the requester does not own."""
+        ...
+
+    async def abandoned(self, running: Callable[[], Awaitable[Sequence[str]]]) -> Sequence[str]:
+        """Those of the runs ``running()`` lists (the store's runs still ``running``) that no
+        live worker holds, as far as this broker can prove; may take a lease period to be
+        sure (see :class:`RedisBroker`). A broker that can prove nothing does not call it."""
+        ...
+
 
 # --- one process -------------------------------------------------------------------------
+
+
+@dataclass(slots=True, eq=False)
+class _Cursor:
+    position: int = 0
+    """The run's next event for this reader, counting the ones let go."""
 
 
 @dataclass(slots=True)
@@ -130,6 +160,8 @@ class _LocalRun:
     reader: Mapping[str, Any] | None = None
     conversation: str | None = None
     """The owner's conversation this run answers in (see ``LocalBroker.active_run``)."""
+    cursors: set[_Cursor] = field(default_factory=set)
+    """Where each reader of the run is: events no reader has passed are never let go."""
 
     def wake(self) -> None:
         if self.changed is not None:
@@ -140,7 +172,10 @@ class _LocalRun:
 class LocalBroker:
     """In-memory runs for a single process: the most recent ``keep`` finished runs, and of
     each run at most its latest ``max_events`` events (a reader that asks for older ones
-    resumes from the oldest kept), so memory stays bounded however long the runs."""
+    resumes from the oldest kept), so memory stays bounded however long the runs. A reader
+    in the middle of a run never loses events: while one is behind, nothing it has not read
+    is let go (a model can write faster than a client reads; a client that stops reading
+    is let go by the server's write timeout)."""
 
     def __init__(self, keep: int = 64, max_events: int = 10_000) -> None:
         self._runs: dict[str, _LocalRun] = {}
@@ -153,8 +188,9 @@ class LocalBroker:
         self._active: dict[str, str] = {}
         """The run in progress of each conversation, by owner and conversation id."""
 
-    async def start(self, on_cancel: CancelHandler) -> None:
-        """Several runners (agents) in one process may share the broker."""
+    async def start(self, on_cancel: CancelHandler, on_orphan: OrphanHandler | None = None) -> None:
+        """Several runners (agents) in one process may share the broker. A run of this
+        process cannot outlive its worker, so ``on_orphan`` is never called."""
         self._handlers.append(on_cancel)
 
     async def aclose(self) -> None:
@@ -170,9 +206,7 @@ class LocalBroker:
     ) -> None:
         self._finished.pop(run_id, None)
         conversation = None if conversation_id is None else _conversation(owner, conversation_id)
-        self._runs[run_id] = _LocalRun(
-            owner=_owner(owner), reader=reader, conversation=conversation
-        )
+        self._runs[run_id] = _LocalRun(owner=owner.owner, reader=reader, conversation=conversation)
         if conversation is not None:
             self._active[conversation] = run_id
         # The runs that finished longest ago go; runs still going are kept (they are in
@@ -197,13 +231,20 @@ class LocalBroker:
         events = run.events
         events.append(event)
         if len(events) > self._max_events:
-            cut = self._max_events // 2  # in halves, so trimming costs O(1) per event
-            del events[:cut]
-            run.dropped += cut
+            self._trim(run)
         if isinstance(event, TERMINAL_EVENTS) and not run.done:
             self._finish(event.run_id, run)
         else:
             run.wake()
+
+    def _trim(self, run: _LocalRun) -> None:
+        # Down to the latest half, so trimming costs O(1) per event.
+        cut = len(run.events) - self._max_events // 2
+        if run.cursors:
+            cut = min(cut, min(cursor.position for cursor in run.cursors) - run.dropped)
+        if cut > 0:
+            del run.events[:cut]
+            run.dropped += cut
 
     def has_after(self, run_id: str, seq: int) -> bool:
         run = self._runs.get(run_id)
@@ -218,27 +259,33 @@ class LocalBroker:
         self, run_id: str, requester: Principal, after: int = -1
     ) -> AsyncGenerator[RunEvent, None]:
         run = self._runs.get(run_id)
-        if run is None or run.owner != _owner(requester):
+        if run is None or run.owner != requester.owner:
             raise RunNotFound(run_id)
-        position = 0  # the run's next event to read, counting dropped ones
-        while True:
-            position = max(position, run.dropped)
-            pending = run.events[position - run.dropped :]
-            if pending:
-                for event in pending:
-                    position += 1
-                    if event.seq > after:
-                        yield event
-                continue  # more may have arrived while the reader was busy
-            if run.done:
-                return
-            if run.changed is None:
-                run.changed = asyncio.Event()
-            await run.changed.wait()
+        cursor = _Cursor()
+        run.cursors.add(cursor)
+        try:
+            while True:
+                cursor.position = max(cursor.position, run.dropped)
+                pending = run.events[cursor.position - run.dropped :]
+                if pending:
+                    for event in pending:
+                        cursor.position += 1
+                        if event.seq > after:
+                            yield event
+                    continue  # more may have arrived while the reader was busy
+                if run.done:
+                    return
+                if run.changed is None:
+                    run.changed = asyncio.Event()
+                await run.changed.wait()
+        finally:
+            run.cursors.discard(cursor)
+            if len(run.events) > self._max_events:
+                self._trim(run)  # what this reader held back
 
     async def reader_of(self, run_id: str, requester: Principal) -> Mapping[str, Any] | None:
         run = self._runs.get(run_id)
-        if run is None or run.owner != _owner(requester):
+        if run is None or run.owner != requester.owner:
             raise RunNotFound(run_id)
         return run.reader
 
@@ -248,17 +295,23 @@ class LocalBroker:
     async def request_cancel(self, run_id: str, requester: Principal, reason: str) -> bool:
         return any(handler(run_id, requester, reason) for handler in self._handlers)
 
+    async def end_of(self, run_id: str, requester: Principal) -> LogEnd:
+        run = self._runs.get(run_id)
+        if run is None or run.owner != requester.owner:
+            raise RunNotFound(run_id)
+        return LogEnd(run.events[-1].seq if run.events else -1, run.done)
+
+    async def abandoned(self, running: Callable[[], Awaitable[Sequence[str]]]) -> Sequence[str]:
+        """None: without a shared lease this process cannot tell a run of a dead process
+        from one of another process serving the same database."""
+        return ()
+
     def has(self, run_id: str) -> bool:
         """Whether this process holds the run (it may have finished)."""
         return run_id in self._runs
 
 
 # --- many workers --------------------------------------------------------------------------
-
-
-class BrokerUnavailable(RuntimeError):
-    """The shared run log cannot be reached (Redis is down): a run of another worker can be
-    neither followed nor stopped until it returns. Runs of this worker are unaffected."""
 
 
 INTERRUPTED_MESSAGE = "The server running this answer stopped before it finished."
@@ -274,7 +327,8 @@ class RedisBroker:
     needs another worker (following or stopping its runs) fails, as
     :class:`BrokerUnavailable`. A worker renews a short lease (``{id}:alive``) on each of its
     runs; a reader that finds the lease gone before the run's last event knows the worker
-    died and ends the run for its client with ``run_failed`` rather than waiting forever.
+    died, ends the run for its client with ``run_failed`` rather than waiting forever, and
+    reports it (``on_orphan``) so the store records the run as interrupted.
     """
 
     def __init__(
@@ -306,6 +360,7 @@ class RedisBroker:
         self._down = False
         self._active_keys: dict[str, str] = {}
         """The conversation key of each run of this worker that has one (``active_run``)."""
+        self._on_orphan: OrphanHandler | None = None
 
     def _key(self, run_id: str) -> str:
         return f"{self._prefix}run:{run_id}"
@@ -324,8 +379,9 @@ class RedisBroker:
             self._down = False
             log.warning("Redis is back: runs are shared between workers again")
 
-    async def start(self, on_cancel: CancelHandler) -> None:
+    async def start(self, on_cancel: CancelHandler, on_orphan: OrphanHandler | None = None) -> None:
         await self._local.start(on_cancel)
+        self._on_orphan = on_orphan
         self._tasks = [
             asyncio.create_task(self._listen(on_cancel)),
             asyncio.create_task(self._renew_leases()),
@@ -388,7 +444,7 @@ class RedisBroker:
         self._mine.add(run_id)
         key = self._key(run_id)
         pipe = self._redis.pipeline(transaction=False)
-        pipe.set(key + ":owner", _owner(owner), ex=self._ttl)
+        pipe.set(key + ":owner", owner.owner, ex=self._ttl)
         pipe.set(key + ":reader", json.dumps(reader), ex=self._ttl)
         if conversation_id is not None:
             active = self._active_key(owner, conversation_id)
@@ -477,7 +533,7 @@ class RedisBroker:
         self, run_id: str, requester: Principal, after: int
     ) -> AsyncGenerator[RunEvent, None]:
         key = self._key(run_id)
-        if _text(await self._redis.get(key + ":owner")) != _owner(requester):
+        if _text(await self._redis.get(key + ":owner")) != requester.owner:
             raise RunNotFound(run_id)
         last, seq = (f"{after + 1}-0" if after >= 0 else "0-0"), after
         while True:
@@ -490,6 +546,7 @@ class RedisBroker:
                     # was dropped.
                     if await self._redis.xread({key: last}, count=1):
                         continue
+                    self._orphaned(run_id)
                     yield RunFailed(
                         run_id=run_id, seq=seq + 1, kind="interrupted", message=INTERRUPTED_MESSAGE
                     )
@@ -512,7 +569,7 @@ class RedisBroker:
         except (aioredis.RedisError, OSError) as exc:
             self._unavailable(exc)
             raise BrokerUnavailable("runs of other workers cannot be reached") from exc
-        if _text(owner) != _owner(requester):
+        if _text(owner) != requester.owner:
             raise RunNotFound(run_id)
         found = json.loads(reader) if reader is not None else None
         return found if isinstance(found, dict) else None
@@ -523,8 +580,14 @@ class RedisBroker:
         key = self._key(run_id)
         try:
             owner, alive = await self._redis.mget(key + ":owner", key + ":alive")
-            if _text(owner) != _owner(requester) or alive is None:
-                return False  # someone else's, or no worker is running it any more
+            if _text(owner) != requester.owner:
+                return False  # someone else's, or unknown
+            if alive is None:
+                # No worker is running it any more: nothing to stop, but if it never ended,
+                # its worker died.
+                if not await self._ended(key):
+                    self._orphaned(run_id)
+                return False
             body = {
                 "run_id": run_id,
                 "user_id": requester.user_id,
@@ -536,6 +599,61 @@ class RedisBroker:
             self._unavailable(exc)
             raise BrokerUnavailable("runs of other workers cannot be reached") from exc
         return True
+
+    def _orphaned(self, run_id: str) -> None:
+        if self._on_orphan is not None:
+            self._on_orphan(run_id)
+
+    async def _last_event(self, key: str) -> RunEvent | None:
+        """The last event of the run's log in Redis (None: empty, or expired)."""
+        last: Any = await self._redis.xrevrange(key, count=1)
+        return event_from_json(last[0][1][b"e"]) if last else None
+
+    async def _ended(self, key: str) -> bool:
+        """Whether the run's log in Redis ends with its terminal event."""
+        return isinstance(await self._last_event(key), TERMINAL_EVENTS)
+
+    async def end_of(self, run_id: str, requester: Principal) -> LogEnd:
+        if self._local.has(run_id):
+            return await self._local.end_of(run_id, requester)
+        key = self._key(run_id)
+        try:
+            owner, alive = await self._redis.mget(key + ":owner", key + ":alive")
+            if _text(owner) != requester.owner:
+                raise RunNotFound(run_id)
+            event = await self._last_event(key)
+        except (aioredis.RedisError, OSError) as exc:
+            self._unavailable(exc)
+            raise BrokerUnavailable("runs of other workers cannot be reached") from exc
+        if isinstance(event, TERMINAL_EVENTS):
+            return LogEnd(event.seq, True)
+        seq = -1 if event is None else event.seq
+        # No lease: the worker died, and :meth:`replay` ends the run with a failure of its own
+        # at ``seq + 1``; a client that has that one has everything.
+        return LogEnd(seq, False) if alive is not None else LogEnd(seq + 1, True)
+
+    async def abandoned(self, running: Callable[[], Awaitable[Sequence[str]]]) -> Sequence[str]:
+        """The runs listed now (other than this worker's) without a lease one lease period
+        later. Not at once: a worker that died a moment ago still has leases that have not
+        lapsed (a restarted worker comes back within seconds), and a run is committed to the
+        store a moment before its worker takes the lease. Redis unreachable: none (nothing
+        can be proved)."""
+        run_ids = await running()
+        if not [run_id for run_id in run_ids if run_id not in self._mine]:
+            return ()
+        # A lease taken just before ``run_ids`` were listed lapses within its time to live.
+        await asyncio.sleep(_seconds(self._lease) + 0.25)
+        candidates = [run_id for run_id in run_ids if run_id not in self._mine]
+        try:
+            leases = await self._redis.mget([self._key(r) + ":alive" for r in candidates])
+        except (aioredis.RedisError, OSError) as exc:
+            self._unavailable(exc)
+            return ()
+        return [
+            run_id
+            for run_id, lease in zip(candidates, leases, strict=True)
+            if lease is None and run_id not in self._mine
+        ]
 
 
 def _dispatch(message: Any, on_cancel: CancelHandler) -> None:

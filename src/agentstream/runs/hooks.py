@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from agentstream.agent import Agent, AnswerCheck, RunInput
-from agentstream.events import Payload, RunCompleted
+from agentstream.events import AnswerShaped, Payload, RunCompleted
 from agentstream.messages import Message
 from agentstream.runs.request import RunRequest
 
@@ -37,6 +37,10 @@ class Preparation:
 
 
 class RunHooks(Protocol):
+    """What a runner asks of response semantics. Hooks may also have ``attach(agent)``: the
+    runner calls it once, when it is built, so hooks that bring tools (the chat pages') add
+    them to the agent's toolset before the first request."""
+
     answer_markers: Sequence[str]
     """The marker lines (``SUGGESTED_VALUES:``, ...) these hooks parse out of the model's
     answer; dialects withhold them from the streamed text."""
@@ -57,11 +61,12 @@ class RunHooks(Protocol):
         """Before the loop: build the system prompt and choose tool scopes."""
         ...
 
-    def finish(
+    def shape(
         self, agent: Agent, request: RunRequest, run_input: RunInput, completed: RunCompleted
-    ) -> RunCompleted:
-        """After the loop answered: shape the final answer (parse markers, add suggested
-        values and actions, diagnostics)."""
+    ) -> AnswerShaped | None:
+        """After the loop answered: the answer as a chat client shows it (markers parsed,
+        suggested values and actions, diagnostics), sent just before ``run_completed``;
+        ``None`` when there is nothing to shape. Its ``seq`` is set by the runner."""
         ...
 
 
@@ -81,7 +86,7 @@ class NoHooks:
         scopes = (request.context_type,) if request.context_type else ()
         return Preparation(scopes=scopes)
 
-    def finish(
+    def shape(
         self, agent: Agent, request: RunRequest, run_input: RunInput, completed: RunCompleted
-    ) -> RunCompleted:
-        return completed
+    ) -> AnswerShaped | None:
+        return None

@@ -6,20 +6,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentstream.errors import RefusedRequest
 from agentstream.messages import Message
 from agentstream.pending import Answers, ClientTool
 from agentstream.principal import Principal
 
-__all__ = ["ActionRequest", "RefusedRequest", "RunRequest"]
-
-
-class RefusedRequest(ValueError):
-    """A request the run's hooks cannot serve (``RunHooks.check``): a 400 naming ``field``,
-    with a message safe to show the client."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
+__all__ = ["ActionRequest", "ProtocolOptions", "RefusedRequest", "RunRequest"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -31,9 +23,28 @@ class ActionRequest:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ProtocolOptions:
+    """What a protocol's clients can show and the limits it sets, declared once per protocol
+    beside the request (workflow assistant: 20 turns and answers in English; chat tray: 5
+    turns, tool markers and suggestions). The defaults suit a library user's own client."""
+
+    max_turns: int | None = None
+    """The turn limit (``None``: the agent's own)."""
+    tool_markers: bool = False
+    """Place ``[[tool:N]]`` markers in the shaped answer where each tool call finished."""
+    suggestions: bool = True
+    """The client shows suggested values and actions and custom payloads, so the model may
+    be asked for them. Protocols without them say ``False``: their clients would show the
+    marker lines as text."""
+    response_language: str | None = None
+    """The language answers must be in (workflow assistant: English); the chat hooks retry
+    an answer written in another script once."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RunRequest:
-    """One message to answer, independent of wire format. Per-dialect defaults (20 turns for
-    ``ichor``, 5 and tool markers for ``tray``) are set here by the dialect, as data."""
+    """One message to answer, independent of wire format, with the options of the protocol
+    it came in (:class:`ProtocolOptions`)."""
 
     message: str
     """The user's new message; empty when the request only answers pending tool calls."""
@@ -58,21 +69,14 @@ class RunRequest:
     context_type: str | None = None
     model: str | None = None
     temperature: float | None = None
-    max_turns: int | None = None
     max_tokens: int | None = None
     model_options: Mapping[str, Any] = field(default_factory=dict)
     tool_options: Mapping[str, Any] = field(default_factory=dict)
     interaction_type: str | None = None
     action: ActionRequest | None = None
-    response_language: str | None = None
-    """The language answers must be in (workflow assistant: English); the chat hooks retry an answer
-    written in another script once."""
-    tool_markers: bool = False
-    suggestions: bool = True
-    """The client shows suggested values and actions and custom payloads (chat tray), so the
-    model may be asked for them. Dialects without them (workflow assistant, data playground,
-    ops agent) say ``False``: their
-    clients would show the marker lines as text."""
+    protocol: ProtocolOptions = field(default_factory=ProtocolOptions)
+    """What the protocol's clients can show and the limits it sets (each dialect declares
+    its own, as data)."""
     diagnostics: bool = False
     metadata: Mapping[str, Any] = field(default_factory=dict)
     run_id: str | None = None

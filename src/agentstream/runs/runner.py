@@ -23,7 +23,10 @@ from dataclasses import replace
 from typing import Any, TypeVar
 
 from agentstream.agent import Agent, AgentRun, CancelToken, RunInput
+from agentstream.conversation import ConversationDetail
 from agentstream.events import (
+    AnswerShaped,
+    ConversationSaved,
     RunCancelled,
     RunCompleted,
     RunEvent,
@@ -33,10 +36,10 @@ from agentstream.events import (
 from agentstream.messages import AssistantMessage, Message
 from agentstream.pending import InvalidAnswers, check_answers, open_calls
 from agentstream.principal import Principal
-from agentstream.runs.broker import LocalBroker, RunBroker
+from agentstream.runs.broker import INTERRUPTED_MESSAGE, LocalBroker, RunBroker
 from agentstream.runs.hooks import NoHooks, RunHooks
 from agentstream.runs.request import RefusedRequest, RunRequest
-from agentstream.runs.store import ConversationStore, RunStatus
+from agentstream.runs.store import ConversationStore, InterruptedRuns, RunStatus
 from agentstream.runs.titles import TitleWriter
 
 __all__ = ["ABANDON_GRACE_SECONDS", "RunSession", "Runner"]
@@ -66,16 +69,47 @@ class Runner:
         self.agent = agent
         self.store = store
         self.hooks: RunHooks = hooks or NoHooks()
+        attach = getattr(self.hooks, "attach", None)
+        if attach is not None:  # hooks that bring tools (the chat pages') add them now
+            attach(agent)
         self.broker: RunBroker = broker if broker is not None else LocalBroker()
         self.titles = titles
         self._active: dict[str, RunSession] = {}
         self._runs: set[asyncio.Task[None]] = set()
         self._background: set[asyncio.Task[None]] = set()
         self._writes: set[asyncio.Task[Any]] = set()
+        self._sweep: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        """Listen for cancel requests from other workers (with a shared broker)."""
-        await self.broker.start(self.cancel)
+        """Listen for cancel requests from other workers (with a shared broker), and mark
+        ``interrupted`` the runs that workers which died left ``running`` in the store."""
+        await self.broker.start(self.cancel, self._orphaned)
+        if isinstance(self.store, InterruptedRuns):
+            self._sweep = asyncio.create_task(self._mark_abandoned(self.store))
+
+    async def _mark_abandoned(self, store: InterruptedRuns) -> None:
+        """Once, at start, in the background: the broker may take a lease period to prove
+        a run has no worker (and proves nothing without Redis: see ``LocalBroker``)."""
+        try:
+            abandoned = await self.broker.abandoned(store.running_runs)
+            marked = (
+                await store.mark_interrupted(abandoned, INTERRUPTED_MESSAGE) if abandoned else 0
+            )
+            if marked:
+                log.warning("marked %d runs of workers that died as interrupted", marked)
+        except Exception:
+            log.exception("could not look for runs of workers that died")
+
+    async def marked_abandoned_runs(self) -> None:
+        """Until the start-up look for runs of workers that died has ended."""
+        if self._sweep is not None:
+            await asyncio.wait((self._sweep,))
+
+    def _orphaned(self, run_id: str) -> None:
+        """The broker found run ``run_id`` without a live worker: record it interrupted."""
+        store = self.store
+        if isinstance(store, InterruptedRuns):
+            self._own(_mark_interrupted(store, run_id))
 
     async def settle(self) -> None:
         """Wait for the work started so far: runs, store writes, model-written titles
@@ -92,6 +126,9 @@ class Runner:
             session.abandon("server shutting down")
         for task in list(self._background):
             task.cancel()
+        if self._sweep is not None:
+            self._sweep.cancel()
+            await asyncio.gather(self._sweep, return_exceptions=True)
         # Runs wind down (and store what they produced); store writes are finished, not
         # cancelled: they are what a run leaves behind.
         await asyncio.gather(*self._runs, return_exceptions=True)
@@ -209,7 +246,7 @@ class Runner:
             system=prep.system,
             model=request.model,
             temperature=request.temperature,
-            max_turns=prep.max_turns or request.max_turns,
+            max_turns=prep.max_turns or request.protocol.max_turns,
             max_tokens=request.max_tokens,
             model_options=request.model_options,
             tool_options=request.tool_options if prep.tool_options is None else prep.tool_options,
@@ -226,7 +263,7 @@ class Runner:
     def cancel(self, run_id: str, principal: Principal, reason: str = "cancelled") -> bool:
         """Cancel a run in progress in this process if ``principal`` owns it."""
         session = self._active.get(run_id)
-        if session is None or not _same_owner(session.request.principal, principal):
+        if session is None or session.request.principal.owner != principal.owner:
             return False
         session.cancel(reason)
         return True
@@ -269,6 +306,14 @@ class Runner:
             log.exception("could not write a title for conversation %s", conversation_id)
 
 
+async def _mark_interrupted(store: InterruptedRuns, run_id: str) -> None:
+    try:
+        if await store.mark_interrupted([run_id], INTERRUPTED_MESSAGE):
+            log.warning("marked run %s interrupted: its worker is gone", run_id)
+    except Exception:
+        log.exception("could not mark run %s interrupted", run_id)
+
+
 def _settled(task: asyncio.Task[Any]) -> None:
     """Mark an owned write's outcome as seen: its awaiter, if still there, has it too."""
     if not task.cancelled():
@@ -287,10 +332,6 @@ def complete_prefix(messages: list[Message]) -> int:
     return upto
 
 
-def _same_owner(a: Principal, b: Principal) -> bool:
-    return a.user_id == b.user_id and a.tenant_id == b.tenant_id
-
-
 class RunSession:
     def __init__(
         self, runner: Runner, request: RunRequest, run_input: RunInput, *, first_run: bool = False
@@ -301,6 +342,8 @@ class RunSession:
         self.first_run = first_run
         self.run: AgentRun = runner.agent.run(run_input)
         self._saved = 0
+        self._inserted = 0
+        """Events the run added before the loop's last one (which moves up by as many)."""
         self._finished = False
         self._last_write: asyncio.Task[Any] | None = None
         self._task: asyncio.Task[None] | None = None
@@ -353,16 +396,18 @@ class RunSession:
         return self.runner.broker.replay(self.run_id, self.request.principal, after)
 
     async def _drive(self) -> None:
-        """The run itself, in a task the runner owns: the loop's events, each shaped and
-        persisted as needed and then appended to the broker's log."""
+        """The run itself, in a task the runner owns. The loop's events go to the broker's log
+        as they are made (from the loop's own task: no hop through this one); only the last
+        event comes here, to be shaped and stored before it is appended."""
         publish = self.runner.broker.publish
+        self.run.forward(self._forward)
         try:
             async with self.run:
                 async for event in self.run:
-                    if isinstance(event, TurnStarted):
-                        await self._save_progress()  # the tool round-trip before it
-                    elif isinstance(event, RunCompleted):
-                        event = await self._complete(event)
+                    if isinstance(event, RunCompleted):
+                        for before in await self._complete(event):
+                            publish(before)
+                        event = replace(event, seq=event.seq + self._inserted)
                     elif isinstance(event, RunFailed):
                         await self._finish("failed", error=event.message)
                     elif isinstance(event, RunCancelled):
@@ -379,36 +424,63 @@ class RunSession:
             await asyncio.shield(self.runner.broker.close_run(self.run_id))
             self.runner._forget(self.run_id)
 
-    async def _complete(self, event: RunCompleted) -> RunCompleted:
-        event = self.runner.hooks.finish(self.runner.agent, self.request, self.input, event)
-        conversation = await self._finish("completed", completed=event)
+    def _forward(self, event: RunEvent) -> None:
+        """Every event but the last, in the loop's task: a new turn first saves the finished
+        round-trips (in a write the runner owns), then the event goes to the log."""
+        if type(event) is TurnStarted:
+            self._save_progress()  # the tool round-trip (or the answers) before it
+        self.runner.broker.publish(event)
+
+    async def _complete(self, event: RunCompleted) -> list[RunEvent]:
+        """Shape the answer and store it; the events that go before ``run_completed`` (the
+        run's last event, renumbered after them)."""
+        seq = event.seq
+        extra: list[RunEvent] = []
+        shaped = self.runner.hooks.shape(self.runner.agent, self.request, self.input, event)
+        if shaped is not None:
+            shaped = replace(shaped, seq=seq)
+            extra.append(shaped)
+        conversation = await self._finish("completed", completed=event, shaped=shaped)
+        if conversation is not None:
+            extra.append(
+                ConversationSaved(
+                    run_id=self.run_id, seq=seq + len(extra), conversation=conversation
+                )
+            )
+        self._inserted = len(extra)
         if self.first_run and self.conversation_id is not None:
             self.runner._retitle(self.request.principal, self.conversation_id, self.request.message)
-        return replace(event, conversation=conversation) if conversation is not None else event
+        return extra
 
-    async def _save_progress(self) -> None:
+    def _save_progress(self) -> None:
         store, conversation_id = self.runner.store, self.conversation_id
-        # The loop runs in its own task and keeps appending while we await the store: take
-        # the boundary now, and only up to a complete round-trip, so the store never holds
-        # an assistant tool call without its results (or misses what came meanwhile).
+        # Only up to a complete round-trip, so the store never holds an assistant tool call
+        # without its results.
         upto = complete_prefix(self.run.new_messages)
         if store is None or conversation_id is None or upto <= self._saved:
             return
         messages, self._saved = self.run.new_messages[self._saved : upto], upto
         principal, run_id = self.request.principal, self.run_id
-        await self._persist(
-            lambda: store.append_messages(
-                principal, run_id=run_id, conversation_id=conversation_id, messages=messages
-            )
-        )
+
+        async def write() -> None:
+            try:
+                await store.append_messages(
+                    principal, run_id=run_id, conversation_id=conversation_id, messages=messages
+                )
+            except Exception:
+                # The run goes on for its readers; the store's own failure is what to fix.
+                log.exception("could not save the progress of run %s", run_id)
+
+        self._persist_soon(write)
 
     async def _finish(
         self,
         status: RunStatus,
         *,
         completed: RunCompleted | None = None,
+        shaped: AnswerShaped | None = None,
         error: str | None = None,
-    ) -> dict[str, Any] | None:
+    ) -> ConversationDetail | None:
         if self._finished:
             return None
         self._finished = True
@@ -418,7 +490,7 @@ class RunSession:
         principal, run_id = self.request.principal, self.run_id
         messages = self.run.new_messages[self._saved :]
 
-        async def write() -> dict[str, Any] | None:
+        async def write() -> ConversationDetail | None:
             try:
                 return await store.finish_run(
                     principal,
@@ -427,6 +499,7 @@ class RunSession:
                     messages=messages,
                     status=status,
                     completed=completed,
+                    shaped=shaped,
                     error=error,
                 )
             except Exception:
@@ -441,6 +514,10 @@ class RunSession:
         A client that hangs up cancels the task streaming its answer, possibly in the middle
         of a write; the write goes on regardless (the runner waits for it on shutdown), so
         every run ends in the store however it is interrupted."""
+        return await asyncio.shield(self._persist_soon(write))
+
+    def _persist_soon(self, write: Callable[[], Awaitable[T]]) -> asyncio.Task[T]:
+        """Start ``write`` after this run's earlier writes, in a task the runner owns."""
         previous = self._last_write
 
         async def step() -> T:
@@ -450,4 +527,4 @@ class RunSession:
 
         task = self.runner._own(step())
         self._last_write = task
-        return await asyncio.shield(task)
+        return task

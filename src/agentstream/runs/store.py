@@ -3,28 +3,35 @@
 The pipeline commits the user message before the model is called, appends the messages of each
 finished tool round-trip as the run goes, and finishes the run with the final (or partial)
 assistant message and a status. ``agentstream.store`` implements this on SQLAlchemy; anything
-else with these methods works too (a test double, a remote service).
+else with these methods works too (a test double, a remote service). A store that also has
+the two methods of :class:`InterruptedRuns` gets the runs of workers that died marked
+``interrupted`` instead of left ``running``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
-from agentstream.events import Payload, RunCompleted
+from agentstream.conversation import ConversationDetail
+from agentstream.errors import ConversationNotFound
+from agentstream.events import AnswerShaped, Payload, RunCompleted
 from agentstream.messages import Message
 from agentstream.pending import Answers
 from agentstream.principal import Principal
 
-__all__ = ["ConversationNotFound", "ConversationStore", "RunStatus", "StartedRun"]
+__all__ = [
+    "ConversationNotFound",
+    "ConversationStore",
+    "InterruptedRuns",
+    "RunStatus",
+    "StartedRun",
+]
 
-RunStatus = Literal["completed", "failed", "cancelled"]
-
-
-class ConversationNotFound(LookupError):
-    """No such conversation for this principal: it does not exist, or belongs to someone else.
-    Both cases look the same to the caller on purpose (HTTP 404)."""
+RunStatus = Literal["completed", "failed", "cancelled", "interrupted"]
+"""How a run ended. ``interrupted``: its worker died before it ended (recorded by another
+worker, see :class:`InterruptedRuns`)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -87,12 +94,12 @@ class ConversationStore(Protocol):
         messages: Sequence[Message],
         status: RunStatus,
         completed: RunCompleted | None = None,
+        shaped: AnswerShaped | None = None,
         error: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> ConversationDetail:
         """Commit the rest of the run's messages (the final or partial assistant message),
-        mark the run's status (``cancelled``/``failed`` = interrupted), and return the
-        conversation as the ops agent's ``conversation`` object: ``{id, title, updated_at,
-        conversation: [{role, content, created_at}, ...]}``."""
+        mark the run's status (``cancelled``/``failed`` = interrupted), keep the answer as
+        shown (``shaped``, else the loop's), and return the conversation as it now stands."""
         ...
 
     async def set_generated_title(
@@ -100,4 +107,21 @@ class ConversationStore(Protocol):
     ) -> str | None:
         """Store a title written by the model unless the user renamed the conversation;
         returns the title stored, or None."""
+        ...
+
+
+@runtime_checkable
+class InterruptedRuns(Protocol):
+    """What a store offers (optionally) so that runs whose worker died do not stay ``running``
+    forever: the runner lists the runs still marked running, asks the broker which of them no
+    live worker holds, and marks those ``interrupted``."""
+
+    async def running_runs(self) -> Sequence[str]:
+        """The ids of the runs whose row still says ``running``."""
+        ...
+
+    async def mark_interrupted(self, run_ids: Sequence[str], error: str) -> int:
+        """Mark those of ``run_ids`` still ``running`` as ``interrupted`` (a run that ended
+        meanwhile keeps how it ended); returns how many were marked. The worker that really
+        runs a run always has the last word: its own end overwrites the mark."""
         ...

@@ -20,6 +20,8 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentstream.agent import Agent
+from agentstream.chat import ChatHooks
+from agentstream.errors import ConfigurationError
 from agentstream.providers.registry import ModelRegistry
 from agentstream.runs import (
     LocalBroker,
@@ -32,12 +34,13 @@ from agentstream.runs import (
 from agentstream.runs.store import ConversationStore
 from agentstream.server import client_config, runs, web
 from agentstream.server.auth import Authenticator, authenticator_from_settings
-from agentstream.server.context import ServerContext
 from agentstream.server.dialects import BUILT_IN, Dialect
 from agentstream.server.dialects.declaration import registry
 from agentstream.server.errors import document_errors, install_error_handlers
 from agentstream.server.models import ModelCatalog
+from agentstream.server.reference import OPENAPI_TAGS
 from agentstream.server.settings import Settings
+from agentstream.server.state import ServerContext
 
 __all__ = ["create_app"]
 
@@ -50,6 +53,7 @@ def create_app(
     *,
     settings: Settings | None = None,
     store: ConversationStore | None = None,
+    database_url: str | None = None,
     hooks: RunHooks | None = None,
     authenticator: Authenticator | None = None,
     static_dir: Path | None = None,
@@ -59,7 +63,11 @@ def create_app(
 ) -> FastAPI:
     """The HTTP app serving ``agent``. ``settings`` default to the environment
     (:meth:`Settings.from_env`); ``store`` persists conversations (none: each run stands
-    alone); ``hooks`` shape prompts and answers (``agentstream.chat``); ``authenticator``
+    alone); ``database_url`` instead stores them in that database
+    (:class:`~agentstream.store.SqlConversationStore`), which the app opens when it starts
+    (SQLite is migrated; PostgreSQL must be at the current revision, ``agentstream db
+    upgrade``) and closes when it stops; ``hooks`` shape prompts and answers (default
+    ``ChatHooks()``, as ``agentstream serve``: :mod:`agentstream.chat`); ``authenticator``
     replaces the one the settings describe; ``static_dir`` holds the built web UI (default
     ``agentstream/server/static``); ``models`` lists the other models clients may pick
     (default: :class:`ModelRegistry` from the environment); ``broker`` shares runs between
@@ -70,13 +78,21 @@ def create_app(
     are served and its ``authenticator`` is used unless one is given here.
 
     ``agentstream serve`` builds this app; build it yourself to mount it in a larger
-    application or to run it under another ASGI server::
+    application or to run it under another ASGI server (``uvicorn myapp:app``)::
 
-        store = await SqlConversationStore.open()  # AGENTSTREAM_DATABASE_URL or ./data
-        app = create_app(agent, store=store, hooks=ChatHooks(chat))
+        app = create_app(agent, database_url="sqlite:///data/chat.db", hooks=ChatHooks(chat))
     """
     settings = settings or Settings.from_env()
-    config = client_config.chat_config_of(hooks) if hooks is not None else None
+    owned = None
+    if database_url is not None:
+        if store is not None:
+            raise ConfigurationError("create_app takes a store or a database_url, not both")
+        from agentstream.store import SqlConversationStore, create_engine
+
+        owned = SqlConversationStore(create_engine(database_url))
+        store = owned
+    hooks = hooks if hooks is not None else ChatHooks()
+    config = client_config.chat_config_of(hooks)
     if authenticator is None and config is not None:
         authenticator = config.authenticator
     settings.check()
@@ -88,11 +104,17 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        await runner.start()
         try:
-            yield
+            if owned is not None:
+                await owned.prepare()
+            await runner.start()
+            try:
+                yield
+            finally:
+                await runner.aclose()
         finally:
-            await runner.aclose()
+            if owned is not None:
+                await owned.close()
 
     server = ServerContext(
         runner=runner,
@@ -107,6 +129,7 @@ def create_app(
             "data playground, chat tray and ops agent protocols."
         ),
         version="0.1.0",
+        openapi_tags=OPENAPI_TAGS,
         lifespan=lifespan,
     )
     app.state.server = server

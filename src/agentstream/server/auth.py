@@ -30,6 +30,7 @@ import anyio
 import jwt
 from starlette.requests import HTTPConnection
 
+from agentstream.errors import AuthError, Forbidden
 from agentstream.principal import ANONYMOUS, Principal
 from agentstream.server.settings import Settings, is_loopback
 
@@ -42,14 +43,6 @@ __all__ = [
     "authenticator_from_settings",
     "for_tenant",
 ]
-
-
-class AuthError(Exception):
-    """Missing or invalid credentials (401). The message is safe to return."""
-
-
-class Forbidden(Exception):
-    """Authenticated, but not allowed to do this (403)."""
 
 
 class Authenticator(Protocol):

@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from agentstream.chat import ChatConfig
 from agentstream.principal import Principal
 from agentstream.runs import RunHooks
-from agentstream.server.context import ServerContext
+from agentstream.server.state import ServerContext
 
 __all__ = ["PATH", "ClientConfig", "chat_config_of", "router"]
 

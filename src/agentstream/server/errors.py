@@ -6,6 +6,10 @@ lets a client highlight it), 401 for credentials, 403 for a tenant the token doe
 404 for an unknown conversation or run, 413 for an oversized body, 503 when a run of
 another worker cannot be reached (Redis is down). Once a stream has started,
 errors are the dialect's own ``error`` event instead (see :mod:`agentstream.server.sse`).
+
+This is the one place where the library's errors (:mod:`agentstream.errors`) become statuses:
+routes let :class:`~agentstream.errors.RefusedRequest`, :class:`~agentstream.errors.NotFound`
+and the others propagate, and :func:`install_error_handlers` answers each branch of the tree.
 """
 
 from __future__ import annotations
@@ -18,9 +22,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from agentstream.runs.broker import BrokerUnavailable
-from agentstream.runs.store import ConversationNotFound
-from agentstream.server.auth import AuthError, Forbidden
+from agentstream.errors import AuthError, Forbidden, NotFound, RefusedRequest, Unavailable
 
 __all__ = [
     "ApiError",
@@ -113,11 +115,17 @@ def install_error_handlers(app: FastAPI, *, sign_in_url: str | None = None) -> N
     async def on_forbidden(request: Request, exc: Exception) -> JSONResponse:
         return ApiError(403, str(exc)).response()
 
+    async def on_refused(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, RefusedRequest)
+        return bad_request(exc.field, str(exc)).response()
+
     async def on_not_found(request: Request, exc: Exception) -> JSONResponse:
-        return ApiError(404, "Conversation not found").response()
+        assert isinstance(exc, NotFound)
+        return ApiError(404, exc.detail).response()
 
     async def on_unavailable(request: Request, exc: Exception) -> JSONResponse:
-        return ApiError(503, "Runs of other workers cannot be reached right now").response()
+        assert isinstance(exc, Unavailable)
+        return ApiError(503, exc.detail).response()
 
     async def on_http(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, StarletteHTTPException)
@@ -129,8 +137,9 @@ def install_error_handlers(app: FastAPI, *, sign_in_url: str | None = None) -> N
     app.add_exception_handler(RequestValidationError, on_validation)
     app.add_exception_handler(AuthError, on_auth)
     app.add_exception_handler(Forbidden, on_forbidden)
-    app.add_exception_handler(ConversationNotFound, on_not_found)
-    app.add_exception_handler(BrokerUnavailable, on_unavailable)
+    app.add_exception_handler(RefusedRequest, on_refused)
+    app.add_exception_handler(NotFound, on_not_found)
+    app.add_exception_handler(Unavailable, on_unavailable)
     app.add_exception_handler(StarletteHTTPException, on_http)
 
 

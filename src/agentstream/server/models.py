@@ -15,22 +15,22 @@ import logging
 from typing_extensions import TypedDict
 
 from agentstream.agent import Agent
+from agentstream.errors import ModelUnavailable
 from agentstream.providers.registry import ModelRegistry, model_info
 
-__all__ = ["ModelCatalog", "ModelInfo", "ModelUnavailable"]
+__all__ = ["ModelCatalog", "OfferedModel", "ModelUnavailable"]
 
 log = logging.getLogger("agentstream.server")
 
 
-class ModelInfo(TypedDict):
+class OfferedModel(TypedDict):
+    """A model a client may pick, as ``listModels()`` lists it (not the registry's
+    :class:`~agentstream.providers.ModelInfo`, which describes any known model)."""
+
     id: str
     name: str
     provider: str
     default: bool
-
-
-class ModelUnavailable(ValueError):
-    """The model is not offered, or its provider cannot be created here."""
 
 
 class ModelCatalog:
@@ -38,9 +38,9 @@ class ModelCatalog:
         self._agent = agent
         self._registry = registry if registry is not None else ModelRegistry()
 
-    async def models(self) -> list[ModelInfo]:
+    async def models(self) -> list[OfferedModel]:
         own = self._agent.model_id
-        listed: list[ModelInfo] = [_own(own, self._agent.model_names.get(own))]
+        listed: list[OfferedModel] = [_own(own, self._agent.model_names.get(own))]
         for model_id, name in self._agent.model_names.items():
             if model_id != own:
                 provider = model_id.partition(":")[0] if ":" in model_id else "agent"
@@ -82,7 +82,7 @@ class ModelCatalog:
         return info.id
 
 
-def _own(model_id: str, name: str | None = None) -> ModelInfo:
+def _own(model_id: str, name: str | None = None) -> OfferedModel:
     if name is not None:
         provider = model_id.partition(":")[0] if ":" in model_id else "agent"
         return {"id": model_id, "name": name, "provider": provider, "default": True}

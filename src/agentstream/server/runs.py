@@ -19,14 +19,14 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Header, Query
 from starlette.responses import Response, StreamingResponse
 
+from agentstream.errors import UnknownDialect
 from agentstream.events import RunEvent, event_to_json
 from agentstream.principal import Principal
-from agentstream.runs import RunNotFound
-from agentstream.server.context import ServerContext
-from agentstream.server.dialects.base import continue_stream, follow
+from agentstream.server.dialects.base import continue_stream, follow, read_all
 from agentstream.server.dialects.declaration import Dialect
-from agentstream.server.errors import ApiError, bad_request
+from agentstream.server.errors import bad_request
 from agentstream.server.sse import SSE_NAMED, Frame
+from agentstream.server.state import ServerContext
 
 __all__ = ["EVENTS_PATH", "STREAM_PATH", "router"]
 
@@ -79,21 +79,11 @@ def router(server: ServerContext, dialects: Mapping[str, Dialect]) -> APIRouter:
         after: After = None,
         last_event_id: Annotated[str | None, Header()] = None,
     ) -> Response:
-        broker = server.runner.broker
         after = _position(after, last_event_id)
-        events = broker.replay(run_id, principal, after)
-        try:
-            first = await anext(events)  # ownership is checked before the response starts
-        except RunNotFound:
-            raise ApiError(404, "Run not found") from None
-        except StopAsyncIteration:
-            first = None
-
-        if first is None:
-            # Nothing after ``after`` and the run is over: 204 tells a browser EventSource
-            # to stop reconnecting.
+        if await read_all(server, run_id, principal, after):
             return Response(status_code=204)
-        return follow(server, first, events, CanonicalEncoder(), SSE_NAMED, run_id)
+        events = server.runner.broker.replay(run_id, principal, after)
+        return follow(server, events, CanonicalEncoder(), SSE_NAMED, run_id, after)
 
     @api.get(
         STREAM_PATH,
@@ -113,13 +103,10 @@ def router(server: ServerContext, dialects: Mapping[str, Dialect]) -> APIRouter:
     ) -> Response:
         broker = server.runner.broker
         after = _position(after, last_event_id)
-        try:
-            reader = await broker.reader_of(run_id, principal)
-        except RunNotFound:
-            raise ApiError(404, "Run not found") from None
+        reader = await broker.reader_of(run_id, principal)
         dialect = dialects.get(str((reader or {}).get("dialect")))
         if reader is None or dialect is None:
-            raise ApiError(404, "This run was not started by a protocol this server serves")
+            raise UnknownDialect(run_id)
         return await continue_stream(
             server, run_id, principal, after, dialect, reader.get("options") or {}
         )

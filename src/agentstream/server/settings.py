@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, cast
 
+from agentstream.errors import SettingsError
+
 __all__ = ["DISCONNECT_POLICIES", "DisconnectPolicy", "Settings", "SettingsError", "is_loopback"]
 
 DisconnectPolicy = Literal["cancel", "detach"]
@@ -41,10 +43,6 @@ DisconnectPolicy = Literal["cancel", "detach"]
 stored, marked cancelled); ``detach`` lets it finish and be stored, to be followed or resumed
 from any worker."""
 DISCONNECT_POLICIES: tuple[DisconnectPolicy, ...] = ("cancel", "detach")
-
-
-class SettingsError(ValueError):
-    """The configuration cannot work (e.g. no auth on a public address)."""
 
 
 _TRUE = {"1", "true", "yes", "on"}

@@ -23,19 +23,23 @@ from agentstream.store.repository import SqlConversationStore
 from agentstream.store.statements import normalize_conversation_id
 from agentstream.store.titles import title_from_message
 from agentstream.store.views import (
+    ActiveRun,
     ConversationDetail,
     ConversationPage,
     ConversationSummary,
     DisplayMessage,
+    DisplayPendingCall,
     DisplayToolCall,
 )
 
 __all__ = [
+    "ActiveRun",
     "ConversationDetail",
     "ConversationNotFound",
     "ConversationPage",
     "ConversationSummary",
     "DisplayMessage",
+    "DisplayPendingCall",
     "DisplayToolCall",
     "InvalidConversationId",
     "InvalidCursor",

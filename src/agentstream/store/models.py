@@ -172,8 +172,9 @@ class RunRow(Base):
     )
     ordinal: Mapped[int] = mapped_column(Integer)
     status: Mapped[str] = mapped_column(String(16), default="running")
-    """``running``, ``completed``, ``failed`` or ``cancelled``. A run still ``running`` after its
-    process died is shown as interrupted."""
+    """``running``, ``completed``, ``failed``, ``cancelled`` or ``interrupted`` (its worker died:
+    marked by another worker, see :class:`agentstream.runs.InterruptedRuns`). A run still
+    ``running`` after its worker died is shown as interrupted too."""
     model: Mapped[str | None] = mapped_column(String(255))
     error: Mapped[str | None] = mapped_column(CleanText)
     usage: Mapped[dict[str, Any] | None] = mapped_column(CleanJSON)

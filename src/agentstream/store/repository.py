@@ -26,12 +26,12 @@ from collections.abc import Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
-from sqlalchemy import and_, delete, or_, select
+from sqlalchemy import and_, delete, or_, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 
-from agentstream.events import RunCompleted
+from agentstream.events import AnswerShaped, RunCompleted
 from agentstream.messages import Message, UserMessage
 from agentstream.pending import (
     Answers,
@@ -44,6 +44,7 @@ from agentstream.principal import Principal
 from agentstream.runs.store import (
     ConversationNotFound,
     ConversationStore,
+    InterruptedRuns,
     RunStatus,
     StartedRun,
 )
@@ -74,6 +75,7 @@ from agentstream.store.models import (
     TITLE_LENGTH,
     ConversationRow,
     MessageRow,
+    RunRow,
     utcnow,
 )
 from agentstream.store.statements import (
@@ -85,6 +87,7 @@ from agentstream.store.statements import (
     create,
     decode_cursor,
     display,
+    display_with_active_run,
     drop_last_exchange,
     encode_cursor,
     exists,
@@ -120,6 +123,8 @@ MAX_PAGE = 100
 WRITE_TRANSACTIONS = 4
 """Group-commit transactions at a time on a database with row locks (PostgreSQL)."""
 _CREATE_ATTEMPTS = 3
+MARK_BATCH = 500
+"""Run ids per statement when marking runs interrupted."""
 
 
 class SqlConversationStore:
@@ -154,17 +159,24 @@ class SqlConversationStore:
         """A store for ``url`` (default: ``AGENTSTREAM_DATABASE_URL`` or the SQLite file).
         ``migrate`` defaults to True on SQLite; PostgreSQL is upgraded by
         ``agentstream db upgrade`` as a deploy step."""
-        engine = create_engine(url)
+        store = cls(create_engine(url))
         try:
-            await use_wal(engine)
-            if migrate if migrate is not None else is_sqlite(engine.url):
-                await upgrade(engine)
-            else:
-                await _check_schema(engine)
+            await store.prepare(migrate=migrate)
         except BaseException:
-            await engine.dispose()
+            await store.close()
             raise
-        return cls(engine)
+        return store
+
+    async def prepare(self, *, migrate: bool | None = None) -> None:
+        """Make the database ready for the store, as :meth:`open` does: WAL on SQLite, then
+        migrations (``migrate``, default on SQLite) or a check that the schema is there
+        (:class:`~agentstream.errors.StoreNotMigrated`). For a store built before its event
+        loop runs (``create_app(database_url=...)`` prepares it when the app starts)."""
+        await use_wal(self._engine)
+        if migrate if migrate is not None else is_sqlite(self._engine.url):
+            await upgrade(self._engine)
+        else:
+            await _check_schema(self._engine)
 
     @property
     def engine(self) -> AsyncEngine:
@@ -342,31 +354,57 @@ class SqlConversationStore:
         messages: Sequence[Message],
         status: RunStatus,
         completed: RunCompleted | None = None,
+        shaped: AnswerShaped | None = None,
         error: str | None = None,
-    ) -> dict[str, Any]:
-        """Commit the run's last messages and status; return the ops agent's ``conversation``
-        object."""
+    ) -> ConversationDetail:
+        """Commit the run's last messages and status; return the conversation as it now
+        stands (the answers as shown, without details)."""
         cid = canonical(conversation_id)
         status_of_answer = "complete" if status == "completed" else "interrupted"
 
-        def work(conn: Connection) -> dict[str, Any]:
+        def work(conn: Connection) -> ConversationDetail:
             now = utcnow()
             bumped = claim(conn, principal, cid, len(messages), now)
-            ordinal = finish(conn, run_id, cid, run_outcome(status, completed, error, now))
+            outcome = run_outcome(status, completed, shaped, error, now)
+            ordinal = finish(conn, run_id, cid, outcome)
             if ordinal is None:
                 raise UnknownRun(f"run {run_id} was not started in this conversation")
             insert_messages(conn, cid, run_id, ordinal, bumped, now, messages, status_of_answer)
             assert bumped.summary is not None
             shown = display(conn, cid, details=False)
-            detail = ConversationDetail(
+            return ConversationDetail(
                 summary=bumped.summary, metadata=bumped.metadata, messages=shown
             )
-            return detail.to_agent_conversation()
 
         try:
             return await self._commits.run(work, key=cid)
         finally:
             self._ordinals.pop(run_id, None)
+
+    # --- runs whose worker died ----------------------------------------------------------------
+
+    async def running_runs(self) -> list[str]:
+        """The ids of the runs still marked ``running`` (see :class:`InterruptedRuns`)."""
+        async with self._reads() as session:
+            return list(await session.scalars(select(RunRow.id).where(RunRow.status == "running")))
+
+    async def mark_interrupted(self, run_ids: Sequence[str], error: str) -> int:
+        """Mark those of ``run_ids`` still ``running`` as ``interrupted``, in batches of
+        :data:`MARK_BATCH` (a bound parameter list stays short)."""
+        marked, now = 0, utcnow()
+        async with self._writes.begin() as session:
+            for start in range(0, len(run_ids), MARK_BATCH):
+                result = await session.execute(
+                    update(RunRow)
+                    .where(
+                        RunRow.id.in_(run_ids[start : start + MARK_BATCH]),
+                        RunRow.status == "running",
+                    )
+                    .values(status="interrupted", error=error, finished_at=now)
+                    .returning(RunRow.id)
+                )
+                marked += len(result.all())
+        return marked
 
     # --- the REST API -------------------------------------------------------------------------
 
@@ -406,13 +444,14 @@ class SqlConversationStore:
         conversation_id = canonical(conversation_id)
         async with self._reads() as session:
             row = await owned_row(session, principal, conversation_id)
-            messages = await session.run_sync(
-                lambda sync: display(sync, conversation_id, details=True)
+            messages, active = await session.run_sync(
+                lambda sync: display_with_active_run(sync, conversation_id)
             )
             return ConversationDetail(
                 summary=ConversationSummary.from_row(row),
                 metadata=dict(row.metadata_ or {}),
                 messages=messages,
+                active_run=active,
             )
 
     async def history(self, principal: Principal, conversation_id: str) -> list[Message]:
@@ -499,3 +538,6 @@ if TYPE_CHECKING:
 
     def _implements_the_protocol(store: SqlConversationStore) -> ConversationStore:
         return store  # mypy checks SqlConversationStore against the runner's protocol
+
+    def _marks_interrupted_runs(store: SqlConversationStore) -> InterruptedRuns:
+        return store

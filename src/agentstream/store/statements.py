@@ -30,7 +30,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
-from agentstream.events import Payload, RunCompleted
+from agentstream.events import AnswerShaped, Payload, RunCompleted
 from agentstream.messages import Message
 from agentstream.principal import Principal
 from agentstream.runs.store import ConversationNotFound, RunStatus
@@ -40,10 +40,12 @@ from agentstream.store.history import dump_message, load_messages, provider_hist
 from agentstream.store.models import CONVERSATIONS, MESSAGES, RUNS, ConversationRow
 from agentstream.store.titles import title_from_message
 from agentstream.store.views import (
+    ActiveRun,
     ConversationSummary,
     DisplayMessage,
     StoredMessage,
     StoredRun,
+    active_run,
     display_messages,
     strip_markers,
 )
@@ -58,6 +60,7 @@ __all__ = [
     "decode_cursor",
     "display",
     "drop_last_exchange",
+    "display_with_active_run",
     "encode_cursor",
     "exists",
     "finish",
@@ -76,15 +79,8 @@ _ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
 _COMPLETED_ADAPTER: TypeAdapter[RunCompleted] = TypeAdapter(RunCompleted)
 _PAYLOAD_ADAPTER: TypeAdapter[Payload] = TypeAdapter(Payload)
 _METADATA_ADAPTER: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
-_RESULT_FIELDS = (
-    "message",
-    "tool_history",
-    "payloads",
-    "suggested_values",
-    "suggested_actions",
-    "custom_payload",
-    "pending_calls",
-)
+_SHAPED_ADAPTER: TypeAdapter[AnswerShaped] = TypeAdapter(AnswerShaped)
+_SHOWN_FIELDS = ("message", "payloads", "suggested_values", "suggested_actions", "custom_payload")
 
 
 def normalize_conversation_id(value: str) -> str | None:
@@ -110,7 +106,7 @@ class Bumped:
 
 def owned(principal: Principal) -> tuple[Any, ...]:
     c = CONVERSATIONS.c
-    return (c.owner_id == principal.user_id, c.tenant_id == (principal.tenant_id or ""))
+    return (c.owner_id == principal.user_id, c.tenant_id == principal.tenant)
 
 
 def canonical(conversation_id: str) -> str:
@@ -271,7 +267,7 @@ def bump(
     parameters = {
         "b_id": conversation_id,
         "b_owner": principal.user_id,
-        "b_tenant": principal.tenant_id or "",
+        "b_tenant": principal.tenant,
         "b_messages": messages,
         "b_now": now,
         "b_model": model,
@@ -303,7 +299,7 @@ def create(
         _INSERT_CONVERSATION,
         {
             "id": conversation_id,
-            "tenant_id": principal.tenant_id or "",
+            "tenant_id": principal.tenant,
             "owner_id": principal.user_id,
             "title": title,
             "title_source": "message",
@@ -395,11 +391,26 @@ def display(
 ) -> tuple[DisplayMessage, ...]:
     """The conversation's messages as shown; without ``details`` just what the ops agent's
     ``conversation`` object needs, without loading (or parsing) any JSON column."""
+    return display_messages(*_display_rows(conn, conversation_id, details), details=details)
+
+
+def display_with_active_run(
+    conn: Connection | Session, conversation_id: str
+) -> tuple[tuple[DisplayMessage, ...], ActiveRun | None]:
+    """The conversation's messages with every detail, and its run in progress (read from the
+    same rows, so the two agree)."""
+    runs, messages = _display_rows(conn, conversation_id, True)
+    return display_messages(runs, messages, details=True), active_run(runs)
+
+
+def _display_rows(
+    conn: Connection | Session, conversation_id: str, details: bool
+) -> tuple[Sequence[StoredRun], Iterable[StoredMessage]]:
     runs, messages = _DISPLAY[details]
     parameters = {"b_id": conversation_id}
     run_rows = cast(Sequence[StoredRun], conn.execute(runs, parameters).all())
     message_rows = cast(Iterable[StoredMessage], conn.execute(messages, parameters))
-    return display_messages(run_rows, message_rows, details=details)
+    return run_rows, message_rows
 
 
 def claim(
@@ -436,17 +447,34 @@ def insert_messages(
 
 
 def run_outcome(
-    status: RunStatus, completed: RunCompleted | None, error: str | None, now: datetime
+    status: RunStatus,
+    completed: RunCompleted | None,
+    shaped: AnswerShaped | None,
+    error: str | None,
+    now: datetime,
 ) -> dict[str, Any]:
-    """The run row's columns for how it ended."""
+    """The run row's columns for how it ended: the answer as shown (``shaped``, else the
+    loop's own), its tool history and usage."""
     values: dict[str, Any] = {"status": status, "error": error, "finished_at": now}
     if completed is not None:
         # A tool output that JSON cannot hold is kept as its str() rather than losing the
         # end of the run.
         dumped = _COMPLETED_ADAPTER.dump_python(completed, mode="json", fallback=str)
         values["usage"] = dumped["usage"]
-        values["result"] = {name: dumped[name] for name in _RESULT_FIELDS}
-        values["answer"] = strip_markers(completed.message)
+        result = {
+            "message": completed.message,
+            "tool_history": dumped["tool_history"],
+            "payloads": dumped["payloads"],
+            "suggested_values": [],
+            "suggested_actions": [],
+            "custom_payload": None,
+            "pending_calls": dumped["pending_calls"],
+        }
+        if shaped is not None:
+            shown = _SHAPED_ADAPTER.dump_python(shaped, mode="json", fallback=str)
+            result.update({name: shown[name] for name in _SHOWN_FIELDS})
+        values["result"] = result
+        values["answer"] = strip_markers(result["message"])
     return values
 
 

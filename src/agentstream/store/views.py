@@ -9,8 +9,11 @@ with the tool round-trips folded into it. :func:`display_messages` does that fol
 * ``tool_history`` lists the tool calls that finished, each with the ``text_offset`` where its
   marker belongs in ``content``; a call that never got a result (the run was interrupted while
   it ran) is left out;
+* ``pending_calls`` lists, on the conversation's last answer only, the tool calls its run
+  stopped at (waiting for approval or for the client): a later run answers them;
 * ``status`` is ``complete``, ``failed`` (the run ended with an error) or ``interrupted``
-  (cancelled, the client went away, or the process died and the run never finished).
+  (cancelled, the client went away, or the worker died: the run is marked ``interrupted``
+  once another worker proves it, and shown so while still ``running`` before that).
 
 Timestamps are ISO-8601 UTC ending in ``Z`` with millisecond precision, as the ops agent expects.
 """
@@ -19,189 +22,45 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
-from typing import Any, Literal, Protocol
+from dataclasses import replace
+from datetime import datetime
+from typing import Any, Protocol
 
 from agentstream.agent.loop import INTERRUPTED_MESSAGE, TURN_SEPARATOR
 from agentstream.chat.markers import strip_tool_markers
-from agentstream.store.models import ConversationRow
+from agentstream.conversation import (
+    ActiveRun,
+    ConversationDetail,
+    ConversationPage,
+    ConversationSummary,
+    DisplayMessage,
+    DisplayPendingCall,
+    DisplayStatus,
+    DisplayToolCall,
+    isoformat_z,
+)
 
 __all__ = [
+    "ActiveRun",
     "ConversationDetail",
     "ConversationPage",
     "ConversationSummary",
     "DisplayMessage",
+    "DisplayPendingCall",
     "DisplayToolCall",
+    "active_run",
     "display_messages",
     "isoformat_z",
     "strip_markers",
 ]
 
-DisplayStatus = Literal["complete", "interrupted", "failed"]
 _RUN_STATUS: dict[str, DisplayStatus] = {
     "completed": "complete",
     "failed": "failed",
     "cancelled": "interrupted",
+    "interrupted": "interrupted",
     "running": "interrupted",
 }
-
-
-def isoformat_z(moment: datetime) -> str:
-    moment = moment.astimezone(UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ConversationSummary:
-    """A conversation as listed: id, title, timestamps and the model it last used."""
-
-    id: str
-    title: str
-    created_at: datetime
-    updated_at: datetime
-    model: str | None
-
-    @classmethod
-    def from_row(cls, row: ConversationRow) -> ConversationSummary:
-        return cls(
-            id=row.id,
-            title=row.title,
-            created_at=row.created_at,
-            updated_at=row.updated_at,
-            model=row.model,
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "title": self.title,
-            "created_at": isoformat_z(self.created_at),
-            "updated_at": isoformat_z(self.updated_at),
-            "model": self.model,
-        }
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ConversationPage:
-    """One page of a user's conversations, newest first; pass ``next_cursor`` for the next."""
-
-    items: tuple[ConversationSummary, ...]
-    next_cursor: str | None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"items": [item.to_json() for item in self.items], "next_cursor": self.next_cursor}
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DisplayToolCall:
-    """One tool call of an answer, as its card shows it."""
-
-    index: int
-    call_id: str
-    tool_name: str
-    input: dict[str, Any]
-    output: Any
-    is_error: bool
-    duration_ms: float | None
-    """None when the run did not finish: durations come with its final answer."""
-    text_offset: int
-    stopped: bool = False
-    """The run was stopped while the call ran: it has no result (not a failure)."""
-    display: str | None = None
-    """The tool's friendly text for the call, when it has one."""
-
-    def to_json(self) -> dict[str, Any]:
-        shown = {
-            "index": self.index,
-            "call_id": self.call_id,
-            "tool_name": self.tool_name,
-            "input": self.input,
-            "output": self.output,
-            "is_error": self.is_error,
-            "duration_ms": self.duration_ms,
-            "text_offset": self.text_offset,
-            "stopped": self.stopped,
-        }
-        if self.display:
-            shown["display"] = self.display
-        return shown
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DisplayMessage:
-    """A message as shown to the user: an answer's text with its tool calls, not the model's
-    wire history."""
-
-    id: str
-    """The user message's id, or for an answer the id of the run that produced it."""
-    role: Literal["user", "assistant"]
-    content: str
-    created_at: datetime
-    status: DisplayStatus = "complete"
-    run_id: str | None = None
-    reasoning: str | None = None
-    error: str | None = None
-    tool_history: tuple[DisplayToolCall, ...] = ()
-    suggested_values: list[Any] = field(default_factory=list)
-    suggested_actions: list[Any] = field(default_factory=list)
-    custom_payload: Any = None
-    payloads: list[Any] = field(default_factory=list)
-    usage: dict[str, Any] | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "role": self.role,
-            "content": self.content,
-            "reasoning": self.reasoning,
-            "status": self.status,
-            "created_at": isoformat_z(self.created_at),
-            "run_id": self.run_id,
-            "error": self.error,
-            "tool_history": [call.to_json() for call in self.tool_history],
-            "suggested_values": self.suggested_values,
-            "suggested_actions": self.suggested_actions,
-            "custom_payload": self.custom_payload,
-            "payloads": self.payloads,
-            "usage": self.usage,
-        }
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ConversationDetail:
-    """A conversation with its messages as clients show them (``GET /api/conversations/{id}``)."""
-
-    summary: ConversationSummary
-    metadata: dict[str, Any]
-    messages: tuple[DisplayMessage, ...]
-
-    @property
-    def id(self) -> str:
-        return self.summary.id
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            **self.summary.to_json(),
-            "metadata": self.metadata,
-            "messages": [message.to_json() for message in self.messages],
-        }
-
-    def to_agent_conversation(self) -> dict[str, Any]:
-        """The ops agent's ``conversation`` object."""
-        return {
-            "id": self.summary.id,
-            "title": self.summary.title,
-            "updated_at": isoformat_z(self.summary.updated_at),
-            "conversation": [
-                {
-                    "role": message.role,
-                    "content": message.content,
-                    "created_at": isoformat_z(message.created_at),
-                }
-                for message in self.messages
-            ],
-        }
 
 
 class StoredRun(Protocol):
@@ -262,7 +121,8 @@ def display_messages(
         if row.run_id in by_run:  # a run committed after ``runs`` was read: next time
             by_run[row.run_id].append(row)
     shown: list[DisplayMessage] = []
-    for run in sorted(runs, key=lambda r: r.ordinal):
+    ordered = sorted(runs, key=lambda r: r.ordinal)
+    for run in ordered:
         rows = sorted(by_run[run.id], key=lambda r: r.seq)
         shown.extend(
             DisplayMessage(
@@ -271,13 +131,28 @@ def display_messages(
             for row in rows
             if row.role == "user"
         )
-        answer = _answer(run, [row for row in rows if row.role != "user"], details)
+        answer = _answer(
+            run, [row for row in rows if row.role != "user"], details, latest=run is ordered[-1]
+        )
         if answer is not None:
             shown.append(answer)
     return tuple(shown)
 
 
-def _answer(run: StoredRun, rows: list[StoredMessage], details: bool) -> DisplayMessage | None:
+def active_run(runs: Sequence[StoredRun]) -> ActiveRun | None:
+    """The latest run if the store has it as running. Only the latest: a conversation's runs
+    follow one another, so an older run still marked running was left by a server that died."""
+    if not runs:
+        return None
+    latest = max(runs, key=lambda run: run.ordinal)
+    if latest.status != "running":
+        return None
+    return ActiveRun(id=latest.id, started_at=latest.started_at)
+
+
+def _answer(
+    run: StoredRun, rows: list[StoredMessage], details: bool, *, latest: bool
+) -> DisplayMessage | None:
     if run.status == "running" and not rows:
         return None  # still streaming, or died before saying anything
     if run.answer is not None:
@@ -315,6 +190,25 @@ def _answer(run: StoredRun, rows: list[StoredMessage], details: bool) -> Display
         custom_payload=result.get("custom_payload"),
         payloads=list(result.get("payloads") or []),
         usage=run.usage,
+        pending_calls=_pending(result) if latest else (),
+    )
+
+
+def _pending(result: dict[str, Any]) -> tuple[DisplayPendingCall, ...]:
+    """The calls a run's stored result says it stopped at."""
+    calls = result.get("pending_calls")
+    if not isinstance(calls, list):
+        return ()
+    return tuple(
+        DisplayPendingCall(
+            call_id=str(call.get("call_id", "")),
+            tool_name=str(call.get("name", "")),
+            input=dict(call.get("arguments") or {}),
+            waiting_for=str(call.get("waiting_for", "client")),
+            display=call["display"] if isinstance(call.get("display"), str) else None,
+        )
+        for call in calls
+        if isinstance(call, dict) and call.get("waiting_for") != "approved"
     )
 
 

@@ -23,6 +23,7 @@ from typing import Any, get_type_hints, overload
 import jsonschema
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
+from agentstream.errors import InvalidArguments
 from agentstream.messages import ToolCall
 from agentstream.tools.context import ToolContext
 from agentstream.tools.results import ToolResult
@@ -36,11 +37,6 @@ Display = Callable[[dict[str, Any]], str | None]
 ApprovalPolicy = bool | Callable[[ToolCall], bool]
 """``True`` when every call needs a person's approval, or a function of the call (its
 arguments as the model sent them, after ``prepare``) that says whether this one does."""
-
-
-class InvalidArguments(ValueError):
-    """The model's arguments do not fit the tool's schema. The message tells the model what
-    was wrong so it can try again."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -65,6 +65,15 @@ class Toolset:
 
         return register
 
+    def include(self, other: Toolset) -> None:
+        """Register every tool of ``other`` here too, globally or under the same scope (a
+        configuration's page tools joining an agent's own)."""
+        for t in other._global.values():
+            self.add(t)
+        for scope, bucket in other._scoped.items():
+            for t in bucket.values():
+                self.add(t, scope=scope)
+
     def resolve(self, scopes: Sequence[str] = ()) -> list[Tool]:
         """Global tools, then each scope's tools in the order given; first name wins."""
         chosen: dict[str, Tool] = dict(self._global)

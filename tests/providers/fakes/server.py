@@ -62,6 +62,8 @@ class FakeUpstream:
         self.routes: dict[str, Reply] = {}
         self.requests: list[Recorded] = []
         self.disconnects = 0
+        self.open = 0
+        """Responses in progress: a client that let go of every stream leaves none."""
         self._disconnected = threading.Event()
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -102,6 +104,7 @@ class FakeUpstream:
         self.routes.clear()
         self.requests.clear()
         self.disconnects = 0
+        self.open = 0
         self._disconnected.clear()
 
     def queue(self, *replies: Reply) -> None:
@@ -130,6 +133,13 @@ class FakeUpstream:
         path, query = scope["path"], scope["query_string"].decode()
         self.requests.append(Recorded(scope["method"], path, query, headers, body))
         reply = self._reply_for(scope["method"], path)
+        self.open += 1
+        try:
+            await self._respond(reply, receive, send)
+        finally:
+            self.open -= 1
+
+    async def _respond(self, reply: Reply, receive: Any, send: Any) -> None:
         await send(
             {
                 "type": "http.response.start",

@@ -4,7 +4,7 @@
  * {@link useChat}.
  */
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
-import { itemsFromMessages } from "../chat/model";
+import { clearRunMark, loadRunMark, openConversation } from "../chat/resume";
 import {
   deleteConversation,
   getClientConfig,
@@ -124,12 +124,13 @@ export function App() {
       void refreshList(); // the new conversation is listed as soon as it exists
     },
     onRunEnd: () => void refreshList(),
+    onFollowLost: (id, runId) => void loadConversationRef.current(id, { lostRun: runId }),
   });
 
   // --- route → conversation ---
   const loadSeq = useRef(0);
   const loadConversation = useCallback(
-    async (id: string) => {
+    async (id: string, { lostRun = null }: { lostRun?: string | null } = {}) => {
       const seq = ++loadSeq.current; // a newer navigation wins over a slow older load
       setLoading(true);
       setLoadError(null);
@@ -137,7 +138,11 @@ export function App() {
       try {
         const conversation = await getConversation(id);
         if (seq !== loadSeq.current) return;
-        chat.reset(itemsFromMessages(conversation.messages ?? []), id);
+        // A run of it still going (a reload, another tab's question) is followed live.
+        const opened = openConversation(conversation, loadRunMark(sessionStorage, id), { lostRun });
+        if (opened.follow === null) clearRunMark(sessionStorage, id);
+        chat.reset(opened.items, id);
+        if (opened.follow !== null) chat.follow(opened.follow);
         setLoadedTitle(conversation.title ?? null);
         // Continue with the model the conversation used, when this server still offers it.
         const used = conversation.model;
@@ -155,8 +160,10 @@ export function App() {
         if (seq === loadSeq.current) setLoading(false);
       }
     },
-    [chat.reset],
+    [chat.reset, chat.follow],
   );
+  const loadConversationRef = useRef(loadConversation);
+  loadConversationRef.current = loadConversation;
 
   useEffect(() => {
     const onPop = () => setRoute(parseRoute(location.pathname));
@@ -274,6 +281,7 @@ export function App() {
     onSend: send,
     onAction,
     onRetry: chat.retry,
+    onDecide: chat.decide,
     onDiagnostics: setDiagnostics,
     payloadTypes: config.payload_types,
   };

@@ -4,7 +4,7 @@
  * chips, action buttons, payload cards, reasoning trace, token usage and inline errors.
  */
 import { useId, useState } from "preact/hooks";
-import type { AssistantItem, ChatItem, ToolCall, ToolProgressView } from "../chat/model";
+import type { ApprovalView, AssistantItem, ChatItem, ToolCall, ToolProgressView } from "../chat/model";
 import { payloadKind, totalTokens } from "../chat/model";
 import type { PayloadTypeView } from "../lib/payloads";
 import { formatCount, formatValue, splitMarkers } from "../lib/render";
@@ -17,6 +17,8 @@ export interface MessageHandlers {
   onSend(text: string, interactionType?: string): void;
   onAction(action: SuggestedAction): void;
   onRetry(answerId: string): void;
+  /** The user approved or rejected a tool call waiting for them. */
+  onDecide(answerId: string, callId: string, approved: boolean, reason?: string): void;
   onDiagnostics(diagnostics: Record<string, unknown>): void;
   /** How each payload type's card is drawn (from the server's config). */
   payloadTypes: Record<string, PayloadTypeView>;
@@ -97,6 +99,14 @@ function Answer(props: { item: AssistantItem; isLast: boolean; busy: boolean; ha
           type={handlers.payloadTypes[payloadKind(p)]}
           enabled={interactive}
           onAction={handlers.onAction}
+        />
+      ))}
+      {item.approvals.map((a) => (
+        <ApprovalCard
+          key={a.callId}
+          approval={a}
+          enabled={interactive && !a.decision}
+          onDecide={(approved, reason) => handlers.onDecide(item.id, a.callId, approved, reason)}
         />
       ))}
       {item.status === "cancelled" && (
@@ -220,6 +230,7 @@ export function ToolCard({ call, index }: { call: ToolCall | undefined; index: n
         )}
         {call?.stopped && <span class="badge badge-stopped">stopped</span>}
         {call?.isError && !call.stopped && <span class="badge badge-error">failed</span>}
+        {isDenial(call?.output) && <span class="badge badge-stopped">declined</span>}
         {typeof call?.durationMs === "number" && call.durationMs > 0 && (
           <span class="tool-time">{formatDuration(call.durationMs)}</span>
         )}
@@ -252,6 +263,89 @@ export function ToolCard({ call, index }: { call: ToolCall | undefined; index: n
       )}
     </div>
   );
+}
+
+/** A tool call waiting for the user: what would run, with Approve and Reject. A rejection
+ * may say why (the model reads it). Once decided the card says so. */
+function ApprovalCard(props: {
+  approval: ApprovalView;
+  enabled: boolean;
+  onDecide(approved: boolean, reason?: string): void;
+}) {
+  const { approval } = props;
+  const [reason, setReason] = useState("");
+  const id = `approval-${useId()}`;
+  const decision = approval.decision;
+  return (
+    <section
+      class="approval-card"
+      data-testid="approval-card"
+      data-state={decision ? (decision.approved ? "approved" : "rejected") : "waiting"}
+      aria-labelledby={`${id}-title`}
+    >
+      <div class="approval-head">
+        <WrenchIcon />
+        <h3 class="approval-title" id={`${id}-title`}>
+          {decision ? (decision.approved ? "Approved: " : "Rejected: ") : "Approval needed: "}
+          <span class="tool-name">{approval.name}</span>
+        </h3>
+      </div>
+      {approval.display && <p class="approval-display">{approval.display}</p>}
+      <div class="tool-label" id={`${id}-args`}>
+        Arguments
+      </div>
+      <pre class="approval-args" aria-labelledby={`${id}-args`} data-testid="approval-args">
+        {formatValue(approval.input)}
+      </pre>
+      {!decision && (
+        <div class="approval-actions">
+          <input
+            class="approval-reason"
+            type="text"
+            aria-label="Reason for rejecting (optional)"
+            placeholder="Reason for rejecting (optional)"
+            value={reason}
+            maxLength={2000}
+            disabled={!props.enabled}
+            onInput={(e) => setReason((e.currentTarget as HTMLInputElement).value)}
+          />
+          <button
+            type="button"
+            class="btn btn-primary"
+            disabled={!props.enabled}
+            onClick={() => props.onDecide(true)}
+          >
+            Approve
+          </button>
+          <button
+            type="button"
+            class="btn btn-warning"
+            disabled={!props.enabled}
+            onClick={() => props.onDecide(false, reason.trim() || undefined)}
+          >
+            Reject
+          </button>
+        </div>
+      )}
+      {decision && !decision.approved && decision.reason && (
+        <p class="approval-reason-shown muted">Reason: {decision.reason}</p>
+      )}
+    </section>
+  );
+}
+
+/** A result that says the user declined the call (the server's denial result; the tray
+ * protocol carries outputs as text, a stored conversation as JSON). */
+function isDenial(output: unknown): boolean {
+  let value = output;
+  if (typeof output === "string" && output.startsWith("{")) {
+    try {
+      value = JSON.parse(output);
+    } catch {
+      return false;
+    }
+  }
+  return typeof value === "object" && value !== null && (value as { denied?: unknown }).denied === true;
 }
 
 function formatDuration(ms: number): string {

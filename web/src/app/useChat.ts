@@ -2,10 +2,36 @@
  * The chat controller hook: owns the items in the tray and the run being streamed. Stream
  * events are folded into the answer with {@link applyEvent}; renders are batched to one per
  * animation frame so a fast stream of deltas does not re-render Markdown for every token.
+ *
+ * Runs are started with `detach: true`, so leaving the page (a reload, another conversation)
+ * does not stop them; while one streams, its {@link RunMark} is kept in `sessionStorage` so the
+ * page can pick the answer up where it was ({@link ChatController.follow}). A live stream that
+ * breaks off is resumed once from the last event it had.
  */
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
-import { applyEvent, localId, newAnswer, type AssistantItem, type ChatItem } from "../chat/model";
-import { isAbortError, startChat, type ChatRequest, type ChatRun } from "../lib/stream";
+import {
+  applyEvent,
+  approvalRequest,
+  decideApproval,
+  localId,
+  newAnswer,
+  type AssistantItem,
+  type ChatItem,
+} from "../chat/model";
+import { clearRunMark, saveRunMark, type Follow, type RunMark } from "../chat/resume";
+import {
+  StreamHttpError,
+  StreamProtocolError,
+  isAbortError,
+  resumeChat,
+  startChat,
+  type ChatRequest,
+  type ChatRun,
+  type TrayEvent,
+} from "../lib/stream";
+
+/** How often, at most, the answer in progress is written to sessionStorage. */
+const MARK_EVERY_MS = 250;
 
 export interface SendOptions {
   interactionType?: ChatRequest["interaction_type"];
@@ -22,9 +48,15 @@ export interface ChatController {
   announcement: string;
   send(message: string, options?: SendOptions): void;
   retry(answerId: string): void;
+  /** Approve or reject a tool call `answerId` waits on; once each of its calls is decided,
+   * the decisions are sent and the conversation continues in a new answer. */
+  decide(answerId: string, callId: string, approved: boolean, reason?: string): void;
   stop(): void;
   /** Replace everything (opening a conversation, new chat). Detaches a running stream. */
   reset(items: ChatItem[], conversationId: string | null): void;
+  /** Continue a run in progress of the current conversation into `follow.answer` (already the
+   * last item). Stop works as for a run started here. */
+  follow(follow: Follow): void;
 }
 
 export function useChat(params: {
@@ -35,6 +67,10 @@ export function useChat(params: {
   onRunEnd?(): void;
   /** A run that could not start or broke off (after its answer shows the error). */
   onError?(error: unknown): void;
+  /** A followed run could not be continued: the server does not know it (it was restarted,
+   * or the run expired), or has nothing more although this page saw no end. Show the
+   * conversation as stored instead, without following that run again. */
+  onFollowLost?(conversationId: string, runId: string): void;
 }): ChatController {
   const [items, setItems] = useState<ChatItem[]>([]);
   const [busy, setBusy] = useState(false);
@@ -73,38 +109,109 @@ export function useChat(params: {
     [commit],
   );
 
-  const run = useCallback(
-    async (request: ChatRequest, answer: AssistantItem) => {
-      const full: ChatRequest = {
-        context: paramsRef.current.context ?? {},
-        interaction_type: "text_input",
-        include_reasoning: true,
-        ...request,
-        conversation_id: conversationRef.current,
-        ...(paramsRef.current.model ? { model: paramsRef.current.model } : {}),
-      };
-      answer = { ...answer, request };
-      const handle = { run: startChat(full), stopping: false, detached: false };
+  // --- the answer in progress, kept for a reload -------------------------------------------
+  const markRef = useRef<{ mark: RunMark | null; timer: ReturnType<typeof setTimeout> | null }>({
+    mark: null,
+    timer: null,
+  });
+  const flushMark = useCallback(() => {
+    const state = markRef.current;
+    if (state.timer !== null) clearTimeout(state.timer);
+    state.timer = null;
+    if (state.mark) saveRunMark(sessionStorage, state.mark);
+  }, []);
+  const keepMark = useCallback(
+    (mark: RunMark) => {
+      const state = markRef.current;
+      state.mark = mark;
+      if (state.timer === null) state.timer = setTimeout(flushMark, MARK_EVERY_MS);
+    },
+    [flushMark],
+  );
+  const dropMark = useCallback((conversationId: string | null) => {
+    const state = markRef.current;
+    if (state.timer !== null) clearTimeout(state.timer);
+    state.timer = null;
+    state.mark = null;
+    if (conversationId !== null) clearRunMark(sessionStorage, conversationId);
+  }, []);
+  useEffect(() => {
+    addEventListener("pagehide", flushMark);
+    return () => removeEventListener("pagehide", flushMark);
+  }, [flushMark]);
+
+  /** Stream `handle.run` into `answer` until the run ends; shared by new and followed runs. */
+  const drive = useCallback(
+    async (
+      handle: { run: ChatRun; stopping: boolean; detached: boolean },
+      answer: AssistantItem,
+      following: boolean,
+    ) => {
       runRef.current = handle;
       setBusy(true);
       setAnnouncement("");
+      let ended = false;
+      let reconnected = false;
+      const lost = () => {
+        const conversation = conversationRef.current;
+        const runId = handle.run.runId;
+        dropMark(conversation);
+        if (conversation !== null && runId !== null) {
+          paramsRef.current.onFollowLost?.(conversation, runId);
+        }
+      };
+      const seen = (event: TrayEvent, position: string | null) => {
+        answer = applyEvent(answer, event);
+        const terminal = event.type === "complete" || event.type === "error" || event.type === "cancelled";
+        replaceAnswer(answer, terminal);
+        const id =
+          event.type === "complete"
+            ? event.payload.conversation_id
+            : event.type === "status"
+              ? event.conversation_id
+              : undefined;
+        if (id !== undefined && id !== null && String(id) !== conversationRef.current) {
+          conversationRef.current = String(id);
+          setConversationId(String(id));
+          paramsRef.current.onConversation(String(id));
+        }
+        const runId = handle.run.runId;
+        const conversation = conversationRef.current;
+        if (terminal) {
+          ended = true;
+          dropMark(conversation);
+        } else if (position !== null && runId !== null && conversation !== null) {
+          keepMark({ conversationId: conversation, runId, lastEventId: position, answer });
+        }
+      };
       try {
-        for await (const event of handle.run.events) {
-          if (handle.detached) return;
-          answer = applyEvent(answer, event);
-          const terminal = event.type === "complete" || event.type === "error" || event.type === "cancelled";
-          replaceAnswer(answer, terminal);
-          const id =
-            event.type === "complete"
-              ? event.payload.conversation_id
-              : event.type === "status"
-                ? event.conversation_id
-                : undefined;
-          if (id !== undefined && id !== null && String(id) !== conversationRef.current) {
-            conversationRef.current = String(id);
-            setConversationId(String(id));
-            paramsRef.current.onConversation(String(id));
+        for (;;) {
+          try {
+            let position = handle.run.lastEventId;
+            for await (const event of handle.run.events) {
+              if (handle.detached) return;
+              const moved = handle.run.lastEventId !== position ? handle.run.lastEventId : null;
+              position = handle.run.lastEventId;
+              seen(event, moved);
+            }
+            break;
+          } catch (error) {
+            // A stream that broke off (the network, a proxy; fetch says TypeError): the run
+            // goes on at the server, so pick it up once from the last event this page has.
+            const runId = handle.run.runId;
+            const broken = error instanceof StreamProtocolError || error instanceof TypeError;
+            if (handle.detached || reconnected || handle.stopping || !broken || runId === null) {
+              throw error;
+            }
+            reconnected = true;
+            handle.run = resumeChat(runId, { after: handle.run.lastEventId });
           }
+        }
+        if (handle.detached) return;
+        if (!ended) {
+          // The server had nothing more (204): the run is over and this page missed its end.
+          lost();
+          return;
         }
         setAnnouncement(
           answer.status === "error"
@@ -115,6 +222,12 @@ export function useChat(params: {
         );
       } catch (error) {
         if (handle.detached) return;
+        if ((following || reconnected) && error instanceof StreamHttpError && error.status === 404) {
+          // The server does not know the run (it restarted, or the run expired): what the
+          // store has is all there is.
+          lost();
+          return;
+        }
         if (isAbortError(error) && handle.stopping) {
           answer = { ...answer, status: "cancelled", statusText: null, running: [] };
           setAnnouncement("Stopped.");
@@ -128,6 +241,8 @@ export function useChat(params: {
           setAnnouncement(`Error: ${message}`);
           paramsRef.current.onError?.(error);
         }
+        // The mark stays: the run may well go on at the server (this page is being left, or
+        // the network broke), and opening the conversation again picks it up from there.
         replaceAnswer(answer, true);
       } finally {
         if (runRef.current === handle) {
@@ -137,7 +252,37 @@ export function useChat(params: {
         if (!handle.detached) paramsRef.current.onRunEnd?.();
       }
     },
-    [replaceAnswer],
+    [replaceAnswer, keepMark, dropMark],
+  );
+
+  const run = useCallback(
+    (request: ChatRequest, answer: AssistantItem) => {
+      const full: ChatRequest = {
+        context: paramsRef.current.context ?? {},
+        interaction_type: "text_input",
+        include_reasoning: true,
+        ...request,
+        conversation_id: conversationRef.current,
+        ...(paramsRef.current.model ? { model: paramsRef.current.model } : {}),
+        detach: true,
+      };
+      const handle = { run: startChat(full), stopping: false, detached: false };
+      void drive(handle, { ...answer, request }, false);
+    },
+    [drive],
+  );
+
+  const follow = useCallback(
+    (target: Follow) => {
+      if (runRef.current) return;
+      const handle = {
+        run: resumeChat(target.runId, { after: target.after }),
+        stopping: false,
+        detached: false,
+      };
+      void drive(handle, target.answer, true);
+    },
+    [drive],
   );
 
   const send = useCallback(
@@ -153,7 +298,7 @@ export function useChat(params: {
       const added: ChatItem[] =
         options.showUser === false ? [answer] : [{ kind: "user", id: localId("u"), text }, answer];
       commit([...itemsRef.current, ...added], true);
-      void run(request, answer);
+      run(request, answer);
     },
     [commit, run],
   );
@@ -168,7 +313,24 @@ export function useChat(params: {
         itemsRef.current.map((it) => (it.id === answerId ? answer : it)),
         true,
       );
-      void run(old.request, answer);
+      run(old.request, answer);
+    },
+    [commit, run],
+  );
+
+  const decide = useCallback(
+    (answerId: string, callId: string, approved: boolean, reason?: string) => {
+      if (runRef.current) return;
+      const old = itemsRef.current.find((it) => it.id === answerId);
+      if (!old || old.kind !== "assistant") return;
+      const decided = decideApproval(old, callId, { approved, ...(reason ? { reason } : {}) });
+      const request = approvalRequest(decided);
+      const answer = request ? [newAnswer(request)] : [];
+      commit(
+        [...itemsRef.current.map((it) => (it.id === answerId ? decided : it)), ...answer],
+        true,
+      );
+      if (request) run(request, answer[0]!);
     },
     [commit, run],
   );
@@ -184,8 +346,9 @@ export function useChat(params: {
     (next: ChatItem[], id: string | null) => {
       const handle = runRef.current;
       if (handle) {
-        // Stop listening. The server takes the disconnect as a cancel and keeps the partial
-        // answer in its conversation, which shows it as interrupted when reopened.
+        // Stop listening. The run was started detached, so it goes on at the server; opening
+        // its conversation again follows it (the mark kept for it continues the answer).
+        flushMark();
         handle.detached = true;
         handle.run.abort();
         runRef.current = null;
@@ -195,7 +358,7 @@ export function useChat(params: {
       setConversationId(id);
       commit(next, true);
     },
-    [commit],
+    [commit, flushMark],
   );
 
   useEffect(
@@ -205,5 +368,5 @@ export function useChat(params: {
     [],
   );
 
-  return { items, busy, conversationId, announcement, send, retry, stop, reset };
+  return { items, busy, conversationId, announcement, send, retry, decide, stop, reset, follow };
 }

@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest";
 import type { TrayEvent } from "../lib/stream";
-import { applyEvent, collectPayloads, itemsFromMessages, newAnswer, type AssistantItem } from "./model";
+import {
+  applyEvent,
+  approvalRequest,
+  collectPayloads,
+  decideApproval,
+  itemsFromMessages,
+  newAnswer,
+  type AssistantItem,
+} from "./model";
 
 function play(events: TrayEvent[]): AssistantItem {
   return events.reduce(applyEvent, newAnswer({ message: "hi" }));
@@ -122,5 +130,62 @@ describe("itemsFromMessages", () => {
     const failed = items[5] as AssistantItem;
     expect(failed.status).toBe("error");
     expect(failed.request).toEqual({ message: "boom" });
+  });
+});
+
+describe("approvals", () => {
+  const waiting = () =>
+    play([
+      { type: "tool_start", tool: "refund", input: { amount: 500 }, tool_use_id: "r1", display: "Refund 500" },
+      {
+        type: "complete",
+        payload: {
+          message: "",
+          pending_approvals: [
+            { call_id: "r1", tool_name: "refund", input: { amount: 500 }, display: "Refund 500" },
+            { call_id: "r2", tool_name: "refund", input: { amount: 900 } },
+          ],
+        },
+      },
+    ]);
+
+  it("shows the calls a complete answer waits on, with no progress card left", () => {
+    const a = waiting();
+    expect(a.running).toEqual([]);
+    expect(a.approvals).toEqual([
+      { callId: "r1", name: "refund", input: { amount: 500 }, display: "Refund 500" },
+      { callId: "r2", name: "refund", input: { amount: 900 } },
+    ]);
+  });
+
+  it("sends the decisions once every waiting call has one", () => {
+    let a = decideApproval(waiting(), "r2", { approved: false, reason: "too much" });
+    expect(approvalRequest(a)).toBeNull();
+    a = decideApproval(a, "r1", { approved: true });
+    expect(approvalRequest(a)).toEqual({
+      message: "",
+      approvals: [
+        { call_id: "r1", approved: true },
+        { call_id: "r2", approved: false, reason: "too much" },
+      ],
+    });
+    expect(approvalRequest(newAnswer(null))).toBeNull();
+  });
+
+  it("reads waiting approvals from a stored conversation, not calls waiting for the client", () => {
+    const items = itemsFromMessages([
+      { role: "user", content: "refund" },
+      {
+        role: "assistant",
+        content: "",
+        pending_calls: [
+          { call_id: "r1", tool_name: "refund", input: { amount: 500 }, waiting_for: "approval", display: "Refund 500" },
+          { call_id: "c1", tool_name: "pick_color", input: {}, waiting_for: "client" },
+        ],
+      },
+    ]);
+    expect((items[1] as AssistantItem).approvals).toEqual([
+      { callId: "r1", name: "refund", input: { amount: 500 }, display: "Refund 500" },
+    ]);
   });
 });

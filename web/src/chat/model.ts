@@ -8,6 +8,7 @@ import { insertMarkers } from "../lib/render";
 import type {
   ChatRequest,
   CompletePayload,
+  PendingApproval,
   CustomPayload,
   SuggestedAction,
   SuggestedValue,
@@ -41,6 +42,16 @@ export interface ToolProgressView {
   progress?: number | null;
 }
 
+/** A tool call waiting for the user's approval, and what they decided (not yet sent while
+ * other calls of the same answer are undecided). */
+export interface ApprovalView {
+  callId: string;
+  name: string;
+  input: unknown;
+  display?: string;
+  decision?: { approved: boolean; reason?: string };
+}
+
 export type AnswerStatus = "streaming" | "complete" | "cancelled" | "error";
 
 export interface UserItem {
@@ -62,6 +73,8 @@ export interface AssistantItem {
   suggestedValues: SuggestedValue[];
   suggestedActions: SuggestedAction[];
   payloads: CustomPayload[];
+  /** Calls the run stopped at until the user approves or rejects them. */
+  approvals: ApprovalView[];
   usage: Usage | null;
   diagnostics: Record<string, unknown> | null;
   error: string | null;
@@ -91,6 +104,7 @@ export function newAnswer(request: ChatRequest | null): AssistantItem {
     suggestedValues: [],
     suggestedActions: [],
     payloads: [],
+    approvals: [],
     usage: null,
     diagnostics: null,
     error: null,
@@ -189,8 +203,43 @@ function completeAnswer(item: AssistantItem, payload: CompletePayload): Assistan
     suggestedValues: payload.suggested_values ?? [],
     suggestedActions: payload.suggested_actions ?? [],
     payloads: collectPayloads(payload.custom_payload, payload.payloads),
+    approvals: (payload.pending_approvals ?? []).map(approvalView),
     usage: payload.usage ?? null,
     diagnostics: payload.diagnostics ?? null,
+  };
+}
+
+function approvalView(call: PendingApproval): ApprovalView {
+  return {
+    callId: call.call_id,
+    name: call.tool_name,
+    input: call.input ?? {},
+    ...(call.display ? { display: call.display } : {}),
+  };
+}
+
+/** Record the user's decision on one waiting call of `item`. */
+export function decideApproval(
+  item: AssistantItem,
+  callId: string,
+  decision: { approved: boolean; reason?: string },
+): AssistantItem {
+  return {
+    ...item,
+    approvals: item.approvals.map((a) => (a.callId === callId ? { ...a, decision } : a)),
+  };
+}
+
+/** The request that answers `item`'s waiting calls, once every one of them is decided. */
+export function approvalRequest(item: AssistantItem): ChatRequest | null {
+  if (item.approvals.length === 0 || item.approvals.some((a) => !a.decision)) return null;
+  return {
+    message: "",
+    approvals: item.approvals.map((a) => ({
+      call_id: a.callId,
+      approved: a.decision!.approved,
+      ...(a.decision!.reason ? { reason: a.decision!.reason } : {}),
+    })),
   };
 }
 
@@ -265,6 +314,9 @@ export function itemsFromMessages(messages: StoredMessage[]): ChatItem[] {
         suggestedValues: m.suggested_values ?? [],
         suggestedActions: m.suggested_actions ?? [],
         payloads: collectPayloads(m.custom_payload, m.payloads),
+        approvals: (m.pending_calls ?? [])
+          .filter((call) => call.waiting_for === "approval")
+          .map(approvalView),
         usage: m.usage ?? null,
         error: status === "error" ? (m.error ?? "This answer did not finish.") : null,
       });

@@ -33,6 +33,8 @@ export interface StoredMessage {
   /** "complete", "interrupted" (cancelled or cut off) or "failed". */
   status?: string | null;
   created_at?: string;
+  /** The run the message belongs to (an answer's id is its run's). */
+  run_id?: string | null;
   tool_history?: ToolHistoryEntry[] | null;
   suggested_values?: SuggestedValue[] | null;
   suggested_actions?: SuggestedAction[] | null;
@@ -40,10 +42,34 @@ export interface StoredMessage {
   payloads?: CustomPayload[] | null;
   usage?: Usage | null;
   error?: string | null;
+  /** The calls this answer stopped at, still unanswered (only on the last answer; absent
+   * from servers that predate it). */
+  pending_calls?: StoredPendingCall[] | null;
+}
+
+/** A call waiting for a person's approval (`"approval"`) or for the client (`"client"`). */
+export interface StoredPendingCall {
+  call_id: string;
+  tool_name: string;
+  input?: unknown;
+  waiting_for: "approval" | "client" | (string & {});
+  /** The tool's friendly text for this call. */
+  display?: string;
+}
+
+/** The conversation's latest run while the server still has it running: follow it with
+ * `resumeChat(id)`. A run whose server died may still be listed; following it then ends at
+ * once (404, or an `error` frame). */
+export interface ActiveRun {
+  id: string;
+  status: "running" | (string & {});
+  started_at?: string;
 }
 
 export interface Conversation extends ConversationSummary {
   messages: StoredMessage[];
+  /** Absent from servers that predate it. */
+  active_run?: ActiveRun | null;
 }
 
 export interface ModelInfo {

@@ -5,8 +5,10 @@ import {
   StreamProtocolError,
   isAbortError,
   parseTrayEvent,
+  resumeChat,
   startChat,
   streamChat,
+  streamRun,
   type TrayEvent,
 } from "./stream";
 
@@ -61,8 +63,8 @@ describe("SSEParser", () => {
     const p = new SSEParser();
     const msgs = p.push("event: custom\r\nid: 7\r\ndata: line1\rdata: line2\r\n\r\ndata:x\n\n");
     expect(msgs).toEqual([
-      { event: "custom", data: "line1\nline2", id: "7" },
-      { event: "message", data: "x", id: "7" },
+      { event: "custom", data: "line1\nline2", id: "7", hasId: true },
+      { event: "message", data: "x", id: "7", hasId: false },
     ]);
   });
 
@@ -220,5 +222,109 @@ describe("startChat", () => {
       return null;
     })();
     expect(isAbortError(err)).toBe(true);
+  });
+});
+
+describe("streamRun and resumeChat", () => {
+  // A tool's end is two frames of one event, the id on the second (as the server sends it).
+  const resumed = [
+    'id: 7\ndata: {"type":"tool_start","tool":"search","input":{},"tool_use_id":"c1"}\n\n',
+    'data: {"type":"tool_complete","tool":"search","index":0}\n\n',
+    'id: 8\ndata: {"type":"text_delta","text":"[[tool:0]]"}\n\n',
+    'id: 9\ndata: {"type":"complete","payload":{"message":"[[tool:0]]"}}\n\n',
+  ];
+
+  it("asks for the run's stream after the given event id", async () => {
+    const { fetch, calls } = chunkedFetch(resumed);
+    const events = await collect(streamRun("run 1", { after: 6 }, { fetch }));
+    expect(events.map((e) => e.type)).toEqual(["tool_start", "tool_complete", "text_delta", "complete"]);
+    expect(calls[0]?.url).toBe("/api/runs/run%201/stream");
+    expect(calls[0]?.init?.method).toBe("GET");
+    expect((calls[0]?.init?.headers as Record<string, string>)["Last-Event-ID"]).toBe("6");
+  });
+
+  it("asks for the whole run when no position is given", async () => {
+    const { fetch, calls } = chunkedFetch(resumed);
+    await collect(streamRun("r", {}, { fetch }));
+    expect(calls[0]?.init?.headers).not.toHaveProperty("Last-Event-ID");
+  });
+
+  it("ends without events when the run is over and nothing is missing (204)", async () => {
+    const fetch = (async () => new Response(null, { status: 204 })) as typeof globalThis.fetch;
+    expect(await collect(streamRun("r", { after: 12 }, { fetch }))).toEqual([]);
+  });
+
+  it("reports an unknown run as StreamHttpError 404", async () => {
+    const fetch = (async () =>
+      new Response(JSON.stringify({ detail: "Run not found" }), { status: 404 })) as typeof globalThis.fetch;
+    const err = await collect(streamRun("gone", {}, { fetch })).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StreamHttpError);
+    expect((err as StreamHttpError).status).toBe(404);
+    expect((err as StreamHttpError).message).toBe("Run not found");
+  });
+
+  it("refuses a position that is not an event id", () => {
+    for (const after of ["-1", "1.5", "abc", ""]) {
+      expect(() => resumeChat("r", { after })).toThrow(/after must be an event id/);
+    }
+  });
+
+  it("moves lastEventId only on frames that complete an event", async () => {
+    const { fetch } = chunkedFetch(resumed);
+    const run = resumeChat("r", { after: 6 }, { fetch });
+    expect(run.lastEventId).toBe("6");
+    const seen: [string, string | null][] = [];
+    for await (const e of run.events) seen.push([e.type, run.lastEventId]);
+    expect(seen).toEqual([
+      ["tool_start", "7"],
+      ["tool_complete", "7"], // half of event 8: resuming from 7 sends it again
+      ["text_delta", "8"],
+      ["complete", "9"],
+    ]);
+  });
+
+  it("startChat tracks the position of a live stream too", async () => {
+    const { fetch } = chunkedFetch([
+      'id: 0\ndata: {"type":"status","message":"Thinking...","run_id":"r2"}\n\n',
+      'id: 2\ndata: {"type":"text_delta","text":"Hi"}\n\n',
+    ]);
+    const run = startChat({ message: "hi", detach: true }, { fetch });
+    const ids: (string | null)[] = [];
+    await expect(
+      (async () => {
+        for await (const _ of run.events) ids.push(run.lastEventId);
+      })(),
+    ).rejects.toThrow(/closed before/);
+    expect(ids).toEqual(["0", "2"]);
+    expect(run.runId).toBe("r2");
+  });
+
+  it("stop() after a resume cancels the resumed run", async () => {
+    const urls: string[] = [];
+    let push: ((s: string) => void) | null = null;
+    const fetch = (async (url: string, init?: RequestInit) => {
+      urls.push(String(url));
+      if (String(url).endsWith("/cancel")) {
+        push?.('id: 5\ndata: {"type":"cancelled"}\n\n');
+        return new Response(null, { status: 202 });
+      }
+      const body = new ReadableStream<Uint8Array>({
+        start(c) {
+          const enc = new TextEncoder();
+          push = (s) => c.enqueue(enc.encode(s));
+          push('id: 4\ndata: {"type":"text_delta","text":"more"}\n\n');
+          init?.signal?.addEventListener("abort", () => c.error(init.signal?.reason));
+        },
+      });
+      return new Response(body, { status: 200 });
+    }) as unknown as typeof globalThis.fetch;
+    const run = resumeChat("run-7", { after: "3" }, { fetch });
+    const types: string[] = [];
+    for await (const e of run.events) {
+      types.push(e.type);
+      if (e.type === "text_delta") await run.stop();
+    }
+    expect(types).toEqual(["text_delta", "cancelled"]);
+    expect(urls).toEqual(["/api/runs/run-7/stream", "/api/chat/runs/run-7/cancel"]);
   });
 });

@@ -9,6 +9,9 @@
  *   on `type`), or `null` for event types this client does not know (forward compatible).
  * - {@link streamChat} / {@link startChat}: the HTTP request as an async iterable of events, with
  *   abort, and a `stop()` that asks the server to cancel the run and falls back to aborting.
+ * - {@link streamRun} / {@link resumeChat}: the same for a run already going
+ *   (`GET /api/runs/{id}/stream`), from the start (a second tab) or after the last event a
+ *   client has (a reload): the server sends the frames that follow, no duplicate, no gap.
  *
  * Nothing here touches the DOM, so it runs in browsers, Node 18+ and workers alike.
  */
@@ -31,6 +34,29 @@ export interface ChatRequest {
   action?: ChatAction | null;
   /** Ask for the model's reasoning as `thinking` frames (opt-in extension of the dialect). */
   include_reasoning?: boolean;
+  /** Keep the run going when this connection drops (a reload), so it can be resumed with
+   * {@link resumeChat}; by default a client that hangs up stops its run. */
+  detach?: boolean;
+  /** Answers to the calls the last answer's `pending_approvals` named (all of them); the
+   * message may then be empty. */
+  approvals?: ApprovalAnswer[];
+}
+
+/** A person's decision on a tool call waiting for approval; `reason` reaches the model with a
+ * rejection. */
+export interface ApprovalAnswer {
+  call_id: string;
+  approved: boolean;
+  reason?: string;
+}
+
+/** A tool call the run stopped at until a person approves or rejects it. */
+export interface PendingApproval {
+  call_id: string;
+  tool_name: string;
+  input?: unknown;
+  /** The tool's friendly text for this call. */
+  display?: string;
 }
 
 export interface SuggestedValue {
@@ -90,6 +116,8 @@ export interface CompletePayload {
   payloads?: CustomPayload[] | null;
   diagnostics?: Record<string, unknown> | null;
   usage?: Usage | null;
+  /** Calls waiting for a person's approval (absent when none wait). */
+  pending_approvals?: PendingApproval[] | null;
 }
 
 export interface StatusEvent {
@@ -201,7 +229,11 @@ export interface SSEMessage {
   event: string;
   /** The `data:` lines joined with "\n". */
   data: string;
+  /** The last event id seen so far (it carries over to later messages, as in browsers). */
   id?: string;
+  /** Whether this message had an `id:` line of its own. A server that splits one event into
+   * several frames puts the id on the last, so only such a message completes a position. */
+  hasId: boolean;
 }
 
 /**
@@ -214,6 +246,7 @@ export class SSEParser {
   private eventName = "";
   private lastId: string | undefined;
   private sawData = false;
+  private sawId = false;
 
   push(chunk: string): SSEMessage[] {
     this.buffer += chunk;
@@ -272,7 +305,10 @@ export class SSEParser {
         this.eventName = value;
         break;
       case "id":
-        if (!value.includes("\0")) this.lastId = value;
+        if (!value.includes("\0")) {
+          this.lastId = value;
+          this.sawId = true;
+        }
         break;
       default:
         break; // `retry` and unknown fields are ignored
@@ -285,11 +321,13 @@ export class SSEParser {
     const message: SSEMessage = {
       event: this.eventName || "message",
       data: this.dataLines.join("\n"),
+      hasId: this.sawId,
     };
     if (this.lastId !== undefined) message.id = this.lastId;
     this.dataLines = [];
     this.eventName = "";
     this.sawData = false;
+    this.sawId = false;
     return sawData ? message : null;
   }
 }
@@ -387,18 +425,102 @@ export async function* streamChat(
   request: ChatRequest,
   options: StreamOptions = {},
 ): AsyncGenerator<TrayEvent, void, undefined> {
-  const doFetch = options.fetch ?? globalThis.fetch.bind(globalThis);
-  const response = await doFetch(`${options.baseUrl ?? ""}/api/chat/stream`, {
-    method: "POST",
-    headers: {
-      "Content-Type": "application/json",
-      Accept: "text/event-stream",
-      ...options.headers,
-    },
-    body: JSON.stringify(request),
-    credentials: "same-origin",
-    signal: options.signal,
-  });
+  for await (const { event } of postChat(request, options)) yield event;
+}
+
+/** Where a client is in a run: `after` is the last event id it has (`null`: nothing yet). */
+export interface ResumePosition {
+  after?: string | number | null;
+}
+
+/**
+ * Continue a run in progress (`GET /api/runs/{runId}/stream`): its events after `after`, or
+ * all of them without it, then the run as it goes, until the terminal event. When the run is
+ * over and the client already has every event (the server answers 204) it yields nothing and
+ * ends without error. Throws like {@link streamChat}; an unknown, expired or someone else's
+ * run is a {@link StreamHttpError} with status 404.
+ */
+export async function* streamRun(
+  runId: string,
+  position: ResumePosition = {},
+  options: StreamOptions = {},
+): AsyncGenerator<TrayEvent, void, undefined> {
+  for await (const { event } of getRun(runId, position, options)) yield event;
+}
+
+/** An event with the position it completes. */
+export interface PositionedEvent {
+  event: TrayEvent;
+  /** The `id:` its frame carried (the run's event number), `null` when it had none: a client
+   * that has this event has everything up to that id, and resumes from it. */
+  id: string | null;
+}
+
+function postChat(
+  request: ChatRequest,
+  options: StreamOptions,
+): AsyncGenerator<PositionedEvent, void, undefined> {
+  return readTray(
+    () =>
+      fetcher(options)(`${options.baseUrl ?? ""}/api/chat/stream`, {
+        method: "POST",
+        headers: {
+          "Content-Type": "application/json",
+          Accept: "text/event-stream",
+          ...options.headers,
+        },
+        body: JSON.stringify(request),
+        credentials: "same-origin",
+        signal: options.signal,
+      }),
+    options.signal,
+  );
+}
+
+function getRun(
+  runId: string,
+  position: ResumePosition,
+  options: StreamOptions,
+): AsyncGenerator<PositionedEvent, void, undefined> {
+  const after = positionOf(position);
+  const headers: Record<string, string> = { Accept: "text/event-stream", ...options.headers };
+  if (after !== null) headers["Last-Event-ID"] = after;
+  return readTray(
+    () =>
+      fetcher(options)(`${options.baseUrl ?? ""}/api/runs/${encodeURIComponent(runId)}/stream`, {
+        method: "GET",
+        headers,
+        credentials: "same-origin",
+        signal: options.signal,
+      }),
+    options.signal,
+    { emptyIsDone: true },
+  );
+}
+
+/** `position.after` as the `Last-Event-ID` it is sent as; throws for anything but an event id. */
+function positionOf(position: ResumePosition): string | null {
+  const after = position.after;
+  if (after === undefined || after === null) return null;
+  const text = String(after);
+  if (!/^\d{1,16}$/.test(text)) {
+    throw new TypeError(`after must be an event id (a whole number >= 0), not ${JSON.stringify(after)}`);
+  }
+  return text;
+}
+
+function fetcher(options: StreamOptions): typeof fetch {
+  return options.fetch ?? globalThis.fetch.bind(globalThis);
+}
+
+/** The one reader of a tray stream, live or resumed: frames to typed events, with positions. */
+async function* readTray(
+  open: () => Promise<Response>,
+  signal: AbortSignal | undefined,
+  { emptyIsDone = false }: { emptyIsDone?: boolean } = {},
+): AsyncGenerator<PositionedEvent, void, undefined> {
+  const response = await open();
+  if (emptyIsDone && response.status === 204) return;
   if (!response.ok) throw await httpError(response);
   if (!response.body) throw new StreamProtocolError("The server answered without a body.");
 
@@ -416,7 +538,7 @@ export async function* streamChat(
         if (message.event !== "message" || message.data === "") continue;
         const event = parseTrayEvent(message.data);
         if (event === null) continue;
-        yield event;
+        yield { event, id: message.hasId ? (message.id ?? null) : null };
         if (TERMINAL_EVENT_TYPES.has(event.type)) {
           finished = true;
           return;
@@ -424,10 +546,10 @@ export async function* streamChat(
       }
       if (done) break;
     }
-    if (options.signal?.aborted) throw abortReason(options.signal);
+    if (signal?.aborted) throw abortReason(signal);
     throw new StreamProtocolError("The connection closed before the answer was finished.");
   } finally {
-    if (!finished || options.signal?.aborted) {
+    if (!finished || signal?.aborted) {
       reader.cancel().catch(() => undefined);
     } else {
       reader.releaseLock();
@@ -441,8 +563,7 @@ function abortReason(signal: AbortSignal): unknown {
 
 /** Ask the server to cancel a run. The stream then ends with `{"type": "cancelled"}`. */
 export async function cancelRun(runId: string, options: StreamOptions = {}): Promise<void> {
-  const doFetch = options.fetch ?? globalThis.fetch.bind(globalThis);
-  const response = await doFetch(
+  const response = await fetcher(options)(
     `${options.baseUrl ?? ""}/api/chat/runs/${encodeURIComponent(runId)}/cancel`,
     {
       method: "POST",
@@ -491,8 +612,13 @@ function reasonFrom(body: unknown, response: Response): string {
 export interface ChatRun {
   /** The run's events, as {@link streamChat} yields them. Iterate once. */
   events: AsyncGenerator<TrayEvent, void, undefined>;
-  /** The run id, once the first `status` event has carried it. */
+  /** The run id, once the first `status` event has carried it (a resumed run: from the start). */
   readonly runId: string | null;
+  /**
+   * The id of the last event received that completes a position (see {@link PositionedEvent}),
+   * `null` before the first: pass it to {@link resumeChat} to continue without duplicates.
+   */
+  readonly lastEventId: string | null;
   /**
    * Stop the run: ask the server to cancel (the stream then ends with `cancelled`). If the
    * cancel call fails, or no run id is known yet, abort the request instead.
@@ -505,21 +631,49 @@ export interface ChatRun {
 /** How long stop() waits for the server's `cancelled` event before aborting the request. */
 export const STOP_GRACE_MS = 5000;
 
+/** Start a run: {@link streamChat} with its run id, position and stop(). */
 export function startChat(request: ChatRequest, options: StreamOptions = {}): ChatRun {
+  return chatRun((signal) => postChat(request, { ...options, signal }), options, {
+    runId: null,
+    lastEventId: null,
+  });
+}
+
+/**
+ * Follow a run already going, as a {@link ChatRun} (stop() works as for one just started):
+ * {@link streamRun} from `position.after` (omit it to get the whole run from its start).
+ */
+export function resumeChat(
+  runId: string,
+  position: ResumePosition = {},
+  options: StreamOptions = {},
+): ChatRun {
+  const lastEventId = positionOf(position); // a bad position throws here, not on first read
+  return chatRun((signal) => getRun(runId, position, { ...options, signal }), options, {
+    runId,
+    lastEventId,
+  });
+}
+
+function chatRun(
+  open: (signal: AbortSignal) => AsyncGenerator<PositionedEvent, void, undefined>,
+  options: StreamOptions,
+  start: { runId: string | null; lastEventId: string | null },
+): ChatRun {
   const controller = new AbortController();
   const outer = options.signal;
   if (outer) {
     if (outer.aborted) controller.abort(outer.reason);
     else outer.addEventListener("abort", () => controller.abort(outer.reason), { once: true });
   }
-  let runId: string | null = null;
-  const inner = streamChat(request, { ...options, signal: controller.signal });
   let graceTimer: ReturnType<typeof setTimeout> | undefined;
   let ended = false;
+  const state = { ...start };
   async function* events(): AsyncGenerator<TrayEvent, void, undefined> {
     try {
-      for await (const event of inner) {
-        if (event.type === "status" && event.run_id && runId === null) runId = event.run_id;
+      for await (const { event, id } of open(controller.signal)) {
+        if (event.type === "status" && event.run_id && state.runId === null) state.runId = event.run_id;
+        if (id !== null) state.lastEventId = id;
         yield event;
       }
     } finally {
@@ -530,15 +684,18 @@ export function startChat(request: ChatRequest, options: StreamOptions = {}): Ch
   return {
     events: events(),
     get runId() {
-      return runId;
+      return state.runId;
+    },
+    get lastEventId() {
+      return state.lastEventId;
     },
     async stop() {
-      if (runId === null) {
+      if (state.runId === null) {
         controller.abort();
         return;
       }
       try {
-        await cancelRun(runId, options);
+        await cancelRun(state.runId, options);
       } catch {
         controller.abort();
         return;

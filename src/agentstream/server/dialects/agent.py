@@ -4,7 +4,10 @@
 {content}``, ``tool_start {tool_call_id, tool_name, args, ts, display?}``, ``tool_end {...,
 status: "success", duration_ms, result, ts, display?}``, ``tool_error {..., status: "error",
 error {message, kind}}``, ``conversation {conversation}`` (when a store recorded the run),
-``warning {code, message}``, ``error {message}`` and ``done`` last, whatever happened.
+``warning {code, message}``, ``approval_required {tool_call_id, tool_name, args, display?}``
+per call the run stopped at for a person's approval (additive: the next request answers with
+``approvals: [{tool_call_id, approved, reason?}]`` and may leave ``message`` empty), ``error
+{message}`` and ``done`` last, whatever happened.
 Authenticated by the session cookie (or a bearer token).
 
 Reference: ``docs/protocols/ops.md``.
@@ -18,8 +21,11 @@ from collections.abc import Sequence
 from typing import Annotated, Any, assert_never
 
 from fastapi import APIRouter, Depends, Response
+from pydantic import Field
 
 from agentstream.events import (
+    AnswerShaped,
+    ConversationSaved,
     PartEnded,
     PartStarted,
     PayloadEvent,
@@ -41,12 +47,17 @@ from agentstream.events import (
     UsageEvent,
 )
 from agentstream.principal import Principal
-from agentstream.runs import RunRequest
-from agentstream.server.context import ServerContext
+from agentstream.runs import ProtocolOptions, RunRequest
+from agentstream.server.dialects.approvals import (
+    MAX_APPROVALS,
+    Approval,
+    CallId,
+    answers,
+    message_or_answers,
+    waiting_for_approval,
+)
 from agentstream.server.dialects.base import (
-    DialectDefaults,
     Frame,
-    NonEmptyText,
     RequestModel,
     dumps,
     iso_ms,
@@ -55,11 +66,13 @@ from agentstream.server.dialects.base import (
 )
 from agentstream.server.dialects.declaration import Dialect, StreamOptions
 from agentstream.server.sse import SSE_DATA, Encoder, WireFormat
+from agentstream.server.state import ServerContext
 
 __all__ = [
-    "DEFAULTS",
+    "PROTOCOL",
     "DIALECT",
     "PATH",
+    "AgentApproval",
     "AgentEncoder",
     "AgentStreamRequest",
     "router",
@@ -67,26 +80,38 @@ __all__ = [
 ]
 
 PATH = "/agent/stream"
-DEFAULTS = DialectDefaults()
+PROTOCOL = ProtocolOptions(suggestions=False)
 _DONE: Frame = ("done", '{"type":"done"}')
 
 
-class AgentStreamRequest(RequestModel):
-    """The ops agent's request body."""
+class AgentApproval(Approval):
+    """``{tool_call_id, approved, reason?}``: the answer to an ``approval_required`` event."""
 
-    message: NonEmptyText
+    tool_call_id: CallId
+
+    def call(self) -> str:
+        return self.tool_call_id
+
+
+class AgentStreamRequest(RequestModel):
+    """The ops agent's request body (``approvals`` is additive)."""
+
+    message: str = ""
+    """Required unless ``approvals`` answers the calls the conversation waits on."""
     context: str | None = None
     conversation_id: uuid.UUID | None = None
+    approvals: list[AgentApproval] = Field(default_factory=list, max_length=MAX_APPROVALS)
 
 
 def to_run_request(body: AgentStreamRequest, principal: Principal) -> RunRequest:
+    given = answers(body.approvals)
     return RunRequest(
-        message=body.message,
+        message=message_or_answers(body.message, given),
+        answers=given,
         principal=principal,
         context=body.context,
         conversation_id=None if body.conversation_id is None else str(body.conversation_id),
-        max_turns=DEFAULTS.max_turns,
-        suggestions=DEFAULTS.suggestions,
+        protocol=PROTOCOL,
     )
 
 
@@ -120,17 +145,21 @@ class AgentEncoder:
                 return (self._tool_finished(event),)
             case RunWarning(code=code, message=message):
                 return (("warning", dumps({"type": "warning", "code": code, "message": message})),)
-            case RunCompleted(conversation=conversation):
-                if conversation is None:
-                    return (_DONE,)
-                update = {"type": "conversation", "conversation": conversation}
-                return (("conversation", dumps(update)), _DONE)
+            case ConversationSaved(conversation=conversation):
+                update = {
+                    "type": "conversation",
+                    "conversation": conversation.to_agent_conversation(),
+                }
+                return (("conversation", dumps(update)),)
+            case RunCompleted():
+                return (*_approvals(event), _DONE)
             case RunFailed(message=message):
                 return self.fail(message)
             case RunCancelled():
                 return (_DONE,)
             case (
-                TurnFinished()
+                AnswerShaped()
+                | TurnFinished()
                 | PartStarted()
                 | PartEnded()
                 | TurnStarted()
@@ -170,6 +199,22 @@ class AgentEncoder:
         return (data["type"], dumps(data))
 
 
+def _approvals(event: RunCompleted) -> list[Frame]:
+    """An ``approval_required`` frame per call waiting for a person."""
+    frames: list[Frame] = []
+    for call in waiting_for_approval(event):
+        data: dict[str, Any] = {
+            "type": "approval_required",
+            "tool_call_id": call.call_id,
+            "tool_name": call.name,
+            "args": call.arguments,
+        }
+        if call.display:
+            data["display"] = call.display
+        frames.append(("approval_required", dumps(data)))
+    return frames
+
+
 def router(server: ServerContext) -> APIRouter:
     api = APIRouter(tags=["ops agent"])
     CurrentPrincipal = Annotated[Principal, Depends(server.principal(allow_cookie=True))]
@@ -181,7 +226,9 @@ def router(server: ServerContext) -> APIRouter:
         responses={200: {"content": {"text/event-stream": {}}}},
     )
     async def agent_stream(body: AgentStreamRequest, principal: CurrentPrincipal) -> Response:
-        return await stream_run(server, to_run_request(body, principal), DIALECT)
+        return await stream_run(
+            server, to_run_request(body, principal), DIALECT, answers_field="approvals"
+        )
 
     return api
 

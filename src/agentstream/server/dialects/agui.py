@@ -70,6 +70,8 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 
 from agentstream.events import (
+    AnswerShaped,
+    ConversationSaved,
     PartEnded,
     PartStarted,
     PayloadEvent,
@@ -92,8 +94,7 @@ from agentstream.events import (
 )
 from agentstream.pending import Answers, ApprovalDecision, ClientTool, ClientToolResult
 from agentstream.principal import Principal
-from agentstream.runs import RunRequest
-from agentstream.server.context import ServerContext
+from agentstream.runs import ProtocolOptions, RunRequest
 from agentstream.server.dialects.base import (
     Frame,
     client_conversation_id,
@@ -105,6 +106,7 @@ from agentstream.server.errors import bad_request
 from agentstream.server.limits import check_depth
 from agentstream.server.settings import DisconnectPolicy
 from agentstream.server.sse import SSE_DATA, Encoder, WireFormat
+from agentstream.server.state import ServerContext
 
 __all__ = ["APPROVAL_SCHEMA", "DIALECT", "PATH", "AgUiEncoder", "router", "to_run_request"]
 
@@ -239,7 +241,7 @@ class AgUiEncoder:
                 return (*self._close(), _frame(cancelled))
             case RunFailed(message=message, kind=kind):
                 return (*self._close(), _frame(RunErrorEvent(message=message, code=kind)))
-            case UsageEvent():
+            case UsageEvent() | AnswerShaped() | ConversationSaved():
                 return ()
             case _:
                 assert_never(event)
@@ -333,6 +335,11 @@ def parse_input(data: Any) -> RunAgentInput:
         ) from None
 
 
+PROTOCOL = ProtocolOptions(suggestions=False)
+"""AG-UI clients show text, tools and custom events: the model is not asked for suggestion
+lines they would never see."""
+
+
 def to_run_request(body: RunAgentInput, principal: Principal) -> RunRequest:
     """What the run needs from the input: the new user message, the answers to open tool
     calls, the frontend tools and the context."""
@@ -363,6 +370,7 @@ def to_run_request(body: RunAgentInput, principal: Principal) -> RunRequest:
         answers=answers or None,
         client_tools=tools,
         context=context or None,
+        protocol=PROTOCOL,
     )
 
 

@@ -40,6 +40,8 @@ from fastapi import APIRouter, Depends, Response
 from pydantic import BaseModel, Field
 
 from agentstream.events import (
+    AnswerShaped,
+    ConversationSaved,
     PartEnded,
     PartStarted,
     PayloadEvent,
@@ -63,11 +65,9 @@ from agentstream.events import (
 )
 from agentstream.pending import Answers, ApprovalDecision, open_calls
 from agentstream.principal import Principal
-from agentstream.runs import ConversationNotFound, RunNotFound, RunRequest
-from agentstream.server.context import ServerContext
+from agentstream.runs import ConversationNotFound, ProtocolOptions, RunNotFound, RunRequest
 from agentstream.server.dialects.aisdk_history import ui_messages
 from agentstream.server.dialects.base import (
-    DialectDefaults,
     Frame,
     RequestModel,
     client_conversation_id,
@@ -79,6 +79,7 @@ from agentstream.server.dialects.base import (
 from agentstream.server.dialects.declaration import Dialect, StreamOptions
 from agentstream.server.errors import ApiError, bad_request
 from agentstream.server.sse import SSE_DATA, Encoder, WireFormat
+from agentstream.server.state import ServerContext
 
 __all__ = [
     "DIALECT",
@@ -98,7 +99,7 @@ RESUME_PATH = "/ai-sdk/chat/{id}/stream"
 MESSAGES_PATH = "/ai-sdk/chat/{id}/messages"
 STOP_PATH = "/ai-sdk/chat/{id}/stop"
 HEADERS = {"x-vercel-ai-ui-message-stream": "v1"}
-DEFAULTS = DialectDefaults()
+PROTOCOL = ProtocolOptions(suggestions=False)
 
 _DONE: Frame = ("done", "[DONE]")
 _START_STEP: Frame = ("start-step", '{"type":"start-step"}')
@@ -199,8 +200,7 @@ def to_run_request(body: AiSdkChatRequest, principal: Principal) -> RunRequest:
         answers=answers,
         replace_last_exchange=body.trigger == "regenerate-message",
         metadata={"client_conversation_id": body.id},
-        max_turns=DEFAULTS.max_turns,
-        suggestions=DEFAULTS.suggestions,
+        protocol=PROTOCOL,
     )
 
 
@@ -335,6 +335,8 @@ class AiSdkEncoder:
             case RunCancelled(reason=reason):
                 abort = {"type": "abort", "reason": reason}
                 return (*self._close_step(), ("abort", dumps(abort)), _DONE)
+            case AnswerShaped() | ConversationSaved():
+                return ()
             case _:
                 assert_never(event)
 

@@ -1,21 +1,21 @@
 """What the dialects share: request-model base, JSON encoding, starting and streaming a run.
 
 A dialect module holds its request model and conversion to :class:`RunRequest` (its
-defaults are a :class:`DialectDefaults` value, not branches in the loop), its encoder (a
-small state machine from canonical events to frames) and its route. Everything they have in
-common lives here once: how a run begins and maps its failures to HTTP errors, how a stream
-is answered, and the little formatting helpers (compact JSON, ISO timestamps, text values).
+options are a :class:`~agentstream.runs.ProtocolOptions` value, not branches in the loop),
+its encoder (a small state machine from canonical events to frames) and its route.
+Everything they have in common lives here once: how a run begins and maps its failures to
+HTTP errors, how a stream is answered, and the little formatting helpers (compact JSON, ISO
+timestamps, text values).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import sys
 import uuid
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
@@ -24,31 +24,23 @@ from starlette.responses import Response
 from starlette.types import Receive
 
 from agentstream.chat.markers import MarkerLineFilter
+from agentstream.errors import InvalidConversationId, ModelUnavailable, RefusedRequest
 from agentstream.events import TERMINAL_EVENTS, RunEvent, TextDelta, TurnStarted
 from agentstream.pending import InvalidAnswers
 from agentstream.principal import Principal
-from agentstream.runs import (
-    BrokerUnavailable,
-    ConversationNotFound,
-    RefusedRequest,
-    RunNotFound,
-    RunRequest,
-    RunSession,
-)
-from agentstream.server.context import ServerContext
+from agentstream.runs import BrokerUnavailable, RunNotFound, RunRequest, RunSession
 from agentstream.server.dialects.declaration import Dialect, StreamOptions
-from agentstream.server.errors import ApiError, bad_request
+from agentstream.server.errors import bad_request
 from agentstream.server.limits import check_depth
-from agentstream.server.models import ModelUnavailable
 from agentstream.server.settings import DisconnectPolicy
 from agentstream.server.sse import Encoder, EventStream, Frame, WireFormat
+from agentstream.server.state import ServerContext
 
 __all__ = [
     "client_conversation_id",
     "continue_stream",
     "follow",
     "Dialect",
-    "DialectDefaults",
     "Encoder",
     "Frame",
     "NonEmptyText",
@@ -82,17 +74,6 @@ class RequestModel(BaseModel):
         return data
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DialectDefaults:
-    """Per-dialect run options, as data (workflow assistant: 20 turns and answers in English;
-    chat tray: 5 turns with tool markers and suggestions)."""
-
-    max_turns: int | None = None
-    tool_markers: bool = False
-    suggestions: bool = False
-    response_language: str | None = None
-
-
 _CLIENT_IDS = uuid.UUID("1b7f0c56-5a8e-4a0e-9a57-6d7a1e0c2f41")
 CLIENT_ID_LENGTH = 512
 """The longest conversation id a client may choose (any text: an e-mail, a path, a UUID)."""
@@ -110,7 +91,7 @@ def client_conversation_id(principal: Principal, client_id: str, field: str) -> 
     """
     if not 1 <= len(client_id) <= CLIENT_ID_LENGTH:
         raise bad_request(field, f"expected 1 to {CLIENT_ID_LENGTH} characters")
-    name = "\x1f".join((principal.tenant_id or "", principal.user_id, client_id))
+    name = f"{principal.owner}\x1f{client_id}"
     return str(uuid.uuid5(_CLIENT_IDS, name))
 
 
@@ -137,11 +118,13 @@ def iso_ms(timestamp: float) -> str:
 async def choose_model(
     server: ServerContext, model: str | None, field: str = "model"
 ) -> str | None:
-    """The model for the run request (``None``: the agent's own), or 400 naming ``field``."""
+    """The model for the run request (``None``: the agent's own); raises
+    :class:`~agentstream.errors.ModelUnavailable` naming ``field`` (a 400)."""
     try:
         return await server.models.choose(model)
     except ModelUnavailable as exc:
-        raise bad_request(field, str(exc)) from None
+        exc.field = field
+        raise
 
 
 async def begin_run(
@@ -151,31 +134,20 @@ async def begin_run(
     conversation_field: str = "conversation_id",
     answers_field: str = "answers",
 ) -> RunSession:
-    """Start ``request``: its errors are still HTTP statuses here (404, 400; answers that do
-    not fit the conversation's pending tool calls are a 400 naming ``answers_field``)."""
-    try:
-        # The hooks refuse what they cannot serve (an unknown server action, a context value
-        # out of its choices); asked here first so that is a 400 naming the field. The runner
-        # asks again.
-        server.runner.hooks.check(request)
-    except RefusedRequest as exc:
-        raise bad_request(exc.field, str(exc)) from None
-    except ValueError as exc:  # hooks of an application's own that raise a plain ValueError
-        raise bad_request("body", str(exc)) from None
+    """Start ``request`` while its errors can still be HTTP statuses: the library's
+    refusals (:mod:`agentstream.errors`) propagate to the app's handlers, a 400 naming the
+    field (the conversation id as this dialect calls it, ``conversation_field``; answers that
+    do not fit the conversation's pending tool calls, ``answers_field``) or a 404."""
+    # The hooks refuse what they cannot serve (an unknown server action, a context value out
+    # of its choices); asked here first so that is a 400 before the run starts. The runner
+    # asks again.
+    server.runner.hooks.check(request)
     try:
         return await server.runner.begin(request)
-    except ConversationNotFound:
-        raise ApiError(404, "Conversation not found") from None
-    except RefusedRequest as exc:
-        raise bad_request(exc.field, str(exc)) from None
     except InvalidAnswers as exc:
-        raise bad_request(answers_field, str(exc)) from None
-    except ValueError as exc:
-        # The SQL store rejects ids it could never hold. Looked up lazily: the store package
-        # (SQLAlchemy, Alembic) is only imported by deployments that use it.
-        store = sys.modules.get("agentstream.store")
-        if store is not None and isinstance(exc, store.InvalidConversationId):
-            raise bad_request(conversation_field, str(exc)) from None
+        raise RefusedRequest(answers_field, str(exc)) from None
+    except InvalidConversationId as exc:  # the SQL store rejects ids it could never hold
+        exc.field = conversation_field
         raise
 
 
@@ -274,30 +246,38 @@ def _not_following(reason: str) -> None:
     """A reader that hangs up stops nothing: the run is its own (see ``Runner``)."""
 
 
-async def _then(
-    first: RunEvent, rest: AsyncGenerator[RunEvent, None]
+async def _rest(
+    events: AsyncGenerator[RunEvent, None], encoder: Encoder, after: int
 ) -> AsyncGenerator[RunEvent, None]:
-    async with aclosing(rest):
-        yield first
+    """The run's events after ``after``; those the client already has only go through
+    ``encoder`` (a fresh one sees the run from its start: its state, such as open tools, held
+    marker text, the playground's text so far, is rebuilt) and their frames are dropped."""
+    async with aclosing(events):
         try:
-            async for event in rest:
-                yield event
-        except BrokerUnavailable:
-            return  # the client reconnects with Last-Event-ID once Redis is back
+            async for event in events:
+                if event.seq > after:
+                    yield event
+                else:
+                    encoder.encode(event)
+        except (RunNotFound, BrokerUnavailable):
+            # Expired meanwhile, or Redis went away: the client reconnects with
+            # Last-Event-ID and is told 404, or picks up once Redis is back.
+            return
 
 
 def follow(
     server: ServerContext,
-    first: RunEvent,
-    rest: AsyncGenerator[RunEvent, None],
+    events: AsyncGenerator[RunEvent, None],
     encoder: Encoder,
     wire: WireFormat,
     run_id: str,
+    after: int,
     headers: Mapping[str, str] | None = None,
 ) -> EventStream:
-    """A reader's streaming answer, with heartbeats; its client leaving stops nothing."""
+    """A reader's streaming answer of ``events`` (a replay from before ``after``), with
+    heartbeats from the start; its client leaving stops nothing."""
     return EventStream(
-        _then(first, rest),
+        _rest(events, encoder, after),
         encoder,
         wire,
         cancel=_not_following,
@@ -305,6 +285,15 @@ def follow(
         write_timeout=server.settings.write_timeout_seconds,
         headers={**(headers or {}), "X-Run-Id": run_id},
     )
+
+
+async def read_all(server: ServerContext, run_id: str, principal: Principal, after: int) -> bool:
+    """Whether the run is over and the client has all of its events (204: a browser
+    EventSource stops reconnecting). Answered from where the log stands now, so a client of
+    a run in progress gets its response (and heartbeats) at once, not at the run's next
+    event. Raises :class:`~agentstream.errors.RunNotFound` for a run that is not theirs."""
+    end = await server.runner.broker.end_of(run_id, principal)
+    return end.done and end.last <= after
 
 
 async def continue_stream(
@@ -317,25 +306,13 @@ async def continue_stream(
 ) -> Response:
     """Run ``run_id`` in ``dialect`` from the event after ``after`` (``-1``: from its start),
     then live until it ends; 204 when the caller has it all, 404 when it is not theirs."""
-    broker = server.runner.broker
-    encoder, wire = dialect.stream(options)
-    encoder = shown_by(server, encoder)
-    # A fresh encoder sees the run from its start (its state: open tools, held marker
-    # text, the playground's text so far); frames of events the client has are dropped.
-    events = broker.replay(run_id, principal, -1)
-    first: RunEvent | None = None
-    try:
-        async for event in events:
-            if event.seq > after:
-                first = event
-                break
-            encoder.encode(event)
-    except RunNotFound:
-        raise ApiError(404, "Run not found") from None
-    if first is None:
-        await events.aclose()
+    if await read_all(server, run_id, principal, after):
         return Response(status_code=204)
-    return follow(server, first, events, encoder, wire, run_id, dialect.headers)
+    encoder, wire = dialect.stream(options)
+    # A fresh encoder sees the run from its start; frames of events the client has are
+    # dropped (see ``_rest``).
+    events = server.runner.broker.replay(run_id, principal, -1)
+    return follow(server, events, shown_by(server, encoder), wire, run_id, after, dialect.headers)
 
 
 async def fold_run(

@@ -16,23 +16,20 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from agentstream.errors import UnknownDialect
 from agentstream.server.settings import DisconnectPolicy
 from agentstream.server.sse import Encoder, WireFormat
 
 if TYPE_CHECKING:
     from fastapi import APIRouter
 
-    from agentstream.server.context import ServerContext
+    from agentstream.server.state import ServerContext
 
 __all__ = ["Dialect", "StreamOptions", "UnknownDialect"]
 
 StreamOptions = Mapping[str, Any]
 """A stream's options as its route chose them (JSON-able: kept with the run for readers on
 other workers), e.g. the chat tray's ``{"include_reasoning": true}``."""
-
-
-class UnknownDialect(LookupError):
-    """A run was started by a dialect this server does not serve."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

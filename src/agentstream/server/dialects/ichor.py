@@ -2,8 +2,11 @@
 
 ``message_start {turn}`` per model turn, ``content_chunk {chunk}``, ``tool_call_start`` and
 ``tool_call_result`` with the call's id and name only (tool inputs and results never reach
-the client), ``workflow_preview`` from a ``workflow_preview`` payload, ``error {message}`` and
-``message_complete {}``. A cancelled run (the client left) just ends the stream.
+the client), ``workflow_preview`` from a ``workflow_preview`` payload, ``approval_required
+{tool_use_id, name}`` per call the run stopped at for a person's approval (additive; like the
+other tool events it carries no input), ``error {message}`` and ``message_complete {}``. The
+next request answers with ``approvals: [{tool_use_id, approved, reason?}]`` and may leave
+``message`` empty. A cancelled run (the client left) just ends the stream.
 ``context_type`` selects the tool scope and prompt (through the run hooks), ``context`` is
 injected into the system prompt, and the caller's bearer token reaches tools verbatim.
 Bearer auth only: no cookie, since CORS callers on other origins post here.
@@ -17,8 +20,11 @@ from collections.abc import Sequence
 from typing import Annotated, Any, Literal, assert_never
 
 from fastapi import APIRouter, Depends, Response
+from pydantic import Field
 
 from agentstream.events import (
+    AnswerShaped,
+    ConversationSaved,
     PartEnded,
     PartStarted,
     PayloadEvent,
@@ -39,13 +45,19 @@ from agentstream.events import (
     TurnStarted,
     UsageEvent,
 )
+from agentstream.messages import PendingToolCall
 from agentstream.principal import Principal
-from agentstream.runs import RunRequest
-from agentstream.server.context import ServerContext
+from agentstream.runs import ProtocolOptions, RunRequest
+from agentstream.server.dialects.approvals import (
+    MAX_APPROVALS,
+    Approval,
+    CallId,
+    answers,
+    message_or_answers,
+    waiting_for_approval,
+)
 from agentstream.server.dialects.base import (
-    DialectDefaults,
     Frame,
-    NonEmptyText,
     RequestModel,
     client_conversation_id,
     dumps,
@@ -54,29 +66,52 @@ from agentstream.server.dialects.base import (
 )
 from agentstream.server.dialects.declaration import Dialect, StreamOptions
 from agentstream.server.sse import SSE_NAMED, Encoder, WireFormat
+from agentstream.server.state import ServerContext
 
-__all__ = ["DEFAULTS", "DIALECT", "PATH", "ChatRequest", "IchorEncoder", "router", "to_run_request"]
+__all__ = [
+    "PROTOCOL",
+    "DIALECT",
+    "PATH",
+    "IchorApproval",
+    "IchorChatRequest",
+    "IchorEncoder",
+    "router",
+    "to_run_request",
+]
 
 PATH = "/v1/agent/chat"
-DEFAULTS = DialectDefaults(max_turns=20, response_language="English")
+PROTOCOL = ProtocolOptions(max_turns=20, suggestions=False, response_language="English")
 PREVIEW_KINDS = frozenset({"workflow_preview"})
 
 
-class ChatRequest(RequestModel):
-    """The workflow assistant's request body."""
+class IchorApproval(Approval):
+    """``{tool_use_id, approved, reason?}``: the answer to an ``approval_required`` event."""
 
-    message: NonEmptyText
+    tool_use_id: CallId
+
+    def call(self) -> str:
+        return self.tool_use_id
+
+
+class IchorChatRequest(RequestModel):
+    """The workflow assistant's request body (``approvals`` is additive)."""
+
+    message: str = ""
+    """Required unless ``approvals`` answers the calls the conversation waits on."""
     context_type: Literal["workflow", "tables"]
     context: dict[str, Any] | None = None
     conversation_id: str | None = None
+    approvals: list[IchorApproval] = Field(default_factory=list, max_length=MAX_APPROVALS)
 
 
-def to_run_request(body: ChatRequest, principal: Principal) -> RunRequest:
+def to_run_request(body: IchorChatRequest, principal: Principal) -> RunRequest:
     # conversation_id is the client's tracking id: its conversation is created on
     # first use and continued after, under an id scoped to the caller.
     client_id = body.conversation_id
+    given = answers(body.approvals)
     return RunRequest(
-        message=body.message,
+        message=message_or_answers(body.message, given),
+        answers=given,
         principal=principal,
         context=body.context,
         context_type=body.context_type,
@@ -87,10 +122,7 @@ def to_run_request(body: ChatRequest, principal: Principal) -> RunRequest:
         ),
         create_conversation=client_id is not None,
         metadata={} if client_id is None else {"client_conversation_id": client_id},
-        max_turns=DEFAULTS.max_turns,
-        tool_markers=DEFAULTS.tool_markers,
-        suggestions=DEFAULTS.suggestions,
-        response_language=DEFAULTS.response_language,
+        protocol=PROTOCOL,
     )
 
 
@@ -113,11 +145,16 @@ class IchorEncoder:
             case PayloadEvent(payload=payload) if payload.kind in PREVIEW_KINDS:
                 return ((payload.kind, dumps(payload.data)),)
             case RunCompleted():
-                return _COMPLETE
+                waiting = waiting_for_approval(event)
+                if not waiting:
+                    return _COMPLETE
+                return (*(_approval_required(call) for call in waiting), *_COMPLETE)
             case RunFailed(message=message):
                 return self.fail(message)
             case (
-                TurnFinished()
+                AnswerShaped()
+                | ConversationSaved()
+                | TurnFinished()
                 | PartStarted()
                 | PartEnded()
                 | RunStarted()
@@ -138,6 +175,10 @@ class IchorEncoder:
         return (("error", dumps({"message": message})),)
 
 
+def _approval_required(call: PendingToolCall) -> Frame:
+    return ("approval_required", dumps({"tool_use_id": call.call_id, "name": call.name}))
+
+
 def router(server: ServerContext) -> APIRouter:
     api = APIRouter(tags=["workflow assistant"])
     CurrentPrincipal = Annotated[Principal, Depends(server.principal(allow_cookie=False))]
@@ -148,8 +189,10 @@ def router(server: ServerContext) -> APIRouter:
         response_class=Response,
         responses={200: {"content": {"text/event-stream": {}}}},
     )
-    async def agent_chat(body: ChatRequest, principal: CurrentPrincipal) -> Response:
-        return await stream_run(server, to_run_request(body, principal), DIALECT)
+    async def agent_chat(body: IchorChatRequest, principal: CurrentPrincipal) -> Response:
+        return await stream_run(
+            server, to_run_request(body, principal), DIALECT, answers_field="approvals"
+        )
 
     @api.options(PATH, include_in_schema=False)
     async def agent_chat_options() -> Response:

@@ -40,6 +40,8 @@ from fastapi.responses import JSONResponse
 from pydantic import Field
 
 from agentstream.events import (
+    AnswerShaped,
+    ConversationSaved,
     PartEnded,
     PartStarted,
     PayloadEvent,
@@ -63,11 +65,9 @@ from agentstream.events import (
 )
 from agentstream.messages import AssistantMessage, Message, UserMessage
 from agentstream.principal import Principal
-from agentstream.runs import RunRequest
+from agentstream.runs import ProtocolOptions, RunRequest
 from agentstream.server.auth import for_tenant
-from agentstream.server.context import ServerContext
 from agentstream.server.dialects.base import (
-    DialectDefaults,
     Frame,
     NonEmptyText,
     RequestModel,
@@ -83,11 +83,12 @@ from agentstream.server.dialects.base import (
 )
 from agentstream.server.dialects.declaration import Dialect, StreamOptions
 from agentstream.server.errors import bad_request
-from agentstream.server.models import ModelInfo
+from agentstream.server.models import OfferedModel
 from agentstream.server.sse import NDJSON, SSE_NAMED, Encoder, WireFormat
+from agentstream.server.state import ServerContext
 
 __all__ = [
-    "DEFAULTS",
+    "PROTOCOL",
     "MODELS_PATH",
     "PATH",
     "AgentChatRequest",
@@ -100,7 +101,7 @@ __all__ = [
 
 PATH = "/api/chat/agent-chat/stream"
 MODELS_PATH = "/api/chat/models"
-DEFAULTS = DialectDefaults()
+PROTOCOL = ProtocolOptions(suggestions=False)
 REASONING_MODES: dict[str, bool | str | None] = {
     "default": None,
     "off": False,
@@ -173,8 +174,7 @@ def to_run_request(
         history=history,
         model=model,
         temperature=body.temperature,
-        max_turns=DEFAULTS.max_turns,
-        suggestions=DEFAULTS.suggestions,
+        protocol=PROTOCOL,
         model_options={} if reasoning is None else {"reasoning": reasoning},
         tool_options={
             "rag_enabled": body.ragEnabled,
@@ -191,6 +191,8 @@ class PlaygroundEncoder:
         self.execution_id = ""
         self.model: str | None = None
         self.usage = Usage()
+        self.shown: str | None = None
+        """The answer as shown (marker blocks taken out), when the run's hooks shaped it."""
 
     def encode(self, event: RunEvent) -> Sequence[Frame]:
         match event:
@@ -218,7 +220,11 @@ class PlaygroundEncoder:
             case UsageEvent(usage=usage):
                 self.usage = self.usage + usage
                 return ()
+            case AnswerShaped(message=shown):
+                self.shown = shown
+                return ()
             case RunCompleted(message=message, usage=usage):
+                message = message if self.shown is None else self.shown
                 return (
                     ("metadata", dumps(self._metadata(usage))),
                     ("final", dumps(self._final(message, usage))),
@@ -229,7 +235,8 @@ class PlaygroundEncoder:
             case RunCancelled():
                 return self.fail("The run was cancelled.")
             case (
-                TurnFinished()
+                ConversationSaved()
+                | TurnFinished()
                 | PartStarted()
                 | PartEnded()
                 | TurnStarted()
@@ -304,7 +311,10 @@ class PlaygroundDocument:
                 entry = self._calls.setdefault(call_id, {"toolName": name})
                 entry["output"] = as_text(output if output is not None else result)
                 entry["isError"] = is_error
+            case AnswerShaped():
+                encoder.encode(event)
             case RunCompleted(message=message, usage=usage):
+                message = message if encoder.shown is None else encoder.shown
                 doc["metadata"] = encoder._metadata(usage)
                 doc.update(encoder._final(message, usage))
                 doc["state"] = "completed"
@@ -371,7 +381,7 @@ def router(server: ServerContext) -> APIRouter:
         return await stream_run(server, run_request, DIALECT, options, conversation_field=field)
 
     @api.get(MODELS_PATH, summary="The models this deployment offers (the playground's listModels)")
-    async def list_models(principal: CurrentPrincipal) -> dict[str, list[ModelInfo]]:
+    async def list_models(principal: CurrentPrincipal) -> dict[str, list[OfferedModel]]:
         return {"models": await server.models.models()}
 
     return api

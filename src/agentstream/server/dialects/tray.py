@@ -12,7 +12,10 @@ opt-in extension for the web UI; other clients never see them).
 The ``complete`` payload serves every tray client: ``message`` (with tool markers),
 ``suggested_values``, ``suggested_actions``, ``custom_payload``, ``tool_history`` (top level,
 for clients that read it there), ``conversation_id``, ``payloads``, ``usage`` and
-``diagnostics`` when the run has them. When no custom payload was produced and tools ran,
+``diagnostics`` when the run has them, and ``pending_approvals`` (``[{call_id, tool_name,
+input, display?}]``) when the run stopped at tools that wait for a person's approval: the next
+request answers them in ``approvals: [{call_id, approved, reason?}]``, its ``message`` may
+then be empty. When no custom payload was produced and tools ran,
 ``custom_payload`` is the tool history ``{"type": "tool_history", "data": [...]}``, so tray
 clients that read ``custom_payload`` as tool history work as well as those that read the
 top-level ``tool_history``; with neither it is left out (``custom_payload`` is optional, not
@@ -29,8 +32,11 @@ from typing import Annotated, Any, assert_never
 from fastapi import APIRouter, Depends, Response
 from pydantic import BaseModel, Field
 
-from agentstream.chat.markers import TOOL_MARKER, insert_tool_markers, tool_marker
+from agentstream.chat.markers import tool_history_entry, tool_marker
+from agentstream.errors import RunNotFound
 from agentstream.events import (
+    AnswerShaped,
+    ConversationSaved,
     PartEnded,
     PartStarted,
     Payload,
@@ -47,36 +53,41 @@ from agentstream.events import (
     ToolCallDelta,
     ToolCallFinished,
     ToolCallStarted,
-    ToolHistoryEntry,
     ToolProgress,
     TurnFinished,
     TurnStarted,
     UsageEvent,
 )
+from agentstream.messages import PendingToolCall
 from agentstream.principal import Principal
-from agentstream.runs import ActionRequest, RunRequest
-from agentstream.server.context import ServerContext
+from agentstream.runs import ActionRequest, ProtocolOptions, RunRequest
+from agentstream.server.dialects.approvals import (
+    MAX_APPROVALS,
+    Approval,
+    CallId,
+    answers,
+    message_or_answers,
+    waiting_for_approval,
+)
 from agentstream.server.dialects.base import (
-    DialectDefaults,
     Frame,
-    NonEmptyText,
     RequestModel,
-    as_text,
     choose_model,
     dumps,
     quote,
     stream_run,
 )
 from agentstream.server.dialects.declaration import Dialect, StreamOptions
-from agentstream.server.errors import ApiError
 from agentstream.server.settings import DisconnectPolicy
 from agentstream.server.sse import SSE_DATA, Encoder, WireFormat
+from agentstream.server.state import ServerContext
 
 __all__ = [
     "CANCEL_PATH",
-    "DEFAULTS",
+    "PROTOCOL",
     "PATH",
     "ChatAction",
+    "TrayApproval",
     "TrayChatRequest",
     "TrayEncoder",
     "DIALECT",
@@ -86,7 +97,7 @@ __all__ = [
 
 PATH = "/api/chat/stream"
 CANCEL_PATH = "/api/chat/runs/{run_id}/cancel"
-DEFAULTS = DialectDefaults(max_turns=5, tool_markers=True, suggestions=True)
+PROTOCOL = ProtocolOptions(max_turns=5, tool_markers=True)
 
 
 class ChatAction(RequestModel):
@@ -94,11 +105,22 @@ class ChatAction(RequestModel):
     data: Any = None
 
 
+class TrayApproval(Approval):
+    """``{call_id, approved, reason?}``: the answer to a call of ``pending_approvals``."""
+
+    call_id: CallId
+
+    def call(self) -> str:
+        return self.call_id
+
+
 class TrayChatRequest(RequestModel):
     """The chat tray's request (``message``, ``context``, ``interaction_type``,
-    ``conversation_id``), plus ``model``, ``action``, ``include_reasoning`` and ``detach``."""
+    ``conversation_id``), plus ``model``, ``action``, ``include_reasoning``, ``detach`` and
+    ``approvals``."""
 
-    message: NonEmptyText
+    message: str = ""
+    """Required unless ``approvals`` answers the calls the conversation waits on."""
     context: dict[str, Any] = Field(default_factory=dict)
     interaction_type: str = "text_input"
     conversation_id: str | int | None = None
@@ -109,6 +131,8 @@ class TrayChatRequest(RequestModel):
     """Keep the run going if this connection drops (the web UI asks for it, then follows the
     run again from ``X-Run-Id`` after a reload); by default a client that hangs up stops it.
     A deployment's ``AGENTSTREAM_ON_DISCONNECT`` overrides both."""
+    approvals: list[TrayApproval] = Field(default_factory=list, max_length=MAX_APPROVALS)
+    """Answers to the calls the last answer's ``pending_approvals`` named (all of them)."""
 
 
 def to_run_request(
@@ -116,15 +140,15 @@ def to_run_request(
 ) -> RunRequest:
     conversation_id = None if body.conversation_id is None else str(body.conversation_id)
     action = body.action
+    given = answers(body.approvals)
     return RunRequest(
-        message=body.message,
+        message=message_or_answers(body.message, given),
+        answers=given,
         principal=principal,
         conversation_id=conversation_id or None,
         context=body.context,
         model=model,
-        max_turns=DEFAULTS.max_turns,
-        tool_markers=DEFAULTS.tool_markers,
-        suggestions=DEFAULTS.suggestions,
+        protocol=PROTOCOL,
         interaction_type=body.interaction_type,
         action=None if action is None else ActionRequest(action=action.action, data=action.data),
         diagnostics=diagnostics,
@@ -142,19 +166,6 @@ def _payload(payload: Payload) -> dict[str, Any]:
     return shown
 
 
-def _history(entry: ToolHistoryEntry) -> dict[str, Any]:
-    shown = {
-        "tool_name": entry.tool_name,
-        "input": entry.input,
-        "output": as_text(entry.output),
-        "index": entry.index,
-        "is_error": entry.is_error,
-    }
-    if entry.display:
-        shown["display"] = entry.display
-    return shown
-
-
 class TrayEncoder:
     """Frames in the order tray clients expect: for each tool, ``tool_start``, its
     ``tool_progress``, then ``tool_complete`` and its marker, one tool after another. The loop
@@ -168,6 +179,7 @@ class TrayEncoder:
         self._open: list[str] = []  # calls started and not yet shown complete, in call order
         self._held: dict[str, list[Frame]] = {}  # frames of calls behind the oldest open one
         self._finished: set[str] = set()  # held calls whose complete frames are held too
+        self._shown: AnswerShaped | None = None  # the answer as shown, for ``complete``
 
     def encode(self, event: RunEvent) -> Sequence[Frame]:
         match event:
@@ -273,6 +285,9 @@ class TrayEncoder:
                 return (("tool_complete", dumps(complete)), ("text_delta", dumps(marker)))
             case RunCompleted():
                 return (("complete", dumps({"type": "complete", "payload": self.payload(event)})),)
+            case AnswerShaped():
+                self._shown = event
+                return ()
             case RunFailed(message=message):
                 return self.fail(message)
             case RunCancelled():
@@ -287,6 +302,7 @@ class TrayEncoder:
                 | PayloadEvent()
                 | UsageEvent()
                 | RunWarning()
+                | ConversationSaved()
             ):
                 return ()
             case _:
@@ -296,27 +312,26 @@ class TrayEncoder:
         return (("error", dumps({"type": "error", "message": message})),)
 
     def payload(self, done: RunCompleted) -> dict[str, Any]:
-        message = done.message
-        if done.tool_history and not TOOL_MARKER.search(message):
-            # The chat hooks place markers; without them, put them where the calls finished.
-            message = insert_tool_markers(message, done.tool_history)
-        history = [_history(entry) for entry in done.tool_history]
+        shown = self._shown
+        # With its [[tool:N]] markers: the chat hooks place them.
+        message = shown.message if shown is not None else done.message
+        history = [tool_history_entry(entry) for entry in done.tool_history]
         custom: dict[str, Any] | None = None
-        if done.custom_payload is not None:
-            custom = _payload(done.custom_payload)
+        if shown is not None and shown.custom_payload is not None:
+            custom = _payload(shown.custom_payload)
         elif history:
             custom = {"type": "tool_history", "data": history}
         payload: dict[str, Any] = {
             "message": message,
-            "suggested_values": [_plain(v) for v in done.suggested_values],
-            "suggested_actions": [_plain(a) for a in done.suggested_actions],
+            "suggested_values": [_plain(v) for v in shown.suggested_values] if shown else [],
+            "suggested_actions": [_plain(a) for a in shown.suggested_actions] if shown else [],
         }
         if custom is not None:  # ``custom_payload?: CustomPayload``, never null
             payload["custom_payload"] = custom
         payload |= {
             "tool_history": history,
             "conversation_id": self.conversation_id,
-            "payloads": [_payload(p) for p in done.payloads],
+            "payloads": [_payload(p) for p in (shown or done).payloads],
             "usage": {
                 "input_tokens": done.usage.input_tokens,
                 "output_tokens": done.usage.output_tokens,
@@ -324,9 +339,23 @@ class TrayEncoder:
                 "cache_read_tokens": done.usage.cache_read_tokens,
             },
         }
-        if done.diagnostics is not None:
-            payload["diagnostics"] = done.diagnostics
+        if shown is not None and shown.diagnostics is not None:
+            payload["diagnostics"] = shown.diagnostics
+        waiting = waiting_for_approval(done)
+        if waiting:  # additive: only a run that stopped for a person has it
+            payload["pending_approvals"] = [self._approval(call) for call in waiting]
         return payload
+
+    @staticmethod
+    def _approval(call: PendingToolCall) -> dict[str, Any]:
+        shown: dict[str, Any] = {
+            "call_id": call.call_id,
+            "tool_name": call.name,
+            "input": call.arguments,
+        }
+        if call.display:
+            shown["display"] = call.display
+        return shown
 
 
 def _text_delta(text: str) -> Frame:
@@ -363,7 +392,9 @@ def router(server: ServerContext) -> APIRouter:
         )
         options = {"include_reasoning": body.include_reasoning}
         policy: DisconnectPolicy | None = "detach" if body.detach else None
-        return await stream_run(server, run_request, DIALECT, options, on_disconnect=policy)
+        return await stream_run(
+            server, run_request, DIALECT, options, answers_field="approvals", on_disconnect=policy
+        )
 
     @api.post(
         CANCEL_PATH,
@@ -373,7 +404,7 @@ def router(server: ServerContext) -> APIRouter:
     )
     async def cancel_run(run_id: str, principal: CurrentPrincipal) -> CancelAnswer:
         if not await server.runner.request_cancel(run_id, principal, reason="user_cancelled"):
-            raise ApiError(404, "Run not found")
+            raise RunNotFound(run_id)
         return CancelAnswer(run_id=run_id, status="cancelling")
 
     return api

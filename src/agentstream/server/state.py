@@ -1,4 +1,5 @@
-"""What every route needs, built once per app: the runner, settings, auth and the models.
+"""The server's state, built once per app: the runner, settings, auth and the models every
+route needs.
 
 Routers are built by factories that take a :class:`ServerContext`, so no route reaches for
 globals and one process can host several apps (tests run many).

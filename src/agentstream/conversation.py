@@ -1,0 +1,235 @@
+"""A conversation as clients see it: typed snapshots the store hands out.
+
+The store keeps a provider history (one row per model turn); people read a conversation as
+their messages and one answer per run, with the tool calls folded in. These values are that
+reading, shared by the REST API, the protocols that send a conversation back with an answer
+(``conversation_saved``) and the store that builds them (``agentstream.store.views``).
+Timestamps serialise as ISO-8601 UTC ending in ``Z`` with millisecond precision.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from agentstream.store.models import ConversationRow
+
+__all__ = [
+    "ActiveRun",
+    "ConversationDetail",
+    "ConversationPage",
+    "ConversationSummary",
+    "DisplayMessage",
+    "DisplayStatus",
+    "DisplayToolCall",
+    "isoformat_z",
+]
+
+DisplayStatus = Literal["complete", "interrupted", "failed"]
+
+
+def isoformat_z(moment: datetime) -> str:
+    moment = moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConversationSummary:
+    """A conversation as listed: id, title, timestamps and the model it last used."""
+
+    id: str
+    title: str
+    created_at: datetime
+    updated_at: datetime
+    model: str | None
+
+    @classmethod
+    def from_row(cls, row: ConversationRow) -> ConversationSummary:
+        return cls(
+            id=row.id,
+            title=row.title,
+            created_at=row.created_at,
+            updated_at=row.updated_at,
+            model=row.model,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "created_at": isoformat_z(self.created_at),
+            "updated_at": isoformat_z(self.updated_at),
+            "model": self.model,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConversationPage:
+    """One page of a user's conversations, newest first; pass ``next_cursor`` for the next."""
+
+    items: tuple[ConversationSummary, ...]
+    next_cursor: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"items": [item.to_json() for item in self.items], "next_cursor": self.next_cursor}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DisplayToolCall:
+    """One tool call of an answer, as its card shows it."""
+
+    index: int
+    call_id: str
+    tool_name: str
+    input: dict[str, Any]
+    output: Any
+    is_error: bool
+    duration_ms: float | None
+    """None when the run did not finish: durations come with its final answer."""
+    text_offset: int
+    stopped: bool = False
+    """The run was stopped while the call ran: it has no result (not a failure)."""
+    display: str | None = None
+    """The tool's friendly text for the call, when it has one."""
+
+    def to_json(self) -> dict[str, Any]:
+        shown = {
+            "index": self.index,
+            "call_id": self.call_id,
+            "tool_name": self.tool_name,
+            "input": self.input,
+            "output": self.output,
+            "is_error": self.is_error,
+            "duration_ms": self.duration_ms,
+            "text_offset": self.text_offset,
+            "stopped": self.stopped,
+        }
+        if self.display:
+            shown["display"] = self.display
+        return shown
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DisplayPendingCall:
+    """A tool call the answer stopped at, still waiting: for a person's approval
+    (``waiting_for="approval"``) or for the client's result (``"client"``). A client that
+    opens the conversation (after a reload) shows it to be answered."""
+
+    call_id: str
+    tool_name: str
+    input: dict[str, Any]
+    waiting_for: str
+    display: str | None = None
+    """The tool's friendly text for the call, when it has one."""
+
+    def to_json(self) -> dict[str, Any]:
+        shown: dict[str, Any] = {
+            "call_id": self.call_id,
+            "tool_name": self.tool_name,
+            "input": self.input,
+            "waiting_for": self.waiting_for,
+        }
+        if self.display:
+            shown["display"] = self.display
+        return shown
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DisplayMessage:
+    """A message as shown to the user: an answer's text with its tool calls, not the model's
+    wire history."""
+
+    id: str
+    """The user message's id, or for an answer the id of the run that produced it."""
+    role: Literal["user", "assistant"]
+    content: str
+    created_at: datetime
+    status: DisplayStatus = "complete"
+    run_id: str | None = None
+    reasoning: str | None = None
+    error: str | None = None
+    tool_history: tuple[DisplayToolCall, ...] = ()
+    suggested_values: list[Any] = field(default_factory=list)
+    suggested_actions: list[Any] = field(default_factory=list)
+    custom_payload: Any = None
+    payloads: list[Any] = field(default_factory=list)
+    usage: dict[str, Any] | None = None
+    pending_calls: tuple[DisplayPendingCall, ...] = ()
+    """The calls this answer stopped at that no later run has answered yet (only the
+    conversation's last answer can have them)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "role": self.role,
+            "content": self.content,
+            "reasoning": self.reasoning,
+            "status": self.status,
+            "created_at": isoformat_z(self.created_at),
+            "run_id": self.run_id,
+            "error": self.error,
+            "tool_history": [call.to_json() for call in self.tool_history],
+            "suggested_values": self.suggested_values,
+            "suggested_actions": self.suggested_actions,
+            "custom_payload": self.custom_payload,
+            "payloads": self.payloads,
+            "usage": self.usage,
+            "pending_calls": [call.to_json() for call in self.pending_calls],
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ActiveRun:
+    """The conversation's latest run while the store has it as still running: what a client
+    that opens the conversation (a reload, a second tab) follows through
+    ``GET /api/runs/{id}/stream``. The store cannot tell a run in progress from one whose
+    server died before it finished; that endpoint can (404, 204 or a ``run_failed``), so a
+    client treats this as "try to follow", never as a promise that more is coming."""
+
+    id: str
+    status: Literal["running"] = "running"
+    started_at: datetime
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "status": self.status, "started_at": isoformat_z(self.started_at)}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConversationDetail:
+    """A conversation with its messages as clients show them (``GET /api/conversations/{id}``)."""
+
+    summary: ConversationSummary
+    metadata: dict[str, Any]
+    messages: tuple[DisplayMessage, ...]
+    active_run: ActiveRun | None = None
+    """The run still going, if the latest one is (see :class:`ActiveRun`)."""
+
+    @property
+    def id(self) -> str:
+        return self.summary.id
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            **self.summary.to_json(),
+            "metadata": self.metadata,
+            "messages": [message.to_json() for message in self.messages],
+            "active_run": None if self.active_run is None else self.active_run.to_json(),
+        }
+
+    def to_agent_conversation(self) -> dict[str, Any]:
+        """The ops agent's ``conversation`` object."""
+        return {
+            "id": self.summary.id,
+            "title": self.summary.title,
+            "updated_at": isoformat_z(self.summary.updated_at),
+            "conversation": [
+                {
+                    "role": message.role,
+                    "content": message.content,
+                    "created_at": isoformat_z(message.created_at),
+                }
+                for message in self.messages
+            ],
+        }

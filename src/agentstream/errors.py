@@ -1,0 +1,224 @@
+"""Every error agentstream raises on purpose, in one tree under :class:`AgentstreamError`.
+
+``except AgentstreamError`` catches what the library refuses or reports; the branches say what
+kind of problem it is, and the server answers each branch with one HTTP status (in one place,
+:mod:`agentstream.server.errors`)::
+
+    AgentstreamError
+    ├── RefusedRequest (ValueError)        400, names the offending field
+    │   ├── InvalidConversationId            conversation_id
+    │   ├── InvalidCursor                    cursor
+    │   ├── ModelUnavailable                 model
+    │   └── (agentstream.chat) ActionError, UnknownAction, MissingAction, InvalidContextValue
+    ├── AuthError                          401
+    ├── Forbidden                          403
+    ├── NotFound (LookupError)             404, the same for "missing" and "someone else's"
+    │   ├── ConversationNotFound
+    │   ├── RunNotFound
+    │   └── UnknownDialect
+    ├── Unavailable (RuntimeError)         503
+    │   └── BrokerUnavailable
+    ├── ConfigurationError (ValueError)    the deployment cannot work as configured
+    │   ├── SettingsError
+    │   ├── StoreNotMigrated (RuntimeError)
+    │   └── AgentLoadError
+    ├── UnknownRun (LookupError)           a store write for a run the store did not start
+    ├── InvalidArguments (ValueError)      a tool call's arguments; the model is told
+    └── ProviderError                      a model call failed; the run fails with its message
+
+Each class also keeps the built-in base it always had (in brackets), so code written as
+``except ValueError`` or ``except LookupError`` goes on working. The classes are importable
+from the modules that raise them too (``agentstream.store.InvalidCursor``,
+``agentstream.server.SettingsError``, ``agentstream.providers.ProviderError``...): they are
+the same objects.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+__all__ = [
+    "AgentLoadError",
+    "AgentstreamError",
+    "AuthError",
+    "BrokerUnavailable",
+    "ConfigurationError",
+    "ConversationNotFound",
+    "ErrorKind",
+    "Forbidden",
+    "InvalidArguments",
+    "InvalidConversationId",
+    "InvalidCursor",
+    "ModelUnavailable",
+    "NotFound",
+    "ProviderError",
+    "RefusedRequest",
+    "RunNotFound",
+    "SettingsError",
+    "StoreNotMigrated",
+    "Unavailable",
+    "UnknownDialect",
+    "UnknownRun",
+]
+
+
+class AgentstreamError(Exception):
+    """The base of every error agentstream raises on purpose (see the module's tree)."""
+
+
+# --- a request refused: 400 ----------------------------------------------------------------
+
+
+class RefusedRequest(AgentstreamError, ValueError):
+    """A request that cannot be served as sent: a 400 naming ``field``, with a message safe
+    to show the client. The run's hooks raise it from ``RunHooks.check`` (an unknown server
+    action, a context value out of its choices); the store and the model catalogue for ids,
+    cursors and models they cannot serve."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        """The request field at fault, as the client spelled it (``context.brandRef``)."""
+
+
+class InvalidConversationId(RefusedRequest):
+    """A conversation id we cannot store: 1 to 64 letters, digits, ``-``, ``_``, ``.``, ``:``
+    (UUIDs in any of their usual spellings are normalized)."""
+
+    def __init__(self, message: str, field: str = "conversation_id") -> None:
+        super().__init__(field, message)
+
+
+class InvalidCursor(RefusedRequest):
+    """A paging cursor that this store did not hand out."""
+
+    def __init__(self, message: str, field: str = "cursor") -> None:
+        super().__init__(field, message)
+
+
+class ModelUnavailable(RefusedRequest):
+    """The model is not offered, or its provider cannot be created here."""
+
+    def __init__(self, message: str, field: str = "model") -> None:
+        super().__init__(field, message)
+
+
+# --- who is asking: 401, 403 ---------------------------------------------------------------
+
+
+class AuthError(AgentstreamError):
+    """Missing or invalid credentials (401). The message is safe to return."""
+
+
+class Forbidden(AgentstreamError):
+    """Authenticated, but not allowed to do this (403)."""
+
+
+# --- not found: 404 ------------------------------------------------------------------------
+
+
+class NotFound(AgentstreamError, LookupError):
+    """No such thing *for this caller*: missing and someone else's look the same on purpose,
+    so nobody learns what other users have. ``detail`` is the client's message (the
+    exception's own message may name an id)."""
+
+    detail: ClassVar[str] = "Not found"
+
+
+class ConversationNotFound(NotFound):
+    """No such conversation for this principal: it does not exist, or belongs to someone else.
+    Both cases look the same to the caller on purpose (HTTP 404)."""
+
+    detail = "Conversation not found"
+
+
+class RunNotFound(NotFound):
+    """No such run for this principal (unknown, expired, or someone else's)."""
+
+    detail = "Run not found"
+
+
+class UnknownDialect(NotFound):
+    """A run was started by a dialect this server does not serve (so it cannot be continued
+    in it)."""
+
+    detail = "This run was not started by a protocol this server serves"
+
+
+# --- a part of the deployment is down: 503 -------------------------------------------------
+
+
+class Unavailable(AgentstreamError, RuntimeError):
+    """Something the request needs cannot be reached right now; trying later may work.
+    ``detail`` is the client's message."""
+
+    detail: ClassVar[str] = "Temporarily unavailable"
+
+
+class BrokerUnavailable(Unavailable):
+    """The shared run log cannot be reached (Redis is down): a run of another worker can be
+    neither followed nor stopped until it returns. Runs of this worker are unaffected."""
+
+    detail = "Runs of other workers cannot be reached right now"
+
+
+# --- the deployment itself -----------------------------------------------------------------
+
+
+class ConfigurationError(AgentstreamError, ValueError):
+    """The server, store or agent is configured in a way that cannot work; raised when it is
+    built or started, never in answer to a request."""
+
+
+class SettingsError(ConfigurationError):
+    """The configuration cannot work (e.g. no auth on a public address)."""
+
+
+class StoreNotMigrated(ConfigurationError, RuntimeError):
+    """The database has not been migrated (``agentstream db upgrade``)."""
+
+
+class AgentLoadError(ConfigurationError):
+    """A ``module:attribute`` reference (``agentstream serve app:agent``) that cannot be
+    imported, or names something other than what was asked for."""
+
+
+# --- inside a run ----------------------------------------------------------------------------
+
+
+class UnknownRun(AgentstreamError, LookupError):
+    """``append_messages``/``finish_run`` for a run that ``start_run`` did not start in that
+    conversation."""
+
+
+class InvalidArguments(AgentstreamError, ValueError):
+    """The model's arguments do not fit the tool's schema. The message tells the model what
+    was wrong so it can try again."""
+
+
+ErrorKind = Literal[
+    "auth", "rate_limited", "overloaded", "bad_request", "timeout", "network", "provider"
+]
+"""What went wrong in a model call, for retry decisions and for the client's message."""
+
+
+class ProviderError(AgentstreamError):
+    """A model call failed. ``message`` is safe to show a user: it never contains an API key,
+    a full request or a stack trace. ``retryable`` says whether trying again may help."""
+
+    def __init__(
+        self,
+        kind: ErrorKind,
+        message: str,
+        *,
+        status_code: int | None = None,
+        retryable: bool = False,
+    ) -> None:
+        super().__init__(message)
+        self.kind: ErrorKind = kind
+        self.message = message
+        self.status_code = status_code
+        self.retryable = retryable
+
+    def __repr__(self) -> str:
+        return f"ProviderError(kind={self.kind!r}, message={self.message!r})"
