@@ -1,20 +1,25 @@
-"""Server CPU per streamed delta of the AI SDK's UI message stream: agentstream's ``ai-sdk``
-dialect against pydantic-ai's ``VercelAIAdapter``, both answering the same
-``DefaultChatTransport`` request from a model that streams N text deltas.
+"""Server CPU per streamed delta of the open protocols, agentstream against pydantic-ai: the
+AI SDK's UI message stream (``--protocol ai-sdk``: the ``ai-sdk`` dialect against
+``VercelAIAdapter``, answering what ``DefaultChatTransport`` posts) and AG-UI (``--protocol
+ag-ui``: the ``agui`` dialect against ``AGUIAdapter``, answering a ``RunAgentInput``), both from
+a model that streams N text deltas.
 
 Servers, each in its own process under uvicorn (uvloop + httptools) on loopback:
 
-* ``agentstream``: ``POST /ai-sdk/chat`` (scripted model -> loop -> canonical events -> run
-  pipeline -> ``AiSdkEncoder`` -> SSE), without a store;
-* ``pydantic-ai``: a Starlette route calling ``VercelAIAdapter.dispatch_request`` for an
-  ``Agent`` on a ``FunctionModel`` that streams the same deltas.
+* ``agentstream``: ``POST /ai-sdk/chat`` or ``POST /ag-ui`` (scripted model -> loop ->
+  canonical events -> run pipeline -> the dialect's encoder -> SSE), without a store;
+* ``pydantic-ai``: a Starlette route calling ``VercelAIAdapter.dispatch_request`` or
+  ``AGUIAdapter.dispatch_request`` for an ``Agent`` on a ``FunctionModel`` that streams the
+  same deltas.
 
 pydantic-ai is not a dependency of agentstream: give the Python of an environment that has
-``pydantic-ai-slim``, ``starlette``, ``uvicorn``, ``uvloop`` and ``httptools`` (not agentstream)::
+``pydantic-ai-slim[ag-ui]``, ``starlette``, ``uvicorn``, ``uvloop`` and ``httptools`` (not
+agentstream)::
 
     uv venv /tmp/pai && uv pip install --python /tmp/pai/bin/python \\
-        pydantic-ai-slim starlette uvicorn uvloop httptools
-    .venv/bin/python bench/aisdk_overhead.py --pydantic-python /tmp/pai/bin/python
+        "pydantic-ai-slim[ag-ui]" starlette uvicorn uvloop httptools
+    .venv/bin/python bench/open_protocols_overhead.py --pydantic-python /tmp/pai/bin/python \\
+        --protocol ag-ui
 
 For each server: a warm-up answer, then ``--streams`` answers of ``--count`` deltas at once
 (``--pace`` seconds between deltas, 0: as fast as possible), read to their end by this
@@ -45,7 +50,12 @@ if TYPE_CHECKING:
     import httpx  # the measuring side only: the pydantic-ai environment need not have it
 
 DELTA = "tick "
-PATHS = {"agentstream": "/ai-sdk/chat", "pydantic-ai": "/chat"}
+PATHS = {
+    "ai-sdk": {"agentstream": "/ai-sdk/chat", "pydantic-ai": "/chat"},
+    "ag-ui": {"agentstream": "/ag-ui", "pydantic-ai": "/chat"},
+}
+DELTA_MARK = {"ai-sdk": '"text-delta"', "ag-ui": '"TEXT_MESSAGE_CONTENT"'}
+SERVERS = ("agentstream", "pydantic-ai")
 
 
 def _parameters(message: str) -> tuple[float, int]:
@@ -72,13 +82,12 @@ def agentstream_app() -> Any:
     return create_app(agent, settings=Settings(host="127.0.0.1"))
 
 
-def pydantic_ai_app() -> Any:
+def pydantic_ai_app(protocol: str) -> Any:
     from collections.abc import AsyncIterator
 
     from pydantic_ai import Agent
     from pydantic_ai.messages import ModelMessage, ModelRequest, UserPromptPart
     from pydantic_ai.models.function import AgentInfo, FunctionModel
-    from pydantic_ai.ui.vercel_ai import VercelAIAdapter
     from starlette.applications import Starlette
     from starlette.requests import Request
     from starlette.responses import Response
@@ -100,16 +109,21 @@ def pydantic_ai_app() -> Any:
 
     agent = Agent(FunctionModel(stream_function=stream))
 
+    if protocol == "ag-ui":
+        from pydantic_ai.ui.ag_ui import AGUIAdapter as Adapter
+    else:
+        from pydantic_ai.ui.vercel_ai import VercelAIAdapter as Adapter
+
     async def chat(request: Request) -> Response:
-        return await VercelAIAdapter.dispatch_request(request, agent=agent)
+        return await Adapter.dispatch_request(request, agent=agent)
 
     return Starlette(routes=[Route("/chat", chat, methods=["POST"])])
 
 
-def serve(kind: str) -> None:
+def serve(kind: str, protocol: str) -> None:
     import uvicorn
 
-    app = agentstream_app() if kind == "agentstream" else pydantic_ai_app()
+    app = agentstream_app() if kind == "agentstream" else pydantic_ai_app(protocol)
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
@@ -124,9 +138,19 @@ def serve(kind: str) -> None:
 # --- the measurement ---------------------------------------------------------------------
 
 
-def body(chat_id: str, pace: float, count: int) -> dict[str, Any]:
-    """What ``DefaultChatTransport`` posts for a new message."""
+def body(protocol: str, chat_id: str, pace: float, count: int) -> dict[str, Any]:
+    """What ``DefaultChatTransport`` posts for a new message, or AG-UI's ``RunAgentInput``."""
     text = f"pace={pace} n={count}"
+    if protocol == "ag-ui":
+        return {
+            "threadId": chat_id,
+            "runId": f"run-{chat_id}",
+            "messages": [{"id": "m1", "role": "user", "content": text}],
+            "tools": [],
+            "context": [],
+            "state": {},
+            "forwardedProps": {},
+        }
     return {
         "id": chat_id,
         "messages": [{"id": "m1", "role": "user", "parts": [{"type": "text", "text": text}]}],
@@ -134,38 +158,42 @@ def body(chat_id: str, pace: float, count: int) -> dict[str, Any]:
     }
 
 
-async def one(client: httpx.AsyncClient, path: str, chat_id: str, pace: float, n: int) -> int:
+async def one(
+    client: httpx.AsyncClient, protocol: str, path: str, chat_id: str, pace: float, n: int
+) -> int:
     """Read one answer to its end; the number of text deltas it carried."""
-    deltas = 0
-    async with client.stream("POST", path, json=body(chat_id, pace, n)) as response:
+    deltas, mark = 0, DELTA_MARK[protocol]
+    async with client.stream("POST", path, json=body(protocol, chat_id, pace, n)) as response:
         assert response.status_code == 200, await response.aread()
         async for line in response.aiter_lines():
-            if line.startswith("data: ") and '"text-delta"' in line:
+            if line.startswith("data: ") and mark in line:
                 deltas += 1
     return deltas
 
 
-async def measure(kind: str, python: str, streams: int, count: int, pace: float) -> float:
+async def measure(
+    protocol: str, kind: str, python: str, streams: int, count: int, pace: float
+) -> float:
     import httpx
 
-    command = [python, str(Path(__file__)), "--serve", kind]
+    command = [python, str(Path(__file__)), "--serve", kind, "--protocol", protocol]
     process = spawn(command)
     try:
         assert process.stdout is not None
         port = int(await asyncio.to_thread(process.stdout.readline))
-        path = PATHS[kind]
+        path = PATHS[protocol][kind]
         limits = httpx.Limits(max_connections=streams + 1)
         base = f"http://127.0.0.1:{port}"
         async with httpx.AsyncClient(base_url=base, timeout=120, limits=limits) as client:
             for attempt in range(50):  # the server is listening once the port is printed
                 try:
-                    await one(client, path, "warm-up", 0, 50)
+                    await one(client, protocol, path, "warm-up", 0, 50)
                     break
                 except httpx.TransportError:
                     await asyncio.sleep(0.1 * (attempt + 1))
             before = cpu_ns(process.pid)
             delivered = await asyncio.gather(
-                *(one(client, path, f"chat-{i}", pace, count) for i in range(streams))
+                *(one(client, protocol, path, f"chat-{i}", pace, count) for i in range(streams))
             )
             spent = cpu_ns(process.pid) - before
         assert all(d == count for d in delivered), f"{kind}: {delivered[:5]}... of {count}"
@@ -176,18 +204,20 @@ async def measure(kind: str, python: str, streams: int, count: int, pace: float)
 
 
 async def main_async(args: argparse.Namespace) -> None:
+    name = {"ai-sdk": "AI SDK UI message stream", "ag-ui": "AG-UI"}[args.protocol]
     print(
-        f"AI SDK UI message stream, {args.streams} streams x {args.count} deltas, "
+        f"{name}, {args.streams} streams x {args.count} deltas, "
         f"pace {args.pace}s: server CPU per delta"
     )
     results: dict[str, list[float]] = {"agentstream": [], "pydantic-ai": []}
     for _ in range(args.repeat):  # the servers take turns, so drift hits both
-        results["agentstream"].append(
-            await measure("agentstream", sys.executable, args.streams, args.count, args.pace)
-        )
-        results["pydantic-ai"].append(
-            await measure("pydantic-ai", args.pydantic_python, args.streams, args.count, args.pace)
-        )
+        for kind, python in (
+            ("agentstream", sys.executable),
+            ("pydantic-ai", args.pydantic_python),
+        ):
+            results[kind].append(
+                await measure(args.protocol, kind, python, args.streams, args.count, args.pace)
+            )
     for kind, values in results.items():
         shown = ", ".join(f"{v:.1f}" for v in values)
         print(f"  {kind:<12} {min(values):7.1f} us/delta (best of: {shown})")
@@ -197,7 +227,8 @@ async def main_async(args: argparse.Namespace) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--serve", choices=sorted(PATHS), help=argparse.SUPPRESS)
+    parser.add_argument("--serve", choices=SERVERS, help=argparse.SUPPRESS)
+    parser.add_argument("--protocol", choices=sorted(PATHS), default="ai-sdk")
     parser.add_argument("--pydantic-python", default="", help="a Python with pydantic-ai-slim")
     parser.add_argument("--streams", type=int, default=20)
     parser.add_argument("--count", type=int, default=2000)
@@ -205,7 +236,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     if args.serve:
-        serve(args.serve)
+        serve(args.serve, args.protocol)
         return
     if not args.pydantic_python:
         parser.error("--pydantic-python: the Python of an environment with pydantic-ai-slim")
