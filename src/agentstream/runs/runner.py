@@ -342,8 +342,6 @@ class RunSession:
         self.first_run = first_run
         self.run: AgentRun = runner.agent.run(run_input)
         self._saved = 0
-        self._inserted = 0
-        """Events the run added before the loop's last one (which moves up by as many)."""
         self._finished = False
         self._last_write: asyncio.Task[Any] | None = None
         self._task: asyncio.Task[None] | None = None
@@ -381,10 +379,6 @@ class RunSession:
         if self._task is not None:
             await asyncio.wait((self._task,))
 
-    def ready(self) -> bool:
-        """More events are waiting in the run (a consumer may batch its writes)."""
-        return self.run.ready
-
     def waiting(self, seq: int) -> bool:
         """Events after ``seq`` are already in the run's log or on their way to it: a reader
         at ``seq`` may batch its writes."""
@@ -405,9 +399,10 @@ class RunSession:
             async with self.run:
                 async for event in self.run:
                     if isinstance(event, RunCompleted):
-                        for before in await self._complete(event):
-                            publish(before)
-                        event = replace(event, seq=event.seq + self._inserted)
+                        before = await self._complete(event)
+                        for added in before:
+                            publish(added)
+                        event = replace(event, seq=event.seq + len(before))
                     elif isinstance(event, RunFailed):
                         await self._finish("failed", error=event.message)
                     elif isinstance(event, RunCancelled):
@@ -447,7 +442,6 @@ class RunSession:
                     run_id=self.run_id, seq=seq + len(extra), conversation=conversation
                 )
             )
-        self._inserted = len(extra)
         if self.first_run and self.conversation_id is not None:
             self.runner._retitle(self.request.principal, self.conversation_id, self.request.message)
         return extra
