@@ -53,6 +53,7 @@ import asyncio
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -73,6 +74,7 @@ PROFILES = ("burst", "steady")
 
 def agentstream_app(database: str | None) -> Any:
     from agentstream import Agent
+    from agentstream.chat import ChatHooks
     from agentstream.providers.base import ChatRequest
     from agentstream.providers.scripted import ScriptedProvider, ScriptedTurn, position
     from agentstream.server.app import create_app
@@ -91,7 +93,8 @@ def agentstream_app(database: str | None) -> Any:
         # The engine connects lazily, in the server's loop.
         store = SqlConversationStore(create_engine(database))
     agent = Agent(model=ScriptedProvider(turn, model="bench"))
-    return create_app(agent, settings=Settings(host="127.0.0.1"), store=store)
+    # The chat hooks are the default; named here so that older versions measure the same.
+    return create_app(agent, settings=Settings(host="127.0.0.1"), store=store, hooks=ChatHooks())
 
 
 def bare_app() -> Any:
@@ -303,11 +306,17 @@ class Server:
     async def __aenter__(self) -> Server:
         database = await self._database()
         command = [sys.executable, __file__, "--serve", self.kind, "--gc", self.gc]
+        if self.kind != "bare" and os.environ.get("AGENTSTREAM_BENCH_SERVER_PREFIX"):
+            # e.g. "py-spy record --format raw -o /tmp/server.txt --": profile the server.
+            command = os.environ["AGENTSTREAM_BENCH_SERVER_PREFIX"].split() + command
         if database:
             command += ["--database", database]
         self.process = spawn(command)
         assert self.process.stdout is not None
-        self.port = int(self.process.stdout.readline())
+        line = self.process.stdout.readline()
+        while not line.strip().isdigit():  # a profiler's banner may come first
+            line = self.process.stdout.readline()
+        self.port = int(line)
         return self
 
     async def _database(self) -> str | None:
@@ -331,8 +340,11 @@ class Server:
 
     async def __aexit__(self, *_: object) -> None:
         if self.process is not None:
-            self.process.terminate()
-            self.process.wait(10)
+            if self.kind != "bare" and os.environ.get("AGENTSTREAM_BENCH_SERVER_PREFIX"):
+                self.process.send_signal(signal.SIGINT)  # a profiler writes its output on SIGINT
+            else:
+                self.process.terminate()
+            self.process.wait(60)
         if self._pg is not None:
             from store_burst import drop
 
