@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentstream.events import ConversationSaved, RunCompleted, RunEvent
+from agentstream.events import RunCompleted, RunEvent, RunStarted
 from agentstream.messages import ToolResultsMessage, UserMessage
 from agentstream.pending import (
     Answers,
@@ -27,9 +27,10 @@ async def run(runner: Runner, request: RunRequest) -> list[RunEvent]:
 
 
 def saved_id(events: list[RunEvent]) -> str:
-    """The conversation the store saved the run in (its ``conversation_saved``)."""
-    [saved] = [e for e in events if isinstance(e, ConversationSaved)]
-    return saved.conversation.id
+    """The conversation the store saved the run in (named by its ``run_started``)."""
+    [started] = [e for e in events if isinstance(e, RunStarted)]
+    assert started.conversation_id is not None
+    return started.conversation_id
 
 
 async def test_a_frontend_call_waits_in_the_store_and_another_worker_continues_it(

@@ -21,7 +21,7 @@ from agentstream.messages import UserMessage
 from agentstream.principal import Principal
 from agentstream.providers.base import ChatRequest, ProviderEvent
 from agentstream.providers.scripted import ScriptedProvider
-from agentstream.runs import Runner, RunRequest
+from agentstream.runs import ProtocolOptions, Runner, RunRequest
 from agentstream.store import SqlConversationStore
 
 
@@ -50,7 +50,10 @@ async def test_user_message_is_committed_before_the_model_is_called(
 ) -> None:
     provider = CheckingProvider(store, alice, {"turns": [{"text": "Hello there."}]})
     runner = Runner(Agent(model=provider), store=store)
-    session = await runner.begin(RunRequest(message="First question", principal=alice))
+    snapshot = ProtocolOptions(conversation_snapshot=True)
+    session = await runner.begin(
+        RunRequest(message="First question", principal=alice, protocol=snapshot)
+    )
     events = [event async for event in session.events()]
     assert provider.seen == [["First question"]]
     saved, completed = events[-2:]
@@ -62,8 +65,11 @@ async def test_user_message_is_committed_before_the_model_is_called(
     again = await runner.begin(
         RunRequest(message="Second", principal=alice, conversation_id=session.conversation_id)
     )
-    [event async for event in again.events()]
+    events = [event async for event in again.events()]
     assert provider.seen[-1] == ["First question", "Second"]
+    # A protocol that does not ask for the snapshot is not sent one (it costs a read).
+    assert not [e for e in events if isinstance(e, ConversationSaved)]
+    assert isinstance(events[-1], RunCompleted)
     # The model got the stored history, then the new message.
     request = provider.inner.requests[-1]
     assert [m for m in request.messages if isinstance(m, UserMessage)][-2:] == [

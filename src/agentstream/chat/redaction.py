@@ -12,6 +12,7 @@ as a system prompt or a message that quoted one.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
@@ -62,8 +63,30 @@ _MIN_SECRET_LENGTH = 4
 def is_secret_key(key: str, names: AbstractSet[str] = SECRET_KEYS) -> bool:
     """Whether a mapping key is one of ``names`` (``api_key``, ``X-Api-Key``, ``apiKey``,
     ``Authorization``...). ``token_limit``, ``session_id`` or ``signature`` are not."""
-    normal = _CAMEL.sub(r"\1_\2", key).lower().replace("-", "_").replace(" ", "_")
-    return normal in names
+    return _normal_key(key) in names
+
+
+@functools.lru_cache(maxsize=4096)
+def _normal_key(key: str) -> str:
+    # Cached: the same few keys come back in every request's context.
+    return _CAMEL.sub(r"\1_\2", key).lower().replace("-", "_").replace(" ", "_")
+
+
+def _without_secret_shapes(text: str) -> str:
+    if len(text) > _CACHED_TEXT_LENGTH:
+        return _SECRET_SHAPES.sub(REDACTED, text)
+    return _cached_without_secret_shapes(text)
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_without_secret_shapes(text: str) -> str:
+    # Cached: the strings scrubbed (a page's system prompt, its tool list) repeat from one
+    # request to the next, and the pattern scans every character.
+    return _SECRET_SHAPES.sub(REDACTED, text)
+
+
+_CACHED_TEXT_LENGTH = 16_384
+"""Longer strings are scrubbed afresh: the cache holds at most 256 of these."""
 
 
 def redact(value: Any, names: AbstractSet[str] = SECRET_KEYS) -> Any:
@@ -116,7 +139,7 @@ class Scrubber:
     def text(self, text: str) -> str:
         for secret in self._known:
             text = text.replace(secret, REDACTED)
-        return _SECRET_SHAPES.sub(REDACTED, text)
+        return _without_secret_shapes(text)
 
     def __call__(self, value: Any) -> Any:
         if isinstance(value, str):

@@ -39,6 +39,10 @@ class ProtocolOptions:
     response_language: str | None = None
     """The language answers must be in (workflow assistant: English); the chat hooks retry
     an answer written in another script once."""
+    conversation_snapshot: bool = False
+    """End a stored run with ``conversation_saved``, the conversation as it now stands (the ops
+    agent sends it to its client). Off for protocols that do not show it: building it reads
+    the whole conversation back at the end of every run."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

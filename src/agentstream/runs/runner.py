@@ -483,6 +483,7 @@ class RunSession:
             return None
         principal, run_id = self.request.principal, self.run_id
         messages = self.run.new_messages[self._saved :]
+        snapshot = self.request.protocol.conversation_snapshot
 
         async def write() -> ConversationDetail | None:
             try:
@@ -495,6 +496,7 @@ class RunSession:
                     completed=completed,
                     shaped=shaped,
                     error=error,
+                    snapshot=snapshot,
                 )
             except Exception:
                 log.exception("could not save the end of run %s", run_id)

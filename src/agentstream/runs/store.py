@@ -96,10 +96,13 @@ class ConversationStore(Protocol):
         completed: RunCompleted | None = None,
         shaped: AnswerShaped | None = None,
         error: str | None = None,
-    ) -> ConversationDetail:
+        snapshot: bool = True,
+    ) -> ConversationDetail | None:
         """Commit the rest of the run's messages (the final or partial assistant message),
         mark the run's status (``cancelled``/``failed`` = interrupted), keep the answer as
-        shown (``shaped``, else the loop's), and return the conversation as it now stands."""
+        shown (``shaped``, else the loop's), and return the conversation as it now stands
+        (``None`` without ``snapshot``: reading it back costs a query over the whole
+        conversation)."""
         ...
 
     async def set_generated_title(

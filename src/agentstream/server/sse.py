@@ -29,6 +29,7 @@ Lifecycle of one stream:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import aclosing
@@ -166,6 +167,8 @@ class EventStream(Response):
         self._sending_since: float | None = None
         self._sender: asyncio.Task[object] | None = None
         self._writer: asyncio.Task[None] | None = None
+        self._ping: asyncio.Task[None] | None = None
+        self._timer: asyncio.TimerHandle | None = None
         self._pending: list[bytes] = []
         self._wake = asyncio.Event()
         self._flushed = asyncio.Event()
@@ -185,14 +188,14 @@ class EventStream(Response):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
-        self._last_output = asyncio.get_running_loop().time()
+        loop = asyncio.get_running_loop()
+        self._last_output = loop.time()
         stream_task = asyncio.current_task()
         assert stream_task is not None
         helpers = [asyncio.create_task(self._watch_disconnect(receive, stream_task))]
-        if self._heartbeat > 0:
-            helpers.append(asyncio.create_task(self._beat(send)))
-        if self._write_timeout > 0:
-            helpers.append(asyncio.create_task(self._watch_stall()))
+        # Heartbeats and the stall check are one timer, not tasks: a stream costs one helper
+        # task (the disconnect watch, which must await ``receive``) however long it lasts.
+        self._timer = loop.call_at(self._next_tick(loop.time()), self._tick, send)
         try:
             await self._pump(send)
             self._closing = True
@@ -209,8 +212,11 @@ class EventStream(Response):
                 "run did not stop within %.1fs of the client leaving", DISCONNECT_GRACE_SECONDS
             )
         finally:
-            if self._writer is not None:
-                helpers.append(self._writer)
+            if self._timer is not None:
+                self._timer.cancel()
+            for helper in (self._writer, self._ping):
+                if helper is not None:
+                    helpers.append(helper)
             for helper in helpers:
                 helper.cancel()
             await asyncio.gather(*helpers, return_exceptions=True)
@@ -283,24 +289,51 @@ class EventStream(Response):
             if last or self._stalled:
                 return
 
-    async def _watch_stall(self) -> None:
-        """A client that stays connected but stops reading blocks every write; after
-        ``write_timeout`` seconds of one blocked write it is treated as gone, so its run
-        stops instead of waiting forever. (The workflow assistant protocol wants no timeout on
-        a stream's length; this bounds a write that cannot make progress.) Checked from here
-        rather than with a timeout around each write, which would cost the per-event path."""
-        loop, limit = asyncio.get_running_loop(), self._write_timeout
-        while True:
-            await asyncio.sleep(limit / 4)
-            since, sender = self._sending_since, self._sender
-            if since is not None and sender is not None and loop.time() - since > limit:
-                log.warning("a client read nothing for %gs; stopping its run", limit)
-                self._disconnected = True
-                self._stalled = True
-                sender.cancel()  # the blocked write gives up (see :meth:`_flush`)
-                self._flushed.set()  # release the run if it waits on backpressure
-                self._cancel("client_stalled")
-                return
+    def _next_tick(self, now: float) -> float:
+        """When the timer looks next: the heartbeat's due time, and a quarter of the write
+        timeout at the latest while a write may be blocked."""
+        ticks = []
+        if self._heartbeat > 0:
+            ticks.append(max(self._last_output + self._heartbeat, now + 0.01))
+        if self._write_timeout > 0:
+            ticks.append(now + self._write_timeout / 4)
+        return min(ticks) if ticks else now + 3600.0
+
+    def _tick(self, send: Send) -> None:
+        """The stream's timer: a client that stays connected but stops reading blocks every
+        write; after ``write_timeout`` seconds of one blocked write it is treated as gone, so
+        its run stops instead of waiting forever. (The workflow assistant protocol wants no
+        timeout on a stream's length; this bounds a write that cannot make progress.) And
+        after ``heartbeat`` seconds without output, a ping keeps proxies from closing an idle
+        connection while a tool works. Checked from a timer rather than with a timeout
+        around each write, which would cost the per-event path."""
+        self._timer = None
+        if self._disconnected or self._complete:
+            return
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        since, sender = self._sending_since, self._sender
+        if (
+            self._write_timeout > 0
+            and since is not None
+            and sender is not None
+            and now - since > self._write_timeout
+        ):
+            log.warning("a client read nothing for %gs; stopping its run", self._write_timeout)
+            self._disconnected = True
+            self._stalled = True
+            sender.cancel()  # the blocked write gives up (see :meth:`_flush`)
+            self._flushed.set()  # release the run if it waits on backpressure
+            self._cancel("client_stalled")
+            return
+        if (
+            self._heartbeat > 0
+            and now - self._last_output >= self._heartbeat
+            and (self._ping is None or self._ping.done())
+        ):
+            self._last_output = now
+            self._ping = loop.create_task(self._send_ping(send))
+        self._timer = loop.call_at(self._next_tick(now), self._tick, send)
 
     async def _watch_disconnect(self, receive: Receive, stream_task: asyncio.Task[object]) -> None:
         while (await receive())["type"] != "http.disconnect":
@@ -311,16 +344,11 @@ class EventStream(Response):
         self._abandoned = True
         stream_task.cancel()
 
-    async def _beat(self, send: Send) -> None:
-        # A task of its own so a stream blocked on a slow tool still pings. Each ASGI ``send``
-        # is written to the transport whole before it awaits, so a ping never splits a frame.
-        loop, interval, ping = asyncio.get_running_loop(), self._heartbeat, self._wire.heartbeat
-        while True:
-            wait = self._last_output + interval - loop.time()
-            if wait > 0:
-                await asyncio.sleep(wait)
-                continue
-            if self._disconnected or self._complete:
-                return
-            self._last_output = loop.time()
-            await send({"type": "http.response.body", "body": ping, "more_body": True})
+    async def _send_ping(self, send: Send) -> None:
+        # A task of its own (started only when a ping is due) so a stream blocked on a slow
+        # tool still pings. Each ASGI ``send`` is written to the transport whole before it
+        # awaits, so a ping never splits a frame.
+        with contextlib.suppress(OSError):
+            await send(
+                {"type": "http.response.body", "body": self._wire.heartbeat, "more_body": True}
+            )

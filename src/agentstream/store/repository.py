@@ -356,13 +356,14 @@ class SqlConversationStore:
         completed: RunCompleted | None = None,
         shaped: AnswerShaped | None = None,
         error: str | None = None,
-    ) -> ConversationDetail:
+        snapshot: bool = True,
+    ) -> ConversationDetail | None:
         """Commit the run's last messages and status; return the conversation as it now
-        stands (the answers as shown, without details)."""
+        stands (the answers as shown, without details), or None without ``snapshot``."""
         cid = canonical(conversation_id)
         status_of_answer = "complete" if status == "completed" else "interrupted"
 
-        def work(conn: Connection) -> ConversationDetail:
+        def work(conn: Connection) -> ConversationDetail | None:
             now = utcnow()
             bumped = claim(conn, principal, cid, len(messages), now)
             outcome = run_outcome(status, completed, shaped, error, now)
@@ -370,6 +371,8 @@ class SqlConversationStore:
             if ordinal is None:
                 raise UnknownRun(f"run {run_id} was not started in this conversation")
             insert_messages(conn, cid, run_id, ordinal, bumped, now, messages, status_of_answer)
+            if not snapshot:
+                return None
             assert bumped.summary is not None
             shown = display(conn, cid, details=False)
             return ConversationDetail(

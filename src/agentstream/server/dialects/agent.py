@@ -80,7 +80,7 @@ __all__ = [
 ]
 
 PATH = "/agent/stream"
-PROTOCOL = ProtocolOptions(suggestions=False)
+PROTOCOL = ProtocolOptions(suggestions=False, conversation_snapshot=True)
 _DONE: Frame = ("done", '{"type":"done"}')
 
 
