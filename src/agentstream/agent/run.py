@@ -10,6 +10,7 @@ and awaited before the cancellation propagates, so no task outlives the run.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import deque
 from collections.abc import Callable
 from dataclasses import replace
@@ -63,17 +64,45 @@ class AgentRun:
         """Stop the run; its last event will be ``run_cancelled``."""
         self.cancel_token.cancel(reason)
 
-    def forward(self, sink: Callable[[RunEvent], None]) -> None:
-        """Hand every event but the last to ``sink`` in the loop's own task, as it is made;
-        iterating then yields only the terminal event.
+    async def drive(self, sink: Callable[[RunEvent], None]) -> RunEvent:
+        """Run the loop in the calling task, hand every event but the last to ``sink`` as it
+        is made, and return the last.
 
         For a consumer that does nothing asynchronous with most events (the server's run
-        task appends them to the run's log): a delta then reaches the log without waking
-        the consumer's task, one task switch fewer per event. ``sink`` must not block;
-        call this before iterating."""
-        if self._task is not None or self._buffer:
-            raise RuntimeError("forward() must be called before the run starts")
+        task appends them to the run's log): no second task, and a delta reaches ``sink``
+        without a task switch. ``sink`` must not block. The cancel token then cancels the
+        calling task while the loop runs (the loop turns that into ``run_cancelled``), never
+        afterwards, so the caller may go on to store the outcome."""
+        if self._task is not None or self._buffer or self._done:
+            raise RuntimeError("a run is driven or iterated, once")
         self._sink = sink
+        self._done = True
+        if self.cancel_token.reason is not None:  # stopped before it started
+            return self._loop.cancelled(self.cancel_token.reason)
+        task = asyncio.current_task()
+        assert task is not None
+        looping, cancelled = True, False
+
+        def on_cancel(_reason: str) -> None:
+            nonlocal cancelled
+            if looping and not cancelled:
+                cancelled = True
+                task.cancel()
+
+        self.cancel_token.on_cancel(on_cancel)
+        try:
+            await self._loop.execute()
+        finally:
+            looping = False
+        if cancelled:
+            # The loop turned the cancellation into ``run_cancelled``, or ended before it
+            # landed: absorb it either way, so the caller's next await is not cancelled.
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.sleep(0)
+            task.uncancel()
+        if not self._buffer:
+            raise RuntimeError(f"run {self.run_id} ended without a terminal event")
+        return self._buffer.popleft()
 
     def _put(self, event: RunEvent) -> None:
         sink = self._sink

@@ -390,24 +390,22 @@ class RunSession:
         return self.runner.broker.replay(self.run_id, self.request.principal, after)
 
     async def _drive(self) -> None:
-        """The run itself, in a task the runner owns. The loop's events go to the broker's log
-        as they are made (from the loop's own task: no hop through this one); only the last
-        event comes here, to be shaped and stored before it is appended."""
+        """The run itself, in a task the runner owns, which is also the loop's task. The
+        loop's events go to the broker's log as they are made; only the last event comes
+        back here, to be shaped and stored before it is appended."""
         publish = self.runner.broker.publish
-        self.run.forward(self._forward)
         try:
-            async with self.run:
-                async for event in self.run:
-                    if isinstance(event, RunCompleted):
-                        before = await self._complete(event)
-                        for added in before:
-                            publish(added)
-                        event = replace(event, seq=event.seq + len(before))
-                    elif isinstance(event, RunFailed):
-                        await self._finish("failed", error=event.message)
-                    elif isinstance(event, RunCancelled):
-                        await self._finish("cancelled", error=event.reason)
-                    publish(event)
+            event = await self.run.drive(self._forward)
+            if isinstance(event, RunCompleted):
+                before = await self._complete(event)
+                for added in before:
+                    publish(added)
+                event = replace(event, seq=event.seq + len(before))
+            elif isinstance(event, RunFailed):
+                await self._finish("failed", error=event.message)
+            elif isinstance(event, RunCancelled):
+                await self._finish("cancelled", error=event.reason)
+            publish(event)
         except Exception:
             log.exception("run %s failed outside the agent loop", self.run_id)
         finally:
