@@ -154,8 +154,10 @@ class _LocalRun:
     events: list[RunEvent] = field(default_factory=list)
     dropped: int = 0
     """How many of the run's oldest events were let go (``LocalBroker.max_events``)."""
-    changed: asyncio.Event | None = None
-    """Set when events arrive; created only while a reader waits, to keep publish cheap."""
+    waiting: list[asyncio.Future[None]] = field(default_factory=list)
+    """One future per reader waiting for events, resolved when they arrive. Bare futures,
+    not an ``asyncio.Event``: this is the per-delta path. One each: a reader whose task is
+    cancelled cancels the future it awaits, which must not be another reader's."""
     done: bool = False
     reader: Mapping[str, Any] | None = None
     conversation: str | None = None
@@ -164,9 +166,12 @@ class _LocalRun:
     """Where each reader of the run is: events no reader has passed are never let go."""
 
     def wake(self) -> None:
-        if self.changed is not None:
-            self.changed.set()
-            self.changed = None
+        waiting = self.waiting
+        if waiting:
+            self.waiting = []
+            for reader in waiting:
+                if not reader.done():
+                    reader.set_result(None)
 
 
 class LocalBroker:
@@ -275,9 +280,9 @@ class LocalBroker:
                     continue  # more may have arrived while the reader was busy
                 if run.done:
                     return
-                if run.changed is None:
-                    run.changed = asyncio.Event()
-                await run.changed.wait()
+                arrived = asyncio.get_running_loop().create_future()
+                run.waiting.append(arrived)
+                await arrived
         finally:
             run.cursors.discard(cursor)
             if len(run.events) > self._max_events:

@@ -380,9 +380,9 @@ class RunSession:
             await asyncio.wait((self._task,))
 
     def waiting(self, seq: int) -> bool:
-        """Events after ``seq`` are already in the run's log or on their way to it: a reader
-        at ``seq`` may batch its writes."""
-        return self.runner.broker.has_after(self.run_id, seq) or self.run.ready
+        """Events after ``seq`` are already in the run's log: a reader at ``seq`` may batch
+        its writes."""
+        return self.runner.broker.has_after(self.run_id, seq)
 
     def events(self, after: int = -1) -> AsyncGenerator[RunEvent, None]:
         """The run's canonical events with ``seq > after``, from the broker's log: those so

@@ -6,6 +6,12 @@ exception handling (our JSON error shapes, see :mod:`agentstream.server.errors`)
 routes: the dialects it is given (default: all six), ``/api/conversations`` when a store is
 configured, ``/api/chat/config`` for the web UI, the application's own mounted apps
 (``ChatConfig.mounts``), and the web UI last so API routes always win.
+
+Streamed bodies skip those layers: they only look at a response's start (its status and
+headers), so once a stream has started, its chunks go straight to the server's ``send``,
+which the app keeps in the scope (:data:`~agentstream.server.sse.SERVER_SEND`). A stream's
+per-delta cost is then the same however many layers the app has. Middleware an application
+wraps *around* the app (compression, say) still sees every chunk.
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ from agentstream.server.errors import document_errors, install_error_handlers
 from agentstream.server.models import ModelCatalog
 from agentstream.server.reference import OPENAPI_TAGS
 from agentstream.server.settings import Settings
+from agentstream.server.sse import SERVER_SEND
 from agentstream.server.state import ServerContext
 
 __all__ = ["create_app"]
@@ -122,7 +129,7 @@ def create_app(
         authenticator=authenticator or authenticator_from_settings(settings),
         models=ModelCatalog(agent, models),
     )
-    app = FastAPI(
+    app = _App(
         title="agentstream",
         summary=(
             "Stream a tool-using agent to chat UIs, in the dialects of the workflow assistant, "
@@ -176,6 +183,15 @@ def create_app(
             max_age=600,
         )
     return app
+
+
+class _App(FastAPI):
+    """FastAPI, keeping the server's own ``send`` in each HTTP scope for streamed bodies."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            scope[SERVER_SEND] = send
+        await super().__call__(scope, receive, send)
 
 
 class BodyLimit:

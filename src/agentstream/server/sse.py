@@ -45,6 +45,7 @@ from agentstream.events import RunEvent
 __all__ = [
     "DISCONNECT_GRACE_SECONDS",
     "NDJSON",
+    "SERVER_SEND",
     "SSE_DATA",
     "SSE_NAMED",
     "Encoder",
@@ -57,6 +58,11 @@ log = logging.getLogger("agentstream.server")
 
 Frame = tuple[str, str]
 """An encoded event: its name and its JSON text."""
+
+SERVER_SEND = "agentstream.server_send"
+"""The scope key under which the app keeps the ASGI server's ``send`` (see
+:mod:`agentstream.server.app`): a stream's chunks go to it directly, past the app's own
+middleware, which only looks at a response's start."""
 
 DISCONNECT_GRACE_SECONDS = 1.0
 """How long a disconnected stream waits for its run to wind down before cancelling it."""
@@ -188,6 +194,7 @@ class EventStream(Response):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
+        send = scope.get(SERVER_SEND, send)
         loop = asyncio.get_running_loop()
         self._last_output = loop.time()
         stream_task = asyncio.current_task()
