@@ -36,6 +36,7 @@ __all__ = [
     "INTERRUPTED_MESSAGE",
     "BrokerUnavailable",
     "CancelHandler",
+    "Handoff",
     "LocalBroker",
     "LogEnd",
     "OrphanHandler",
@@ -117,10 +118,17 @@ class RunBroker(Protocol):
         ...
 
     def replay(
-        self, run_id: str, requester: Principal, after: int = -1
+        self,
+        run_id: str,
+        requester: Principal,
+        after: int = -1,
+        *,
+        handoff: Handoff | None = None,
     ) -> AsyncGenerator[RunEvent, None]:
         """The run's events with ``seq > after``, then live ones until the terminal event.
-        Raises :class:`RunNotFound` (on first iteration) for runs the requester does not own."""
+        Raises :class:`RunNotFound` (on first iteration) for runs the requester does not own.
+        With a ``handoff``, live events of a run of this process may instead be handed to
+        the reader as they are published (see :class:`Handoff`)."""
         ...
 
     async def request_cancel(self, run_id: str, requester: Principal, reason: str) -> bool:
@@ -139,6 +147,23 @@ class RunBroker(Protocol):
         ...
 
 
+class Handoff:
+    """Lets a run's publisher hand live events straight to a reader that has caught up.
+
+    A reader normally waits for the next event and is woken to read it from the log: one
+    task switch per event, on top of the run's own. A reader that sets ``take`` is instead
+    given each new event in the publisher's task, as it is published. ``take(event)`` must
+    not block; it returns ``True`` when it took the event (the replay then does not yield
+    it), ``False`` when it cannot now (a write still in progress, the last event): the
+    reader is woken and reads that event and the next ones from the log as usual, until it
+    has caught up again."""
+
+    __slots__ = ("take",)
+
+    def __init__(self) -> None:
+        self.take: Callable[[RunEvent], bool] | None = None
+
+
 # --- one process -------------------------------------------------------------------------
 
 
@@ -146,6 +171,12 @@ class RunBroker(Protocol):
 class _Cursor:
     position: int = 0
     """The run's next event for this reader, counting the ones let go."""
+    after: int = -1
+    """The reader skips events up to this ``seq``."""
+    take: Callable[[RunEvent], bool] | None = None
+    """Set while the reader has caught up and takes live events itself (:class:`Handoff`)."""
+    arrived: asyncio.Future[None] | None = None
+    """What the reader waits on meanwhile."""
 
 
 @dataclass(slots=True)
@@ -164,6 +195,24 @@ class _LocalRun:
     """The owner's conversation this run answers in (see ``LocalBroker.active_run``)."""
     cursors: set[_Cursor] = field(default_factory=set)
     """Where each reader of the run is: events no reader has passed are never let go."""
+    taking: list[_Cursor] = field(default_factory=list)
+    """Readers that take live events as they are published (:class:`Handoff`)."""
+
+    def hand_off(self, event: RunEvent) -> None:
+        """Give ``event`` (just appended) to the readers that take live events; a reader that
+        cannot take it now goes back to reading the log, and is woken to."""
+        dropped = False
+        for cursor in self.taking:
+            take = cursor.take
+            if take is not None and (event.seq <= cursor.after or take(event)):
+                cursor.position += 1
+                continue
+            cursor.take, dropped = None, True
+            arrived = cursor.arrived
+            if arrived is not None and not arrived.done():
+                arrived.set_result(None)
+        if dropped:
+            self.taking = [cursor for cursor in self.taking if cursor.take is not None]
 
     def wake(self) -> None:
         waiting = self.waiting
@@ -227,6 +276,11 @@ class LocalBroker:
         if run.conversation is not None and self._active.get(run.conversation) == run_id:
             del self._active[run.conversation]
         self._finished[run_id] = None
+        for cursor in run.taking:
+            cursor.take = None
+            if cursor.arrived is not None and not cursor.arrived.done():
+                cursor.arrived.set_result(None)
+        run.taking = []
         run.wake()
 
     def publish(self, event: RunEvent) -> None:
@@ -237,6 +291,8 @@ class LocalBroker:
         events.append(event)
         if len(events) > self._max_events:
             self._trim(run)
+        if run.taking:
+            run.hand_off(event)
         if isinstance(event, TERMINAL_EVENTS) and not run.done:
             self._finish(event.run_id, run)
         else:
@@ -261,12 +317,17 @@ class LocalBroker:
             self._finish(run_id, run)
 
     async def replay(
-        self, run_id: str, requester: Principal, after: int = -1
+        self,
+        run_id: str,
+        requester: Principal,
+        after: int = -1,
+        *,
+        handoff: Handoff | None = None,
     ) -> AsyncGenerator[RunEvent, None]:
         run = self._runs.get(run_id)
         if run is None or run.owner != requester.owner:
             raise RunNotFound(run_id)
-        cursor = _Cursor()
+        cursor = _Cursor(after=after)
         run.cursors.add(cursor)
         try:
             while True:
@@ -281,8 +342,20 @@ class LocalBroker:
                 if run.done:
                     return
                 arrived = asyncio.get_running_loop().create_future()
-                run.waiting.append(arrived)
-                await arrived
+                if handoff is not None and handoff.take is not None:
+                    # Caught up: live events go to the reader as they are published, and
+                    # this wakes only when it cannot take one (or the run ends).
+                    cursor.take, cursor.arrived = handoff.take, arrived
+                    run.taking.append(cursor)
+                else:
+                    run.waiting.append(arrived)
+                try:
+                    await arrived
+                finally:
+                    if cursor.take is not None:  # cancelled while taking
+                        cursor.take = None
+                        run.taking = [c for c in run.taking if c is not cursor]
+                    cursor.arrived = None
         finally:
             run.cursors.discard(cursor)
             if len(run.events) > self._max_events:
@@ -521,10 +594,15 @@ class RedisBroker:
         return run_id
 
     async def replay(
-        self, run_id: str, requester: Principal, after: int = -1
+        self,
+        run_id: str,
+        requester: Principal,
+        after: int = -1,
+        *,
+        handoff: Handoff | None = None,
     ) -> AsyncGenerator[RunEvent, None]:
         if self._local.has(run_id):
-            async for event in self._local.replay(run_id, requester, after):
+            async for event in self._local.replay(run_id, requester, after, handoff=handoff):
                 yield event
             return
         try:

@@ -36,7 +36,7 @@ from agentstream.events import (
 from agentstream.messages import AssistantMessage, Message
 from agentstream.pending import InvalidAnswers, check_answers, open_calls
 from agentstream.principal import Principal
-from agentstream.runs.broker import INTERRUPTED_MESSAGE, LocalBroker, RunBroker
+from agentstream.runs.broker import INTERRUPTED_MESSAGE, Handoff, LocalBroker, RunBroker
 from agentstream.runs.hooks import NoHooks, RunHooks
 from agentstream.runs.request import RefusedRequest, RunRequest
 from agentstream.runs.store import ConversationStore, InterruptedRuns, RunStatus
@@ -384,10 +384,16 @@ class RunSession:
         its writes."""
         return self.runner.broker.has_after(self.run_id, seq)
 
-    def events(self, after: int = -1) -> AsyncGenerator[RunEvent, None]:
+    def events(
+        self, after: int = -1, *, handoff: Handoff | None = None
+    ) -> AsyncGenerator[RunEvent, None]:
         """The run's canonical events with ``seq > after``, from the broker's log: those so
-        far, then new ones until the run ends. Closing it stops nothing but this reader."""
-        return self.runner.broker.replay(self.run_id, self.request.principal, after)
+        far, then new ones until the run ends (or handed to ``handoff`` as they are made,
+        see :class:`~agentstream.runs.broker.Handoff`). Closing it stops nothing but this
+        reader."""
+        return self.runner.broker.replay(
+            self.run_id, self.request.principal, after, handoff=handoff
+        )
 
     async def _drive(self) -> None:
         """The run itself, in a task the runner owns, which is also the loop's task. The

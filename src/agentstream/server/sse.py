@@ -14,8 +14,9 @@ Lifecycle of one stream:
 * headers ``Content-Type: text/event-stream`` (or ``application/x-ndjson``),
   ``Cache-Control: no-cache``, ``X-Accel-Buffering: no``; no timeout of our own, however
   long the model takes;
-* each event's frames are sent as soon as they are encoded, by the stream's own task when
-  nothing else is being written; events the run hands over in one burst leave in one write
+* each event's frames are sent as soon as they are encoded: once the stream has caught up
+  with its run, straight from the run's task (a handoff); otherwise by the stream's own task
+  when nothing else is being written; events that come in one burst leave in one write
   (see :class:`EventStream`);
 * a heartbeat (an SSE comment, or a blank NDJSON line) after ``heartbeat`` seconds without
   output keeps proxies from closing an idle connection while a tool works;
@@ -38,9 +39,11 @@ from typing import Protocol
 
 from starlette.background import BackgroundTask
 from starlette.responses import Response
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
-from agentstream.events import RunEvent
+from agentstream.events import TERMINAL_EVENTS, RunEvent
+from agentstream.runs.broker import Handoff
+from agentstream.server.eager import start_eagerly
 
 __all__ = [
     "DISCONNECT_GRACE_SECONDS",
@@ -125,6 +128,9 @@ NDJSON = WireFormat("application/x-ndjson", _ndjson, b"\n")
 ``application/x-ndjson``)."""
 
 
+_TERMINAL_TYPES = frozenset(TERMINAL_EVENTS)
+
+
 def _nothing_waiting(seq: int) -> bool:
     return False
 
@@ -138,14 +144,21 @@ class EventStream(Response):
     """Streams ``events`` through ``encoder`` in ``wire`` format; ``cancel(reason)`` stops the
     run that produces them.
 
-    The stream's own task encodes events as the run yields them and, when nothing is being
+    With a ``handoff`` (:class:`~agentstream.runs.broker.Handoff`), a stream that has caught
+    up with its run is handed each live event by the run's task as it is published
+    (:meth:`_take`): encoded there and written from a callback once that task yields, so a
+    paced delta crosses one task switch (the run's) and a burst leaves in one write. The
+    stream's own task then only wakes for the run's last event, or when a write has to wait
+    for a slow client: it reads what followed from the log, as a reader without a handoff
+    always does.
+
+    Reading the log, the stream's own task encodes events and, when nothing is being
     written, writes each one itself, at once. When several events are already waiting
     (``ready(seq)`` says events after ``seq`` are there: a burst from the model, a model
     faster than the network, a reader behind the run's log) or a write is still in progress
-    (a slow client), frames are queued for a
-    writer task instead, which sends everything queued in one write, one system call. Either
-    way nothing waits for more output: every frame is flushed as soon as the run has
-    produced it.
+    (a slow client), frames are queued for a writer task instead, which sends everything
+    queued in one write, one system call. Either way nothing waits for more output: every
+    frame is flushed as soon as the run has produced it.
     """
 
     def __init__(
@@ -159,6 +172,7 @@ class EventStream(Response):
         write_timeout: float = 60.0,
         headers: dict[str, str] | None = None,
         ready: Callable[[int], bool] | None = None,
+        handoff: Handoff | None = None,
     ) -> None:
         self.status_code = 200
         self.media_type = wire.media_type
@@ -184,6 +198,13 @@ class EventStream(Response):
         self._disconnected = False
         self._abandoned = False
         self._stalled = False
+        self._send: Send | None = None
+        self._in_flight: asyncio.Task[None] | None = None
+        """A write the run's task started that had to wait for the client (see :meth:`_take`)."""
+        self._flush_soon: asyncio.Handle | None = None
+        self._broken: Exception | None = None
+        if handoff is not None:
+            handoff.take = self._take
         raw = {
             "content-type": wire.media_type,
             "cache-control": "no-cache",
@@ -194,7 +215,7 @@ class EventStream(Response):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
-        send = scope.get(SERVER_SEND, send)
+        send = self._send = scope.get(SERVER_SEND, send)
         loop = asyncio.get_running_loop()
         self._last_output = loop.time()
         stream_task = asyncio.current_task()
@@ -223,7 +244,9 @@ class EventStream(Response):
         finally:
             if self._timer is not None:
                 self._timer.cancel()
-            for helper in (self._writer, self._ping):
+            if self._flush_soon is not None:
+                self._flush_soon.cancel()
+            for helper in (self._writer, self._ping, self._in_flight):
                 if helper is not None:
                     helpers.append(helper)
             for helper in helpers:
@@ -236,6 +259,8 @@ class EventStream(Response):
         try:
             async with aclosing(self._events) as events:
                 async for event in events:
+                    if self._broken is not None:
+                        raise self._broken  # the encoder failed on an event handed over
                     frames = encode(event)
                     if not frames or self._disconnected:
                         continue
@@ -255,8 +280,77 @@ class EventStream(Response):
             pending.append(render(self._encoder.fail("The server failed while streaming."), -1))
             wake.set()
 
+    def _take(self, event: RunEvent) -> bool:
+        """A live event handed over by the run's task as it is published (the stream has
+        caught up with the run's log; see :class:`~agentstream.runs.broker.Handoff`).
+
+        Its frames are written from a callback once the run's task yields, so a burst of
+        events still leaves in one write, and the event never wakes this stream's task: a
+        paced delta crosses one task switch, the run's. Declined (the stream's task reads
+        it from the log instead) while a write is in progress or frames wait for the writer,
+        and for the last event, which ends the stream."""
+        if type(event) in _TERMINAL_TYPES or self._closing or self._broken is not None:
+            return False
+        if self._sending_since is not None or (self._pending and self._flush_soon is None):
+            return False
+        if self._disconnected:
+            return True  # dropped, as the stream's task would
+        try:
+            frames = self._encoder.encode(event)
+        except Exception as exc:
+            self._broken = exc  # reported by the stream's task, which reads this event again
+            return False
+        if frames:
+            self._pending.append(self._wire.render(frames, event.seq))
+            if self._flush_soon is None:
+                self._flush_soon = asyncio.get_running_loop().call_soon(self._write_now)
+        return True
+
+    def _write_now(self) -> None:
+        """Write what :meth:`_take` queued, from a callback: the write is started here and,
+        if the client is slow to read, finishes in a task of its own."""
+        self._flush_soon = None
+        pending, send = self._pending, self._send
+        if not pending or self._sending_since is not None or self._disconnected or send is None:
+            return  # the stream's own task writes it (or nothing is to be written)
+        body = pending[0] if len(pending) == 1 else b"".join(pending)
+        pending.clear()
+        loop = asyncio.get_running_loop()
+        self._last_output = loop.time()
+        message: Message = {"type": "http.response.body", "body": body, "more_body": True}
+        try:
+            waiting = start_eagerly(send(message))
+        except OSError:
+            self._disconnected = True
+            self._cancel("client_disconnected")
+            return
+        except Exception:
+            log.exception("writing the stream failed")
+            self._disconnected = True
+            self._cancel("client_disconnected")
+            return
+        if waiting is not None:
+            self._sending_since, self._sender = self._last_output, waiting
+            self._in_flight = waiting
+            waiting.add_done_callback(self._written)
+
+    def _written(self, task: asyncio.Task[None]) -> None:
+        """A write that had to wait for the client has ended."""
+        self._sending_since = self._sender = None
+        if task.cancelled():
+            return  # the stall watcher gave up on it
+        error = task.exception()
+        if error is not None:
+            if not isinstance(error, OSError):
+                log.error("writing the stream failed", exc_info=error)
+            self._disconnected = True
+            self._cancel("client_disconnected")
+
     async def _flush(self, send: Send) -> None:
         """Send what is pending (with the end of the body once closing) from this task."""
+        in_flight = self._in_flight
+        if in_flight is not None and not in_flight.done():
+            await asyncio.wait((in_flight,))  # a write handed-over events started goes first
         last = self._closing
         pending = self._pending
         body = pending[0] if len(pending) == 1 else b"".join(pending)

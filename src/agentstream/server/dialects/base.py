@@ -29,6 +29,7 @@ from agentstream.events import TERMINAL_EVENTS, RunEvent, TextDelta, TurnStarted
 from agentstream.pending import InvalidAnswers
 from agentstream.principal import Principal
 from agentstream.runs import BrokerUnavailable, RunNotFound, RunRequest, RunSession
+from agentstream.runs.broker import Handoff
 from agentstream.server.dialects.declaration import Dialect, StreamOptions
 from agentstream.server.errors import bad_request
 from agentstream.server.limits import check_depth
@@ -230,8 +231,9 @@ def event_stream(
     stored and resumed."""
     encoder, wire = dialect.stream(options)
     policy = disconnect_policy(server, on_disconnect or dialect.on_disconnect)
+    handoff = Handoff()  # live events go straight to the response (see ``EventStream``)
     return EventStream(
-        session.events(),
+        session.events(handoff=handoff),
         shown_by(server, encoder),
         wire,
         cancel=session.abandon if policy == "cancel" else _leave_running,
@@ -239,6 +241,7 @@ def event_stream(
         write_timeout=server.settings.write_timeout_seconds,
         headers={**dialect.headers, "X-Run-Id": session.run_id},
         ready=session.waiting,
+        handoff=handoff,
     )
 
 
