@@ -40,6 +40,9 @@ Flags: ``--servers bare,nostore,sqlite,postgres``, ``--profile burst,steady``,
 many times; the table shows every repetition), ``--unpaced 20000`` (0 skips it), ``--gc
 tuned|default`` (every server process tunes its garbage collector as ``agentstream serve``
 does, :func:`agentstream.server.process.tune_gc`, or keeps Python's defaults).
+To see where a server's time goes, set ``AGENTSTREAM_BENCH_SERVER_PREFIX`` to a profiler's
+command line (``py-spy record --format raw -o server.txt --``): each agentstream server runs
+under it and is stopped with SIGINT, so the profiler writes its output.
 The default run (4 servers x 2 profiles x 200 and 1000 streams) takes about four minutes;
 other work on the machine shows in the latency figures, so compare ratios within a run::
 

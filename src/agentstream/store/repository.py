@@ -84,6 +84,7 @@ from agentstream.store.statements import (
     bump,
     canonical,
     claim,
+    claim_seq,
     create,
     decode_cursor,
     display,
@@ -298,7 +299,7 @@ class SqlConversationStore:
             if user_message is not None:
                 opening.append(UserMessage(content=user_message))
             insert_run(conn, cid, run_id, ordinal, model, now)
-            insert_messages(conn, cid, run_id, ordinal, bumped, now, opening)
+            insert_messages(conn, cid, run_id, ordinal, bumped.next_seq, now, opening)
             started = StartedRun(
                 conversation_id=cid,
                 first_run=ordinal == 0,
@@ -339,9 +340,9 @@ class SqlConversationStore:
 
         def work(conn: Connection) -> None:
             now = utcnow()
-            bumped = claim(conn, principal, cid, len(messages), now)
+            next_seq = claim_seq(conn, principal, cid, len(messages), now)
             ordinal = self._ordinal(conn, run_id, cid)
-            insert_messages(conn, cid, run_id, ordinal, bumped, now, messages)
+            insert_messages(conn, cid, run_id, ordinal, next_seq, now, messages)
 
         await self._commits.run(work, key=cid)
 
@@ -365,13 +366,17 @@ class SqlConversationStore:
 
         def work(conn: Connection) -> ConversationDetail | None:
             now = utcnow()
-            bumped = claim(conn, principal, cid, len(messages), now)
+            # The conversation row is read back only for the snapshot.
+            bumped = claim(conn, principal, cid, len(messages), now) if snapshot else None
+            next_seq = (
+                bumped.next_seq if bumped else claim_seq(conn, principal, cid, len(messages), now)
+            )
             outcome = run_outcome(status, completed, shaped, error, now)
             ordinal = finish(conn, run_id, cid, outcome)
             if ordinal is None:
                 raise UnknownRun(f"run {run_id} was not started in this conversation")
-            insert_messages(conn, cid, run_id, ordinal, bumped, now, messages, status_of_answer)
-            if not snapshot:
+            insert_messages(conn, cid, run_id, ordinal, next_seq, now, messages, status_of_answer)
+            if bumped is None:
                 return None
             assert bumped.summary is not None
             shown = display(conn, cid, details=False)

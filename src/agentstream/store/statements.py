@@ -56,6 +56,7 @@ __all__ = [
     "bump",
     "canonical",
     "claim",
+    "claim_seq",
     "create",
     "decode_cursor",
     "display",
@@ -139,7 +140,7 @@ _RUN_ORDINAL = select(RUNS.c.ordinal).where(
 )
 
 
-def _bump_statement(new_run: bool, model: bool) -> Any:
+def _bump_statement(new_run: bool, model: bool, summary: bool = True) -> Any:
     values: dict[str, Any] = {
         "next_seq": _c.next_seq + bindparam("b_messages", type_=Integer()),
         "updated_at": bindparam("b_now", type_=_c.updated_at.type),
@@ -156,13 +157,20 @@ def _bump_statement(new_run: bool, model: bool) -> Any:
             _c.tenant_id == bindparam("b_tenant"),
         )
         .values(values)
-        .returning(_c.title, _c.metadata, _c.next_seq, _c.next_ordinal, _c.created_at, _c.model)
+        .returning(
+            *(
+                (_c.title, _c.metadata, _c.next_seq, _c.next_ordinal, _c.created_at, _c.model)
+                if summary
+                else (_c.next_seq,)
+            )
+        )
     )
 
 
 _BUMP = {
     (run, model): _bump_statement(run, model) for run in (False, True) for model in (False, True)
 }
+_BUMP_SEQ = _bump_statement(new_run=False, model=False, summary=False)
 
 
 def exists(conn: Connection, conversation_id: str) -> bool:
@@ -424,21 +432,39 @@ def claim(
     return bumped
 
 
+def claim_seq(
+    conn: Connection, principal: Principal, conversation_id: str, messages: int, now: datetime
+) -> int:
+    """:func:`claim` for a caller that needs only the sequence numbers: the conversation's
+    next ``seq`` after the ``messages`` allocated (nothing else is read back)."""
+    parameters = {
+        "b_id": conversation_id,
+        "b_owner": principal.user_id,
+        "b_tenant": principal.tenant,
+        "b_messages": messages,
+        "b_now": now,
+    }
+    next_seq = conn.scalar(_BUMP_SEQ, parameters)
+    if next_seq is None:
+        raise Refused(ConversationNotFound(conversation_id))
+    return int(next_seq)
+
+
 def insert_messages(
     conn: Connection,
     conversation_id: str,
     run_id: str,
     ordinal: int,
-    bumped: Bumped,
+    next_seq: int,
     now: datetime,
     messages: Sequence[Message],
     status: str = "complete",
 ) -> None:
-    """Insert ``messages`` with the sequence numbers ``bumped`` just allocated, in one
-    statement (executemany)."""
+    """Insert ``messages`` with the sequence numbers just allocated (the last is
+    ``next_seq - 1``), in one statement (executemany)."""
     if not messages:
         return
-    first = bumped.next_seq - len(messages)
+    first = next_seq - len(messages)
     rows = [
         message_row(conversation_id, run_id, ordinal, first + offset, now, message, status)
         for offset, message in enumerate(messages)
@@ -484,18 +510,24 @@ def before(
     """The provider history and the payloads of the runs before run ``ordinal``."""
     if ordinal == 0:
         return [], []
-    bodies = conn.scalars(
-        select(MESSAGES.c.body)
-        .where(MESSAGES.c.conversation_id == conversation_id, MESSAGES.c.ordinal < ordinal)
-        .order_by(MESSAGES.c.ordinal, MESSAGES.c.seq)
+    bounds = {"b_id": conversation_id, "b_below": ordinal}
+    history = provider_history(load_messages(conn.scalars(_EARLIER_BODIES, bounds)))
+    return history, _earlier_payloads(conn.scalars(_EARLIER_RESULTS, bounds))
+
+
+_EARLIER_BODIES = (
+    select(MESSAGES.c.body)
+    .where(
+        MESSAGES.c.conversation_id == bindparam("b_id"),
+        MESSAGES.c.ordinal < bindparam("b_below"),
     )
-    history = provider_history(load_messages(bodies))
-    results = conn.scalars(
-        select(RUNS.c.result)
-        .where(RUNS.c.conversation_id == conversation_id, RUNS.c.ordinal < ordinal)
-        .order_by(RUNS.c.ordinal)
-    )
-    return history, _earlier_payloads(results)
+    .order_by(MESSAGES.c.ordinal, MESSAGES.c.seq)
+)
+_EARLIER_RESULTS = (
+    select(RUNS.c.result)
+    .where(RUNS.c.conversation_id == bindparam("b_id"), RUNS.c.ordinal < bindparam("b_below"))
+    .order_by(RUNS.c.ordinal)
+)
 
 
 def _earlier_payloads(results: Iterable[dict[str, Any] | None]) -> list[Payload]:
