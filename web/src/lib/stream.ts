@@ -411,8 +411,12 @@ export interface StreamOptions {
   baseUrl?: string;
   signal?: AbortSignal;
   headers?: Record<string, string>;
-  /** Inject a fetch (tests, instrumentation). Defaults to the global fetch. */
+  /** Inject a fetch (tests, instrumentation, a bearer token: {@link authorizedFetch}).
+   * Defaults to the global fetch. */
   fetch?: typeof fetch;
+  /** Whether cookies go with the requests (default "same-origin"; "include" sends the
+   * session cookie to an API on another origin, which must allow it by CORS). */
+  credentials?: RequestCredentials;
 }
 
 /**
@@ -470,7 +474,7 @@ function postChat(
           ...options.headers,
         },
         body: JSON.stringify(request),
-        credentials: "same-origin",
+        credentials: options.credentials ?? "same-origin",
         signal: options.signal,
       }),
     options.signal,
@@ -490,7 +494,7 @@ function getRun(
       fetcher(options)(`${options.baseUrl ?? ""}/api/runs/${encodeURIComponent(runId)}/stream`, {
         method: "GET",
         headers,
-        credentials: "same-origin",
+        credentials: options.credentials ?? "same-origin",
         signal: options.signal,
       }),
     options.signal,
@@ -568,7 +572,7 @@ export async function cancelRun(runId: string, options: StreamOptions = {}): Pro
     {
       method: "POST",
       headers: { ...options.headers },
-      credentials: "same-origin",
+      credentials: options.credentials ?? "same-origin",
     },
   );
   if (!response.ok) throw await httpError(response);
