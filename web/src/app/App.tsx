@@ -392,8 +392,8 @@ function groupByProvider(models: ModelInfo[]): [string, ModelInfo[]][] {
 }
 
 /** A link an answer offers opens beside the chat, never in place of it. */
-function openElsewhere(url: string): void {
-  window.open(url, "_blank", "noopener,noreferrer");
+function openElsewhere(url: URL): void {
+  window.open(url.href, "_blank", "noopener,noreferrer");
 }
 
 function errorText(e: unknown): string {

@@ -17,8 +17,8 @@ export interface ClientActionHost {
   /** `close_chat`: the tray closes; the standalone page starts afresh. */
   closeChat(): void;
   setDraft(text: string): void;
-  /** `navigate`/`open_url` with a URL already checked to be http(s) or a path. */
-  navigate(url: string): void;
+  /** `navigate`/`open_url`, to a URL {@link navigationTarget} allowed. */
+  navigate(url: URL): void;
 }
 
 export function runClientAction(action: SuggestedAction, host: ClientActionHost): void {
@@ -42,9 +42,12 @@ export function runClientAction(action: SuggestedAction, host: ClientActionHost)
       host.closeChat();
       break;
     case "navigate":
-    case "open_url":
-      if (url && /^(https?:|\/)/i.test(url)) host.navigate(url);
+    case "open_url": {
+      const target = url === null ? null : navigationTarget(url, location.href);
+      if (target) host.navigate(target);
+      else console.error(`The ${action.action} action's url must be an http(s) URL or a path of this site, not ${JSON.stringify(url)}`);
       break;
+    }
     case "copy":
     case "copy_text":
       if (text) void copyText(text);
@@ -56,4 +59,25 @@ export function runClientAction(action: SuggestedAction, host: ClientActionHost)
     default:
       break;
   }
+}
+
+/**
+ * Where a `navigate`/`open_url` action may take the user: an absolute http(s) URL, or a path
+ * of this page's own site (`/orders?id=3`). Anything else is null: a protocol-relative
+ * `//host/...` (another site, though it looks like a path), `/\host` and paths with tabs or
+ * newlines that browsers read as one, `javascript:` and other schemes, relative paths. The
+ * check is made on the URL as the browser parses it, so what is checked is where it goes.
+ */
+export function navigationTarget(url: string, here: string): URL | null {
+  let target: URL;
+  try {
+    target = new URL(url, here);
+  } catch {
+    return null;
+  }
+  if (/^https?:\/\//i.test(url)) return target.protocol === "http:" || target.protocol === "https:" ? target : null;
+  // Browsers drop tabs and newlines from a URL before reading it.
+  const path = url.replace(/[\t\n\r]/g, "");
+  if (/^\/(?![/\\])/.test(path) && target.origin === new URL(here).origin) return target;
+  return null;
 }

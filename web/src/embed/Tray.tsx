@@ -72,6 +72,7 @@ export function Tray(props: TrayProps) {
   const [draft, setDraft] = useState("");
   const [loading, setLoading] = useState(false);
   const [loadError, setLoadError] = useState<string | null>(null);
+  const [configError, setConfigError] = useState<string | null>(null);
   const inputRef = useRef<HTMLTextAreaElement>(null);
   const launcherRef = useRef<HTMLButtonElement>(null);
   const rootRef = useRef<HTMLDivElement>(null);
@@ -115,8 +116,20 @@ export function Tray(props: TrayProps) {
     if (!ready) return;
     let current = true;
     getClientConfig(connection)
-      .then((c) => current && setConfig(c))
-      .catch(() => current && setConfig(EMPTY_CONFIG));
+      .then((c) => {
+        if (!current) return;
+        setConfig(c);
+        setConfigError(null);
+      })
+      .catch((error: unknown) => {
+        if (!current) return;
+        // Most often the embedding is wrong (the endpoint, the origin, the token): say so
+        // where its author looks, and in the tray before anyone types.
+        const text = `Could not load the assistant: ${error instanceof Error ? error.message : String(error)}`;
+        console.error(`<agentstream-chat>: ${text}`);
+        setConfig(EMPTY_CONFIG);
+        setConfigError(text);
+      });
     return () => {
       current = false;
     };
@@ -178,10 +191,9 @@ export function Tray(props: TrayProps) {
         setDraft(text);
         inputRef.current?.focus();
       },
-      navigate: (url) => {
-        // A path or a page of the host's own origin opens in place (the tray follows, with
-        // its conversation); another site opens beside it.
-        const target = new URL(url, location.href);
+      navigate: (target) => {
+        // A page of the host's own site opens in place (the tray follows, with its
+        // conversation); another site opens beside it.
         if (target.origin === location.origin) location.assign(target.href);
         else window.open(target.href, "_blank", "noopener,noreferrer");
       },
@@ -287,15 +299,22 @@ export function Tray(props: TrayProps) {
           onClientAction={onClientAction}
           loading={loading}
           notices={
-            loadError && (
-              <div class="error-box" role="alert" data-testid="load-error">
-                <div class="error-text">{loadError}</div>
-              </div>
-            )
+            <>
+              {configError && <Notice text={configError} testId="config-error" />}
+              {loadError && <Notice text={loadError} testId="load-error" />}
+            </>
           }
           renderPayload={renderPayload}
         />
       </section>
+    </div>
+  );
+}
+
+function Notice(props: { text: string; testId: string }) {
+  return (
+    <div class="error-box" role="alert" data-testid={props.testId}>
+      <div class="error-text">{props.text}</div>
     </div>
   );
 }

@@ -3,6 +3,7 @@
  * like the stream client; errors are {@link StreamHttpError}s carrying the server's reason.
  */
 import {
+  fetcher,
   httpError,
   type CustomPayload,
   type SuggestedAction,
@@ -89,8 +90,7 @@ export interface ApiOptions {
 }
 
 async function request<T>(path: string, init: RequestInit, options: ApiOptions): Promise<T> {
-  const doFetch = options.fetch ?? globalThis.fetch.bind(globalThis);
-  const response = await doFetch(`${options.baseUrl ?? ""}${path}`, {
+  const response = await fetcher(options)(`${options.baseUrl ?? ""}${path}`, {
     credentials: options.credentials ?? "same-origin",
     signal: options.signal,
     ...init,

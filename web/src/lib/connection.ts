@@ -21,13 +21,19 @@ export interface Connection {
 }
 
 /** A fetch that adds `Authorization: Bearer <token>` from `getToken` to every request; a
- * getter that throws fails the request with its error (the chat shows it). */
+ * getter that throws fails the request with an error that names it (the chat shows it). Its
+ * errors are plain `Error`s: a `TypeError` from fetch means the network. */
 export function authorizedFetch(getToken: TokenGetter, base?: typeof fetch): typeof fetch {
   const inner = base ?? globalThis.fetch.bind(globalThis);
   return async (input, init) => {
-    const token = await getToken();
+    let token: unknown;
+    try {
+      token = await getToken();
+    } catch (error) {
+      throw new Error(`getToken failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    }
     if (token !== null && token !== undefined && typeof token !== "string") {
-      throw new TypeError(`getToken must return a string or null, not ${typeof token}`);
+      throw new Error(`getToken must return a string or null, not ${typeof token}`);
     }
     if (!token) return inner(input, init);
     const headers = new Headers(init?.headers);

@@ -205,6 +205,33 @@ export class StreamHttpError extends Error {
   }
 }
 
+/** No answer reached the page: nothing listens at the address, or the browser withheld the
+ * answer because the server does not allow this page's origin (CORS; the browser tells
+ * scripts no more than that, its console says which). A `TypeError`, as `fetch`'s own. */
+export class StreamNetworkError extends TypeError {
+  readonly url: string;
+  constructor(url: string, cause: unknown) {
+    super(unreachableMessage(url), { cause });
+    this.name = "StreamNetworkError";
+    this.url = url;
+  }
+}
+
+function unreachableMessage(url: string): string {
+  const here = typeof location === "undefined" ? null : location.origin;
+  let there: string | null = null;
+  try {
+    there = new URL(url, here ?? undefined).origin;
+  } catch {
+    // Not a URL: say only that it could not be reached.
+  }
+  const origin =
+    here && there && here !== there
+      ? `, or it does not accept calls from this page's origin ${here} (the server lists the origins it accepts in AGENTSTREAM_CORS_ORIGINS; the browser console says which)`
+      : "";
+  return `Could not reach ${url}: no server answered there${origin}.`;
+}
+
 /** The server sent something that is not the tray dialect, or closed the stream early. */
 export class StreamProtocolError extends Error {
   constructor(message: string) {
@@ -513,8 +540,20 @@ function positionOf(position: ResumePosition): string | null {
   return text;
 }
 
-function fetcher(options: StreamOptions): typeof fetch {
-  return options.fetch ?? globalThis.fetch.bind(globalThis);
+/** The clients' fetch: `options.fetch` (or the global one), with a request that got no answer
+ * at all reported as a {@link StreamNetworkError} naming the address. */
+export function fetcher(options: { fetch?: typeof fetch }): typeof fetch {
+  const inner = options.fetch ?? globalThis.fetch.bind(globalThis);
+  return async (input, init) => {
+    try {
+      return await inner(input, init);
+    } catch (error) {
+      if (error instanceof TypeError && !(error instanceof StreamNetworkError)) {
+        throw new StreamNetworkError(input instanceof Request ? input.url : String(input), error);
+      }
+      throw error;
+    }
+  };
 }
 
 /** The one reader of a tray stream, live or resumed: frames to typed events, with positions. */
@@ -588,7 +627,19 @@ export async function httpError(response: Response): Promise<StreamHttpError> {
   } catch {
     body = text;
   }
-  return new StreamHttpError(response.status, reasonFrom(body, response), body);
+  const reason = isNotTheApi(body, response)
+    ? `${response.url || "The server"} answered ${`${response.status} ${response.statusText}`.trim()}: no agentstream API answers at this address. Check the endpoint: the server's base URL (e.g. https://chat.example.com), without /api.`
+    : reasonFrom(body, response);
+  return new StreamHttpError(response.status, reason, body);
+}
+
+/** An answer from something else than the API: a web page (an HTML error page), or the
+ * router's bare "Not Found"/"Method Not Allowed" for a path it has no route for (the API's own
+ * 404s name what was not found). */
+function isNotTheApi(body: unknown, response: Response): boolean {
+  if (typeof body === "string") return /^\s*</.test(body);
+  const detail = typeof body === "object" && body !== null ? (body as Record<string, unknown>).detail : undefined;
+  return (response.status === 404 && detail === "Not Found") || (response.status === 405 && detail === "Method Not Allowed");
 }
 
 function reasonFrom(body: unknown, response: Response): string {
