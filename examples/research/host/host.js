@@ -3,7 +3,8 @@
 const tray = document.querySelector("agentstream-chat");
 const page = document.body.dataset.page;
 const reportId = Number(document.body.dataset.report || 0) || null;
-tray.updateContext({ page, report_id: reportId });
+const selectedTab = document.querySelector("[role=tab][aria-selected=true]");
+tray.updateContext({ page, tab: selectedTab ? selectedTab.dataset.tab : null, report_id: reportId });
 
 tray.clientActions = {
   // "Open A0042" from the assistant opens the article in the portal's reader.

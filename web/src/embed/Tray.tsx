@@ -125,7 +125,10 @@ export function Tray(props: TrayProps) {
         if (!current) return;
         // Most often the embedding is wrong (the endpoint, the origin, the token): say so
         // where its author looks, and in the tray before anyone types.
-        const text = `Could not load the assistant: ${error instanceof Error ? error.message : String(error)}`;
+        const refused = error instanceof StreamHttpError && error.status === 401;
+        const text =
+          `Could not load the assistant: ${error instanceof Error ? error.message : String(error)}` +
+          (refused ? " (the page gives the tray a token with getToken, or its session cookie with credentials=\"include\")" : "");
         console.error(`<agentstream-chat>: ${text}`);
         setConfig(EMPTY_CONFIG);
         setConfigError(text);
