@@ -209,6 +209,10 @@ export function Tray(props: TrayProps) {
     return <HostPayload key={key} slotKey={key} payload={payload} host={host} card={card} />;
   };
 
+  // Keys typed in the tray's fields stay in the tray (see the module's note on keys).
+  const keepTyping = (e: KeyboardEvent) => {
+    if (!e.ctrlKey && !e.metaKey && !e.altKey && isEditable(e.composedPath()[0])) e.stopPropagation();
+  };
   const onKeyDown = (e: KeyboardEvent) => {
     if (e.key === "Escape") {
       const root = rootRef.current?.getRootNode() as ShadowRoot | Document | undefined;
@@ -224,10 +228,7 @@ export function Tray(props: TrayProps) {
       e.stopPropagation();
       return;
     }
-    if (!e.ctrlKey && !e.metaKey && !e.altKey && isEditable(e.composedPath()[0])) e.stopPropagation();
-  };
-  const keepTyping = (e: KeyboardEvent) => {
-    if (!e.ctrlKey && !e.metaKey && !e.altKey && isEditable(e.composedPath()[0])) e.stopPropagation();
+    keepTyping(e);
   };
 
   const appName = config.app_name ?? "Assistant";
@@ -273,7 +274,7 @@ export function Tray(props: TrayProps) {
       >
         <header class="tray-head">
           <div class="tray-heading">
-            <h2 class="tray-title" data-testid="tray-title">
+            <h2 class="title" data-testid="tray-title">
               {appName}
             </h2>
             {place.length > 0 && (
