@@ -16,11 +16,16 @@ history and diagnostics), which the web UI speaks.
   ``fetch_article``, over a generated corpus of 320 articles indexed with SQLite FTS5.
 * LLM payloads ``schema_proposal`` (extraction subtab) and ``query_suggestion`` (everywhere),
   and the ``apply_schema`` server action that applies a proposal to its report.
+* ``/host/``: a small multi-page research portal (plain HTML in ``host/``) with the chat
+  tray embedded (``<agentstream-chat>``): its pages and tabs are the tray's context, and it
+  handles the ``open_article`` action itself.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+
+from starlette.staticfiles import StaticFiles
 
 from agentstream import Agent
 from agentstream.chat import ChatConfig
@@ -36,6 +41,9 @@ __all__ = ["agent", "build", "chat"]
 IDENTITY = """You are a research assistant for analysts. Search the article corpus with
 `search_articles`, read articles with `fetch_article`, cite articles by id (A0042), and say
 plainly when the corpus has nothing on a question."""
+
+HOST_DIR = Path(__file__).parent / "host"
+"""The research portal the tray is embedded in, served at ``/host/``."""
 
 GUIDELINES = """Answer in Markdown, briefly: a sentence, then the articles as a list.
 Offer suggested values for the obvious next questions."""
@@ -64,6 +72,7 @@ def build(directory: Path | None = None) -> tuple[Agent, ChatConfig]:
         payload_types=PAYLOAD_TYPES,
         client_actions=[CLOSE_CHAT],
         server_actions=actions_for(library),
+        mounts={"/host": StaticFiles(directory=HOST_DIR, html=True)},
     )
     return agent, chat
 

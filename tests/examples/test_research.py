@@ -231,3 +231,21 @@ def test_the_corpus_and_its_index(tmp_path: Path) -> None:
     assert 0 < total_recent < total_all
     assert all(a["year"] >= 2023 for a in recent)
     assert library.search("  ") == (0, [])
+
+
+def test_the_portal_the_tray_is_embedded_in(client: httpx.Client) -> None:
+    """``/host/`` serves the research portal; its pages load the tray's script and name pages
+    the server declares (so its context chooses tools), and the script is served."""
+    import re
+
+    config = client.get("/api/chat/config").json()
+    declared = {page["name"] for page in config["pages"]}
+    for path in ("/host/", "/host/search.html"):
+        page = client.get(path)
+        assert page.status_code == 200
+        assert '<script src="/embed/agentstream-chat.js"></script>' in page.text
+        assert "<agentstream-chat" in page.text
+        named = re.search(r'data-page="([a-z_]+)"', page.text)
+        assert named is not None and named.group(1) in declared
+    script = client.get("/host/host.js").text
+    assert "updateContext" in script and "open_article" in script

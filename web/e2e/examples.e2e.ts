@@ -64,10 +64,11 @@ async function waitIdle(page: Page): Promise<void> {
   await page.getByRole("button", { name: "Send message" }).waitFor();
 }
 
-async function keepScreenshot(page: Page, name: string): Promise<void> {
+async function keepScreenshot(page: Page, name: string, file = "screenshot.png"): Promise<void> {
   await screenshot(page, `example-${name}`);
   if (process.env.EXAMPLE_SCREENSHOTS) {
-    copyFileSync(join(SCREENSHOTS, `example-${name}.png`), join(REPO_DIR, "examples", name, "screenshot.png"));
+    const example = name.split("-")[0]!;
+    copyFileSync(join(SCREENSHOTS, `example-${name}.png`), join(REPO_DIR, "examples", example, file));
   }
 }
 
@@ -218,6 +219,35 @@ describe("research example", () => {
     await page.getByTestId("assistant-message").last().getByText(/^Done\./).waitFor();
     await page.reload();
     await expect(page.getByRole("combobox", { name: "Subtab" }).inputValue()).resolves.toBe("extraction");
+    expect(session.errors).toEqual([]);
+  });
+
+  it("embeds the tray in its research portal (/host/): the portal's tabs are the context, it opens articles itself", async () => {
+    const page = session.page();
+    await page.goto("/host/");
+    const tray = page.locator("agentstream-chat");
+    await tray.getByTestId("tray-launcher").click();
+    await expect.poll(() => tray.getByTestId("tray-place").textContent()).toContain("Reports");
+    await tray.getByRole("button", { name: "Read A0072" }).click(); // a starter prompt
+    await tray.getByRole("button", { name: "Send message" }).waitFor();
+    await tray.getByRole("button", { name: "Open in the reader" }).click();
+    // The portal's own handler: its reader shows the article, and the tray is told.
+    await expect.poll(() => page.locator("#reader [data-article]").textContent()).toBe("A0072");
+    await page.getByRole("tab", { name: "Articles" }).click();
+    await page.getByRole("button", { name: "Extraction" }).click();
+    await expect.poll(() => tray.getByTestId("tray-place").textContent()).toContain("Reports › Articles › Extraction");
+    const box = tray.getByRole("textbox", { name: "Message" });
+    await box.fill("Find articles on base editing");
+    await box.press("Enter");
+    await tray.getByRole("button", { name: "Send message" }).waitFor();
+    // The extraction subtab's payload: the same story as the standalone UI, in the portal.
+    await tray.getByTestId("payload-card").filter({ hasText: "Schema proposal" }).waitFor();
+    await tray.getByTestId("assistant-message").last().evaluate((el) => el.scrollIntoView({ block: "start" }));
+    await keepScreenshot(page, "research-host", "host-screenshot.png");
+    // Another page of the portal: the same conversation, on the search page.
+    await page.getByRole("link", { name: "Search" }).click();
+    await expect.poll(() => tray.getByTestId("tray-place").textContent()).toContain("Search");
+    await expect.poll(() => tray.getByTestId("user-message").count()).toBe(2);
     expect(session.errors).toEqual([]);
   });
 });

@@ -36,9 +36,11 @@ export interface ServerOptions {
   home?: string;
   /** Listen on this port (default: a free one), e.g. the one a killed server had. */
   port?: number;
+  /** The path that answers once the server is up (default `/`, the web UI). */
+  readyPath?: string;
 }
 
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((ok, fail) => {
     const probe = createServer();
     probe.once("error", fail);
@@ -132,7 +134,7 @@ export async function startServer(
       throw new Error(`agentstream serve exited with ${exited}:\n${log}`);
     }
     try {
-      const res = await fetch(`${url}/`);
+      const res = await fetch(`${url}${options.readyPath ?? "/"}`);
       if (res.ok) return { url, port, gates, home, output: () => log, stop, kill };
     } catch {
       // not listening yet

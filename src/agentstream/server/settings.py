@@ -10,7 +10,10 @@ Every knob has an ``AGENTSTREAM_*`` variable so a deployment is configured witho
     AGENTSTREAM_JWT_USER_CLAIM                   the user id claim (sub)
     AGENTSTREAM_JWT_TENANT_CLAIM                 the tenant claim; when set, tenants are enforced
     AGENTSTREAM_SESSION_COOKIE                   cookie carrying the same JWT (agentstream_session)
-    AGENTSTREAM_CORS_ORIGINS                     comma-separated allowed origins
+    AGENTSTREAM_CORS_ORIGINS                     comma-separated origins allowed to call the API
+                                                 from their pages (the embedded chat tray's
+                                                 host pages), with credentials; * for any
+                                                 origin, without credentials
     AGENTSTREAM_MAX_BODY_BYTES                   request body limit (1 MiB)
     AGENTSTREAM_HEARTBEAT_SECONDS                SSE heartbeat comment interval (15; 0 = off)
     AGENTSTREAM_ON_DISCONNECT                    cancel | detach: what a client that hangs up
@@ -29,6 +32,7 @@ from __future__ import annotations
 import functools
 import ipaddress
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,6 +50,7 @@ DISCONNECT_POLICIES: tuple[DisconnectPolicy, ...] = ("cancel", "detach")
 
 
 _TRUE = {"1", "true", "yes", "on"}
+_ORIGIN = re.compile(r"https?://(\[[0-9a-fA-F:.]+\]|[^\s/?#:\[\]@]+)(:\d{1,5})?")
 MIN_SECRET_BYTES = 32
 """HS256 needs a key as long as its hash (RFC 7518 §3.2)."""
 
@@ -112,6 +117,15 @@ class Settings:
             raise SettingsError(
                 f"AGENTSTREAM_JWT_SECRET must be at least {MIN_SECRET_BYTES} bytes long"
             )
+        for origin in self.cors_origins:
+            if origin != "*" and not _ORIGIN.fullmatch(origin):
+                # A browser sends the origin bare: "https://app.example/" or a path never
+                # matches it, and the page would only see a CORS failure with no reason.
+                raise SettingsError(
+                    f"AGENTSTREAM_CORS_ORIGINS: {origin!r} is not an origin; write it as "
+                    "scheme://host[:port], without a path or a trailing slash "
+                    "(e.g. https://app.example.com), or * for any origin"
+                )
         if self.max_body_bytes <= 0:
             raise SettingsError("AGENTSTREAM_MAX_BODY_BYTES must be positive")
         if self.heartbeat_seconds < 0:

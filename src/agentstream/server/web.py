@@ -4,6 +4,11 @@ Registered after every API route, so the API always wins. A path that names a bu
 serves it; any other path outside the API (a client route such as ``/c/<id>``) serves
 ``index.html`` and the app routes in the browser. Unknown paths under the API prefixes are a
 JSON 404, not the UI. Without a build, ``/`` explains how to make one.
+
+``/embed/agentstream-chat.js`` is the chat tray as one script for other sites' pages
+(``<script src>``); its address never changes, so it is served ``no-cache`` (revalidated,
+so a new release reaches those pages), and a missing file under ``/embed/`` is a 404 rather
+than the UI's HTML, which a script tag would fail to parse with a less helpful error.
 """
 
 from __future__ import annotations
@@ -13,10 +18,12 @@ from pathlib import Path
 from fastapi import APIRouter
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 
-__all__ = ["STATIC_DIR", "router"]
+__all__ = ["EMBED_SCRIPT", "STATIC_DIR", "router"]
 
 STATIC_DIR = Path(__file__).parent / "static"
 API_PREFIXES = ("api/", "v1/", "agent/")
+EMBED_PREFIX = "embed/"
+EMBED_SCRIPT = "embed/agentstream-chat.js"
 
 NOT_BUILT = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>agentstream</title></head>
@@ -37,13 +44,21 @@ def router(static_dir: Path = STATIC_DIR) -> APIRouter:
     async def web_ui(path: str) -> Response:
         if path.startswith(API_PREFIXES) or path in ("api", "v1", "agent"):
             return JSONResponse({"detail": "Not Found"}, status_code=404)
-        index = root / "index.html"
-        if not index.is_file():
-            return HTMLResponse(NOT_BUILT)
         if path:
             candidate = (root / path).resolve()
             if candidate.is_relative_to(root) and candidate.is_file():
-                return FileResponse(candidate)
+                fresh = {"Cache-Control": "no-cache"} if path.startswith(EMBED_PREFIX) else None
+                return FileResponse(candidate, headers=fresh)
+        if path.startswith(EMBED_PREFIX):
+            reason = (
+                "The chat tray script has not been built (cd web && npm run build)"
+                if path == EMBED_SCRIPT
+                else "Not Found"
+            )
+            return JSONResponse({"detail": reason}, status_code=404)
+        index = root / "index.html"
+        if not index.is_file():
+            return HTMLResponse(NOT_BUILT)
         return FileResponse(index, headers={"Cache-Control": "no-cache"})
 
     return api

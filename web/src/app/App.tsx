@@ -4,11 +4,9 @@
  * {@link useChat}.
  */
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
-import { clearRunMark, loadRunMark, openConversation } from "../chat/resume";
 import {
   deleteConversation,
   getClientConfig,
-  getConversation,
   listConversations,
   listModels,
   renameConversation,
@@ -27,12 +25,11 @@ import {
 } from "../lib/config";
 import { StreamHttpError, type SuggestedAction } from "../lib/stream";
 import { runClientAction } from "./actions";
-import { Composer } from "./Composer";
+import { ChatView } from "./ChatView";
 import { ContextBar } from "./ContextBar";
-import { DiagnosticsDrawer } from "./Diagnostics";
 import { MenuIcon } from "./icons";
-import { EmptyState, MessageList, type MessageHandlers } from "./Messages";
 import { conversationPath, parseRoute } from "./router";
+import { showConversation } from "./showConversation";
 import { Sidebar } from "./Sidebar";
 import { useChat } from "./useChat";
 
@@ -72,7 +69,6 @@ export function App() {
   const [model, setModel] = useState<string | null>(() => localStorage.getItem(MODEL_KEY));
   const [draft, setDraft] = useState("");
   const [sidebarOpen, setSidebarOpen] = useState(false);
-  const [diagnostics, setDiagnostics] = useState<Record<string, unknown> | null>(null);
   const [loadedTitle, setLoadedTitle] = useState<string | null>(null);
   const [config, setConfig] = useState<ClientConfig>(EMPTY_CONFIG);
   const [place, setPlace] = useState(savedContext);
@@ -84,8 +80,6 @@ export function App() {
     localStorage.setItem(CONTEXT_KEY, JSON.stringify(next));
   };
   const inputRef = useRef<HTMLTextAreaElement>(null);
-  const scrollRef = useRef<HTMLDivElement>(null);
-  const stickToBottom = useRef(true);
 
   const navigate = useCallback((path: string, replace = false) => {
     if (location.pathname !== path) {
@@ -134,20 +128,13 @@ export function App() {
       const seq = ++loadSeq.current; // a newer navigation wins over a slow older load
       setLoading(true);
       setLoadError(null);
-      chat.reset([], id);
       try {
-        const conversation = await getConversation(id);
-        if (seq !== loadSeq.current) return;
-        // A run of it still going (a reload, another tab's question) is followed live.
-        const opened = openConversation(conversation, loadRunMark(sessionStorage, id), { lostRun });
-        if (opened.follow === null) clearRunMark(sessionStorage, id);
-        chat.reset(opened.items, id);
-        if (opened.follow !== null) chat.follow(opened.follow);
+        const conversation = await showConversation(chat, id, { lostRun, wanted: () => seq === loadSeq.current });
+        if (conversation === null) return;
         setLoadedTitle(conversation.title ?? null);
         // Continue with the model the conversation used, when this server still offers it.
         const used = conversation.model;
         if (used && modelsRef.current.some((m) => m.id === used)) setModel(used);
-        stickToBottom.current = true;
       } catch (e) {
         if (seq !== loadSeq.current) return;
         chat.reset([], null);
@@ -211,24 +198,6 @@ export function App() {
     document.title = `${title} · ${appName}`;
   }, [title, appName]);
 
-  // --- scrolling: follow the stream unless the reader scrolled up ---
-  useEffect(() => {
-    const el = scrollRef.current;
-    if (el && stickToBottom.current) el.scrollTop = el.scrollHeight;
-  }, [chat.items]);
-  // What renders after the last event (usage line, chips, the composer's size) changes the
-  // heights without a new item: keep following the bottom then too.
-  useEffect(() => {
-    const el = scrollRef.current;
-    if (!el) return;
-    const follow = new ResizeObserver(() => {
-      if (stickToBottom.current) el.scrollTop = el.scrollHeight;
-    });
-    follow.observe(el);
-    if (el.firstElementChild) follow.observe(el.firstElementChild);
-    return () => follow.disconnect();
-  }, []);
-
   // --- keyboard: Escape stops from anywhere (the composer handles its own) ---
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
@@ -245,11 +214,6 @@ export function App() {
     if (!chat.busy) inputRef.current?.focus({ preventScroll: true });
   }, [chat.busy]);
 
-  const send = (text: string, interactionType?: string) => {
-    stickToBottom.current = true;
-    chat.send(text, { interactionType });
-  };
-
   const newChat = () => {
     setSidebarOpen(false);
     setDraft("");
@@ -259,34 +223,17 @@ export function App() {
     inputRef.current?.focus();
   };
 
-  const onAction = (action: SuggestedAction) => {
-    if (action.handler === "server") {
-      stickToBottom.current = true;
-      chat.send(action.label || action.action, {
-        interactionType: "action_executed",
-        action: { action: action.action, data: action.data ?? null },
-      });
-      return;
-    }
+  const onClientAction = (action: SuggestedAction) =>
     runClientAction(action, {
+      target: window,
       newChat,
+      closeChat: newChat, // the page is the chat: closing it starts afresh
       setDraft: (text) => {
         setDraft(text);
         inputRef.current?.focus();
       },
+      navigate: openElsewhere,
     });
-  };
-
-  const handlers: MessageHandlers = {
-    onSend: send,
-    onAction,
-    onRetry: chat.retry,
-    onDecide: chat.decide,
-    onDiagnostics: setDiagnostics,
-    payloadTypes: config.payload_types,
-  };
-
-  const hasMessages = chat.items.length > 0;
 
   return (
     <div class="app">
@@ -388,63 +335,49 @@ export function App() {
           onLocation={(where) => updatePlace({ ...place, location: where })}
           onValue={(key, value) => updatePlace({ ...place, values: { ...place.values, [key]: value } })}
         />
-        <div
-          class="scroll"
-          ref={scrollRef}
-          onScroll={(e) => {
-            const el = e.currentTarget as HTMLDivElement;
-            stickToBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80;
-          }}
-        >
-          <section class="messages" aria-label="Messages" aria-busy={chat.busy || loading}>
-            {loading && <p class="muted center">Loading conversation…</p>}
-            {signIn && (
-              <div class="error-box signin-box" role="alert" data-testid="signed-out">
-                <div class="error-text">You are not signed in.</div>
-                <a class="btn btn-primary btn-small" href={signInHref(signIn, location.pathname)}>
-                  Sign in
-                </a>
-              </div>
-            )}
-            {loadError && (
-              <div class="error-box" role="alert" data-testid="load-error">
-                <div class="error-text">{loadError}</div>
-                {route.conversationId && (
-                  <button type="button" class="btn btn-secondary btn-small" onClick={() => void loadConversation(route.conversationId!)}>
-                    Retry
-                  </button>
+        <ChatView
+          chat={chat}
+          config={config}
+          prompts={config.starter_prompts.length ? config.starter_prompts : EXAMPLE_PROMPTS}
+          draft={draft}
+          onDraft={setDraft}
+          inputRef={inputRef}
+          onClientAction={onClientAction}
+          loading={loading}
+          failed={!!loadError}
+          notices={
+            (signIn || loadError) && (
+              <>
+                {signIn && (
+                  <div class="error-box signin-box" role="alert" data-testid="signed-out">
+                    <div class="error-text">You are not signed in.</div>
+                    <a class="btn btn-primary btn-small" href={signInHref(signIn, location.pathname)}>
+                      Sign in
+                    </a>
+                  </div>
                 )}
-                <button type="button" class="btn btn-secondary btn-small" onClick={newChat}>
-                  New chat
-                </button>
-              </div>
-            )}
-            {!loading && !loadError && !hasMessages && <EmptyState
-                prompts={config.starter_prompts.length ? config.starter_prompts : EXAMPLE_PROMPTS}
-                appName={config.app_name}
-                onPick={(p) => send(p)}
-              />}
-            {hasMessages && <MessageList items={chat.items} busy={chat.busy} handlers={handlers} />}
-          </section>
-        </div>
-        <div class="composer-wrap">
-          <Composer
-            value={draft}
-            busy={chat.busy}
-            inputRef={inputRef}
-            onChange={setDraft}
-            onSend={() => {
-              send(draft);
-              setDraft("");
-            }}
-            onStop={chat.stop}
-          />
-        </div>
-        <div class="visually-hidden" aria-live="polite" role="status">
-          {chat.announcement}
-        </div>
+                {loadError && (
+                  <div class="error-box" role="alert" data-testid="load-error">
+                    <div class="error-text">{loadError}</div>
+                    {route.conversationId && (
+                      <button
+                        type="button"
+                        class="btn btn-secondary btn-small"
+                        onClick={() => void loadConversation(route.conversationId!)}
+                      >
+                        Retry
+                      </button>
+                    )}
+                    <button type="button" class="btn btn-secondary btn-small" onClick={newChat}>
+                      New chat
+                    </button>
+                  </div>
+                )}
+              </>
+            )
+          }
+        />
       </main>
-      <DiagnosticsDrawer diagnostics={diagnostics} onClose={() => setDiagnostics(null)} />
     </div>
   );
 }
@@ -456,6 +389,11 @@ function groupByProvider(models: ModelInfo[]): [string, ModelInfo[]][] {
     groups.set(key, [...(groups.get(key) ?? []), m]);
   }
   return [...groups.entries()];
+}
+
+/** A link an answer offers opens beside the chat, never in place of it. */
+function openElsewhere(url: URL): void {
+  window.open(url.href, "_blank", "noopener,noreferrer");
 }
 
 function errorText(e: unknown): string {

@@ -16,12 +16,13 @@ export function Composer(props: {
 }) {
   const ref = props.inputRef as { current: HTMLTextAreaElement | null };
 
-  // Grow with the text up to a limit (CSS max-height), then scroll.
+  // Grow with the text up to a limit (CSS max-height), then scroll. A box that is not laid
+  // out (a closed tray) measures 0: it keeps its one-row height rather than collapsing.
   useLayoutEffect(() => {
     const el = ref.current;
     if (!el) return;
     el.style.height = "auto";
-    el.style.height = `${el.scrollHeight}px`;
+    if (el.scrollHeight > 0) el.style.height = `${el.scrollHeight}px`;
   }, [props.value]);
 
   const canSend = props.value.trim() !== "" && !props.busy;

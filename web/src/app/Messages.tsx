@@ -3,12 +3,13 @@
  * answer with pulsing dots, amber tool-progress cards, final Markdown with inline tool cards,
  * chips, action buttons, payload cards, reasoning trace, token usage and inline errors.
  */
+import type { ComponentChildren } from "preact";
 import { useId, useState } from "preact/hooks";
 import type { ApprovalView, AssistantItem, ChatItem, ToolCall, ToolProgressView } from "../chat/model";
 import { payloadKind, totalTokens } from "../chat/model";
 import type { PayloadTypeView } from "../lib/payloads";
 import { formatCount, formatValue, splitMarkers } from "../lib/render";
-import type { SuggestedAction, Usage } from "../lib/stream";
+import type { CustomPayload, SuggestedAction, Usage } from "../lib/stream";
 import { AlertIcon, BugIcon, ChevronIcon, SparkIcon, WrenchIcon } from "./icons";
 import { Markdown } from "./Markdown";
 import { PayloadCard } from "./PayloadCard";
@@ -22,6 +23,9 @@ export interface MessageHandlers {
   onDiagnostics(diagnostics: Record<string, unknown>): void;
   /** How each payload type's card is drawn (from the server's config). */
   payloadTypes: Record<string, PayloadTypeView>;
+  /** Draw a payload some other way (a host page's own view); `card` is the built-in one, to
+   * fall back on. Rendered under `key`, unique in the conversation. */
+  renderPayload?(payload: CustomPayload, card: ComponentChildren, key: string): ComponentChildren;
 }
 
 export function MessageList(props: {
@@ -92,15 +96,19 @@ function Answer(props: { item: AssistantItem; isLast: boolean; busy: boolean; ha
           {item.statusText}
         </p>
       )}
-      {item.payloads.map((p, i) => (
-        <PayloadCard
-          key={p.payload_id ?? i}
-          payload={p}
-          type={handlers.payloadTypes[payloadKind(p)]}
-          enabled={interactive}
-          onAction={handlers.onAction}
-        />
-      ))}
+      {item.payloads.map((p, i) => {
+        const key = `${item.id}:${p.payload_id ?? i}`;
+        const card = (
+          <PayloadCard
+            key={key}
+            payload={p}
+            type={handlers.payloadTypes[payloadKind(p)]}
+            enabled={interactive}
+            onAction={handlers.onAction}
+          />
+        );
+        return handlers.renderPayload ? handlers.renderPayload(p, card, key) : card;
+      })}
       {item.approvals.map((a) => (
         <ApprovalCard
           key={a.callId}

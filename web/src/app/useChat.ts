@@ -27,6 +27,7 @@ import {
   startChat,
   type ChatRequest,
   type ChatRun,
+  type StreamOptions,
   type TrayEvent,
 } from "../lib/stream";
 
@@ -61,7 +62,11 @@ export interface ChatController {
 
 export function useChat(params: {
   model: string | null;
-  context?: Record<string, unknown>;
+  /** The request's `context`; a function is read as each message is sent (a host page's
+   * latest state, even when it changed since the last render). */
+  context?: Record<string, unknown> | (() => Record<string, unknown>);
+  /** Where the API is and how to authenticate (default: this origin, its cookies). */
+  connection?: StreamOptions;
   onConversation(id: string): void;
   /** Every run's end, however it ended (the conversation list may have changed). */
   onRunEnd?(): void;
@@ -204,7 +209,7 @@ export function useChat(params: {
               throw error;
             }
             reconnected = true;
-            handle.run = resumeChat(runId, { after: handle.run.lastEventId });
+            handle.run = resumeChat(runId, { after: handle.run.lastEventId }, paramsRef.current.connection);
           }
         }
         if (handle.detached) return;
@@ -257,8 +262,9 @@ export function useChat(params: {
 
   const run = useCallback(
     (request: ChatRequest, answer: AssistantItem) => {
+      const context = paramsRef.current.context;
       const full: ChatRequest = {
-        context: paramsRef.current.context ?? {},
+        context: (typeof context === "function" ? context() : context) ?? {},
         interaction_type: "text_input",
         include_reasoning: true,
         ...request,
@@ -266,7 +272,7 @@ export function useChat(params: {
         ...(paramsRef.current.model ? { model: paramsRef.current.model } : {}),
         detach: true,
       };
-      const handle = { run: startChat(full), stopping: false, detached: false };
+      const handle = { run: startChat(full, paramsRef.current.connection), stopping: false, detached: false };
       void drive(handle, { ...answer, request }, false);
     },
     [drive],
@@ -276,7 +282,7 @@ export function useChat(params: {
     (target: Follow) => {
       if (runRef.current) return;
       const handle = {
-        run: resumeChat(target.runId, { after: target.after }),
+        run: resumeChat(target.runId, { after: target.after }, paramsRef.current.connection),
         stopping: false,
         detached: false,
       };

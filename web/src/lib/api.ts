@@ -3,6 +3,7 @@
  * like the stream client; errors are {@link StreamHttpError}s carrying the server's reason.
  */
 import {
+  fetcher,
   httpError,
   type CustomPayload,
   type SuggestedAction,
@@ -83,12 +84,14 @@ export interface ApiOptions {
   baseUrl?: string;
   fetch?: typeof fetch;
   signal?: AbortSignal;
+  /** As the stream client's `credentials`: "include" for an API on another origin that
+   * reads the session cookie. */
+  credentials?: RequestCredentials;
 }
 
 async function request<T>(path: string, init: RequestInit, options: ApiOptions): Promise<T> {
-  const doFetch = options.fetch ?? globalThis.fetch.bind(globalThis);
-  const response = await doFetch(`${options.baseUrl ?? ""}${path}`, {
-    credentials: "same-origin",
+  const response = await fetcher(options)(`${options.baseUrl ?? ""}${path}`, {
+    credentials: options.credentials ?? "same-origin",
     signal: options.signal,
     ...init,
     headers: { Accept: "application/json", ...(init.headers ?? {}) },

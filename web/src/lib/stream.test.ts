@@ -1,7 +1,12 @@
-import { describe, expect, it } from "vitest";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { getClientConfig } from "./api";
+import { authorizedFetch } from "./connection";
 import {
   SSEParser,
   StreamHttpError,
+  StreamNetworkError,
   StreamProtocolError,
   isAbortError,
   parseTrayEvent,
@@ -326,5 +331,69 @@ describe("streamRun and resumeChat", () => {
     }
     expect(types).toEqual(["text_delta", "cancelled"]);
     expect(urls).toEqual(["/api/runs/run-7/stream", "/api/chat/runs/run-7/cancel"]);
+  });
+});
+
+describe("errors that say what is wrong with the address", () => {
+  // A real HTTP server that is not the API: a static file server's HTML error page, and a
+  // router's bare 404 and 405.
+  let server: Server;
+  let base = "";
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      if (req.url?.startsWith("/html/")) {
+        res.writeHead(501, "Unsupported method ('POST')", { "Content-Type": "text/html" });
+        res.end("<!DOCTYPE HTML><html><body><h1>Error response</h1></body></html>");
+      } else if (req.url?.startsWith("/api/api/")) {
+        res.writeHead(req.method === "POST" ? 405 : 404, { "Content-Type": "application/json" });
+        res.end(JSON.stringify({ detail: req.method === "POST" ? "Method Not Allowed" : "Not Found" }));
+      } else {
+        res.writeHead(404, { "Content-Type": "application/json" });
+        res.end(JSON.stringify({ detail: "Conversation not found" }));
+      }
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  it("names the address and the endpoint, not an HTML page, when something else answers", async () => {
+    const err = await collect(streamChat({ message: "hi" }, { baseUrl: `${base}/html` })).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StreamHttpError);
+    expect((err as Error).message).toBe(
+      `${base}/html/api/chat/stream answered 501 Unsupported method ('POST'): no agentstream API answers at this address. ` +
+        "Check the endpoint: the server's base URL (e.g. https://chat.example.com), without /api.",
+    );
+    const config = await getClientConfig({ baseUrl: `${base}/api` }).catch((e: unknown) => e);
+    expect((config as Error).message).toMatch(/\/api\/api\/chat\/config answered 404 Not Found: no agentstream API .* without \/api\.$/);
+    const post = await collect(streamChat({ message: "hi" }, { baseUrl: `${base}/api` })).catch((e: unknown) => e);
+    expect((post as Error).message).toMatch(/answered 405 Method Not Allowed: no agentstream API/);
+  });
+
+  it("keeps the API's own reasons", async () => {
+    const err = await collect(streamRun("r1", {}, { baseUrl: base })).catch((e: unknown) => e);
+    expect((err as StreamHttpError).status).toBe(404);
+    expect((err as Error).message).toBe("Conversation not found");
+  });
+
+  it("says which address could not be reached, as a TypeError like fetch's own", async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const err = await getClientConfig({ baseUrl: `http://127.0.0.1:${port}` }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StreamNetworkError);
+    expect(err).toBeInstanceOf(TypeError);
+    expect((err as StreamNetworkError).url).toBe(`http://127.0.0.1:${port}/api/chat/config`);
+    expect((err as Error).message).toBe(
+      `Could not reach http://127.0.0.1:${port}/api/chat/config: no server answered there.`,
+    );
+  });
+
+  it("reports a failing token getter as itself, not as the network", async () => {
+    const getToken = () => (undefined as unknown as { accessToken(): string }).accessToken();
+    const err = await getClientConfig({ baseUrl: base, fetch: authorizedFetch(getToken) }).catch((e: unknown) => e);
+    expect(err).not.toBeInstanceOf(TypeError);
+    expect((err as Error).message).toMatch(/^getToken failed: Cannot read properties of undefined/);
   });
 });

@@ -205,6 +205,33 @@ export class StreamHttpError extends Error {
   }
 }
 
+/** No answer reached the page: nothing listens at the address, or the browser withheld the
+ * answer because the server does not allow this page's origin (CORS; the browser tells
+ * scripts no more than that, its console says which). A `TypeError`, as `fetch`'s own. */
+export class StreamNetworkError extends TypeError {
+  readonly url: string;
+  constructor(url: string, cause: unknown) {
+    super(unreachableMessage(url), { cause });
+    this.name = "StreamNetworkError";
+    this.url = url;
+  }
+}
+
+function unreachableMessage(url: string): string {
+  const here = typeof location === "undefined" ? null : location.origin;
+  let there: string | null = null;
+  try {
+    there = new URL(url, here ?? undefined).origin;
+  } catch {
+    // Not a URL: say only that it could not be reached.
+  }
+  const origin =
+    here && there && here !== there
+      ? `, or it does not accept calls from this page's origin ${here} (the server lists the origins it accepts in AGENTSTREAM_CORS_ORIGINS; the browser console says which)`
+      : "";
+  return `Could not reach ${url}: no server answered there${origin}.`;
+}
+
 /** The server sent something that is not the tray dialect, or closed the stream early. */
 export class StreamProtocolError extends Error {
   constructor(message: string) {
@@ -411,8 +438,12 @@ export interface StreamOptions {
   baseUrl?: string;
   signal?: AbortSignal;
   headers?: Record<string, string>;
-  /** Inject a fetch (tests, instrumentation). Defaults to the global fetch. */
+  /** Inject a fetch (tests, instrumentation, a bearer token: {@link authorizedFetch}).
+   * Defaults to the global fetch. */
   fetch?: typeof fetch;
+  /** Whether cookies go with the requests (default "same-origin"; "include" sends the
+   * session cookie to an API on another origin, which must allow it by CORS). */
+  credentials?: RequestCredentials;
 }
 
 /**
@@ -470,7 +501,7 @@ function postChat(
           ...options.headers,
         },
         body: JSON.stringify(request),
-        credentials: "same-origin",
+        credentials: options.credentials ?? "same-origin",
         signal: options.signal,
       }),
     options.signal,
@@ -490,7 +521,7 @@ function getRun(
       fetcher(options)(`${options.baseUrl ?? ""}/api/runs/${encodeURIComponent(runId)}/stream`, {
         method: "GET",
         headers,
-        credentials: "same-origin",
+        credentials: options.credentials ?? "same-origin",
         signal: options.signal,
       }),
     options.signal,
@@ -509,8 +540,20 @@ function positionOf(position: ResumePosition): string | null {
   return text;
 }
 
-function fetcher(options: StreamOptions): typeof fetch {
-  return options.fetch ?? globalThis.fetch.bind(globalThis);
+/** The clients' fetch: `options.fetch` (or the global one), with a request that got no answer
+ * at all reported as a {@link StreamNetworkError} naming the address. */
+export function fetcher(options: { fetch?: typeof fetch }): typeof fetch {
+  const inner = options.fetch ?? globalThis.fetch.bind(globalThis);
+  return async (input, init) => {
+    try {
+      return await inner(input, init);
+    } catch (error) {
+      if (error instanceof TypeError && !(error instanceof StreamNetworkError)) {
+        throw new StreamNetworkError(input instanceof Request ? input.url : String(input), error);
+      }
+      throw error;
+    }
+  };
 }
 
 /** The one reader of a tray stream, live or resumed: frames to typed events, with positions. */
@@ -568,7 +611,7 @@ export async function cancelRun(runId: string, options: StreamOptions = {}): Pro
     {
       method: "POST",
       headers: { ...options.headers },
-      credentials: "same-origin",
+      credentials: options.credentials ?? "same-origin",
     },
   );
   if (!response.ok) throw await httpError(response);
@@ -584,7 +627,19 @@ export async function httpError(response: Response): Promise<StreamHttpError> {
   } catch {
     body = text;
   }
-  return new StreamHttpError(response.status, reasonFrom(body, response), body);
+  const reason = isNotTheApi(body, response)
+    ? `${response.url || "The server"} answered ${`${response.status} ${response.statusText}`.trim()}: no agentstream API answers at this address. Check the endpoint: the server's base URL (e.g. https://chat.example.com), without /api.`
+    : reasonFrom(body, response);
+  return new StreamHttpError(response.status, reason, body);
+}
+
+/** An answer from something else than the API: a web page (an HTML error page), or the
+ * router's bare "Not Found"/"Method Not Allowed" for a path it has no route for (the API's own
+ * 404s name what was not found). */
+function isNotTheApi(body: unknown, response: Response): boolean {
+  if (typeof body === "string") return /^\s*</.test(body);
+  const detail = typeof body === "object" && body !== null ? (body as Record<string, unknown>).detail : undefined;
+  return (response.status === 404 && detail === "Not Found") || (response.status === 405 && detail === "Method Not Allowed");
 }
 
 function reasonFrom(body: unknown, response: Response): string {
