@@ -225,9 +225,7 @@ class EventStream(Response):
         # task (the disconnect watch, which must await ``receive``) however long it lasts.
         self._timer = loop.call_at(self._next_tick(loop.time()), self._tick, send)
         try:
-            # The pump runs in a task of its own, a few frames deep: it wakes once per event,
-            # and waking the request's task would walk the whole middleware stack each time.
-            await asyncio.create_task(self._pump(send))
+            await self._pump(send)
             self._closing = True
             if self._writer is None or self._writer.done():
                 await self._flush(send)  # the end of the body, from here
