@@ -203,6 +203,8 @@ class EventStream(Response):
         """A write the run's task started that had to wait for the client (see :meth:`_take`)."""
         self._flush_soon: asyncio.Handle | None = None
         self._broken: Exception | None = None
+        self._started = False
+        """Frames of an event have been written (or started to be)."""
         if handoff is not None:
             handoff.take = self._take
         raw = {
@@ -300,7 +302,12 @@ class EventStream(Response):
             return False
         if frames:
             self._pending.append(self._wire.render(frames, event.seq))
-            if self._flush_soon is None:
+            if not self._started:
+                # The first frames leave at once: they tell the user the answer has begun,
+                # and waiting for the loop's next turn is a wait under load.
+                self._started = True
+                self._write_now()
+            elif self._flush_soon is None:
                 self._flush_soon = asyncio.get_running_loop().call_soon(self._write_now)
         return True
 
@@ -357,6 +364,7 @@ class EventStream(Response):
             return
         loop = asyncio.get_running_loop()
         self._last_output = loop.time()
+        self._started = True
         self._complete = last  # before the await: no heartbeat after the last write
         self._sending_since = self._last_output
         self._sender = asyncio.current_task()
