@@ -209,6 +209,8 @@ class Runner:
     def _check_client_tools(self, request: RunRequest) -> None:
         """Refuse frontend tools whose names are taken: by another of the request's, or by a
         server tool (in any scope), whose calls would otherwise be ambiguous."""
+        if not request.client_tools:
+            return
         toolset = self.agent.toolset
         server = {t.name for t in toolset.resolve(toolset.scopes)}
         seen: set[str] = set()
