@@ -13,7 +13,8 @@ import pytest
 
 from agentstream.events import RunCancelled, RunEvent, RunStarted, TextDelta
 from agentstream.principal import Principal
-from agentstream.runs.broker import Handoff, LocalBroker
+from agentstream.runs.broker import Handoff
+from agentstream.runs.local_broker import LocalBroker
 from agentstream.server.dialects.tray import TrayEncoder
 from agentstream.server.eager import start_eagerly
 from agentstream.server.sse import SSE_DATA, EventStream, Frame

@@ -1,14 +1,10 @@
 """The run pipeline between a dialect and the agent loop: store, response hooks, cancel."""
 
-from agentstream.runs.broker import (
-    BrokerUnavailable,
-    LocalBroker,
-    LogEnd,
-    RedisBroker,
-    RunBroker,
-    RunNotFound,
-)
+from agentstream.errors import BrokerUnavailable, RunNotFound
+from agentstream.runs.broker import LogEnd, RunBroker
 from agentstream.runs.hooks import NoHooks, Preparation, RunHooks
+from agentstream.runs.local_broker import LocalBroker
+from agentstream.runs.redis_broker import RedisBroker
 from agentstream.runs.request import ActionRequest, ProtocolOptions, RefusedRequest, RunRequest
 from agentstream.runs.runner import Runner, RunSession
 from agentstream.runs.store import (

@@ -1,51 +1,32 @@
-"""Run events and cancel signals that reach every worker.
+"""Run events and cancel signals that reach every worker: what a broker is.
 
-One process keeps runs in memory (:class:`LocalBroker`). Several workers or hosts share Redis
-(:class:`RedisBroker`): each run's canonical events go to a Redis stream, so a client that
-reconnects to *any* worker can replay the run from the last event it saw, and a stop request
-that lands on another worker is published on a channel that the worker running the run
-listens to.
+One process keeps runs in memory (:class:`~agentstream.runs.local_broker.LocalBroker`).
+Several workers or hosts share Redis (:class:`~agentstream.runs.redis_broker.RedisBroker`):
+each run's canonical events go to a Redis stream, so a client that reconnects to *any* worker
+can replay the run from the last event it saw, and a stop request that lands on another
+worker is published on a channel that the worker running the run listens to.
 
-Publishing is off the per-event path: :meth:`RunBroker.publish` only appends to an outbox,
-and a flusher writes everything that accumulated in one pipeline round-trip.
+Publishing is off the per-event path: :meth:`RunBroker.publish` never waits.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import json
-import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
-import redis.asyncio as aioredis
-
-from agentstream.errors import BrokerUnavailable, RunNotFound
-from agentstream.events import (
-    TERMINAL_EVENTS,
-    RunEvent,
-    RunFailed,
-    event_from_json,
-    event_to_json,
-)
+from agentstream.events import RunEvent
 from agentstream.principal import Principal
 
 __all__ = [
     "INTERRUPTED_MESSAGE",
-    "BrokerUnavailable",
     "CancelHandler",
     "Handoff",
-    "LocalBroker",
     "LogEnd",
     "OrphanHandler",
-    "RedisBroker",
     "RunBroker",
-    "RunNotFound",
+    "conversation_key",
 ]
-
-log = logging.getLogger("agentstream.broker")
 
 CancelHandler = Callable[[str, Principal, str], bool]
 """Called with (run_id, requester, reason); cancels the run if it runs here and the requester
@@ -67,7 +48,7 @@ class LogEnd:
     done: bool
 
 
-def _conversation(principal: Principal, conversation_id: str) -> str:
+def conversation_key(principal: Principal, conversation_id: str) -> str:
     """A conversation's key: its owner's and its id (ids are only unique per owner)."""
     return f"{principal.owner}\x1f{conversation_id}"
 
@@ -100,8 +81,9 @@ class RunBroker(Protocol):
         ...
 
     async def reader_of(self, run_id: str, requester: Principal) -> Mapping[str, Any] | None:
-        """The ``reader`` the run was opened with. Raises :class:`RunNotFound` for runs the
-        requester does not own (or unknown, or expired)."""
+        """The ``reader`` the run was opened with. Raises
+        :class:`~agentstream.errors.RunNotFound` for runs the requester does not own (or
+        unknown, or expired)."""
         ...
 
     def publish(self, event: RunEvent) -> None:
@@ -126,7 +108,8 @@ class RunBroker(Protocol):
         handoff: Handoff | None = None,
     ) -> AsyncGenerator[RunEvent, None]:
         """The run's events with ``seq > after``, then live ones until the terminal event.
-        Raises :class:`RunNotFound` (on first iteration) for runs the requester does not own.
+        Raises :class:`~agentstream.errors.RunNotFound` (on first iteration) for runs the
+        requester does not own.
         With a ``handoff``, live events of a run of this process may instead be handed to
         the reader as they are published (see :class:`Handoff`)."""
         ...
@@ -137,13 +120,14 @@ class RunBroker(Protocol):
 
     async def end_of(self, run_id: str, requester: Principal) -> LogEnd:
         """Where the run's log stands now, without waiting for its next event. Raises
-        :class:`RunNotFound` for runs the requester does not own."""
+        :class:`~agentstream.errors.RunNotFound` for runs the requester does not own."""
         ...
 
     async def abandoned(self, running: Callable[[], Awaitable[Sequence[str]]]) -> Sequence[str]:
         """Those of the runs ``running()`` lists (the store's runs still ``running``) that no
         live worker holds, as far as this broker can prove; may take a lease period to be
-        sure (see :class:`RedisBroker`). A broker that can prove nothing does not call it."""
+        sure (see :class:`~agentstream.runs.redis_broker.RedisBroker`). A broker that can
+        prove nothing does not call it."""
         ...
 
 
@@ -162,604 +146,3 @@ class Handoff:
 
     def __init__(self) -> None:
         self.take: Callable[[RunEvent], bool] | None = None
-
-
-# --- one process -------------------------------------------------------------------------
-
-
-@dataclass(slots=True, eq=False)
-class _Cursor:
-    position: int = 0
-    """The run's next event for this reader, counting the ones let go."""
-    after: int = -1
-    """The reader skips events up to this ``seq``."""
-    take: Callable[[RunEvent], bool] | None = None
-    """Set while the reader has caught up and takes live events itself (:class:`Handoff`)."""
-    arrived: asyncio.Future[None] | None = None
-    """What the reader waits on meanwhile."""
-
-
-@dataclass(slots=True)
-class _LocalRun:
-    owner: str
-    events: list[RunEvent] = field(default_factory=list)
-    dropped: int = 0
-    """How many of the run's oldest events were let go (``LocalBroker.max_events``)."""
-    waiting: list[asyncio.Future[None]] = field(default_factory=list)
-    """One future per reader waiting for events, resolved when they arrive. Bare futures,
-    not an ``asyncio.Event``: this is the per-delta path. One each: a reader whose task is
-    cancelled cancels the future it awaits, which must not be another reader's."""
-    done: bool = False
-    reader: Mapping[str, Any] | None = None
-    conversation: str | None = None
-    """The owner's conversation this run answers in (see ``LocalBroker.active_run``)."""
-    cursors: set[_Cursor] = field(default_factory=set)
-    """Where each reader of the run is: events no reader has passed are never let go."""
-    taking: list[_Cursor] = field(default_factory=list)
-    """Readers that take live events as they are published (:class:`Handoff`)."""
-
-    def hand_off(self, event: RunEvent) -> None:
-        """Give ``event`` (just appended) to the readers that take live events; a reader that
-        cannot take it now goes back to reading the log, and is woken to."""
-        dropped = False
-        for cursor in self.taking:
-            take = cursor.take
-            if take is not None and (event.seq <= cursor.after or take(event)):
-                cursor.position += 1
-                continue
-            cursor.take, dropped = None, True
-            arrived = cursor.arrived
-            if arrived is not None and not arrived.done():
-                arrived.set_result(None)
-        if dropped:
-            self.taking = [cursor for cursor in self.taking if cursor.take is not None]
-
-    def wake(self) -> None:
-        waiting = self.waiting
-        if waiting:
-            self.waiting = []
-            for reader in waiting:
-                if not reader.done():
-                    reader.set_result(None)
-
-
-class LocalBroker:
-    """In-memory runs for a single process: the most recent ``keep`` finished runs, and of
-    each run at most its latest ``max_events`` events (a reader that asks for older ones
-    resumes from the oldest kept), so memory stays bounded however long the runs. A reader
-    in the middle of a run never loses events: while one is behind, nothing it has not read
-    is let go (a model can write faster than a client reads; a client that stops reading
-    is let go by the server's write timeout)."""
-
-    def __init__(self, keep: int = 64, max_events: int = 10_000) -> None:
-        self._runs: dict[str, _LocalRun] = {}
-        self._finished: dict[str, None] = {}
-        """The finished runs still kept, oldest first (a dict: ordered, O(1) removal), so
-        making room costs nothing per run however many are open."""
-        self._keep = keep
-        self._max_events = max_events
-        self._handlers: list[CancelHandler] = []
-        self._active: dict[str, str] = {}
-        """The run in progress of each conversation, by owner and conversation id."""
-
-    async def start(self, on_cancel: CancelHandler, on_orphan: OrphanHandler | None = None) -> None:
-        """Several runners (agents) in one process may share the broker. A run of this
-        process cannot outlive its worker, so ``on_orphan`` is never called."""
-        self._handlers.append(on_cancel)
-
-    async def aclose(self) -> None:
-        self._runs.clear()
-        self._finished.clear()
-
-    async def open_run(
-        self,
-        run_id: str,
-        owner: Principal,
-        reader: Mapping[str, Any] | None = None,
-        conversation_id: str | None = None,
-    ) -> None:
-        self._finished.pop(run_id, None)
-        conversation = None if conversation_id is None else _conversation(owner, conversation_id)
-        self._runs[run_id] = _LocalRun(owner=owner.owner, reader=reader, conversation=conversation)
-        if conversation is not None:
-            self._active[conversation] = run_id
-        # The runs that finished longest ago go; runs still going are kept (they are in
-        # memory anyway), and one that runs for hours does not stop the others from expiring.
-        finished, runs = self._finished, self._runs
-        while len(runs) > self._keep and finished:
-            oldest = next(iter(finished))
-            del finished[oldest]
-            runs.pop(oldest, None)
-
-    def _finish(self, run_id: str, run: _LocalRun) -> None:
-        run.done = True
-        if run.conversation is not None and self._active.get(run.conversation) == run_id:
-            del self._active[run.conversation]
-        self._finished[run_id] = None
-        for cursor in run.taking:
-            cursor.take = None
-            if cursor.arrived is not None and not cursor.arrived.done():
-                cursor.arrived.set_result(None)
-        run.taking = []
-        run.wake()
-
-    def publish(self, event: RunEvent) -> None:
-        run = self._runs.get(event.run_id)
-        if run is None:
-            return
-        events = run.events
-        events.append(event)
-        if len(events) > self._max_events:
-            self._trim(run)
-        if run.taking:
-            run.hand_off(event)
-        if isinstance(event, TERMINAL_EVENTS) and not run.done:
-            self._finish(event.run_id, run)
-        else:
-            run.wake()
-
-    def _trim(self, run: _LocalRun) -> None:
-        # Down to the latest half, so trimming costs O(1) per event.
-        cut = len(run.events) - self._max_events // 2
-        if run.cursors:
-            cut = min(cut, min(cursor.position for cursor in run.cursors) - run.dropped)
-        if cut > 0:
-            del run.events[:cut]
-            run.dropped += cut
-
-    def has_after(self, run_id: str, seq: int) -> bool:
-        run = self._runs.get(run_id)
-        return run is not None and bool(run.events) and run.events[-1].seq > seq
-
-    async def close_run(self, run_id: str) -> None:
-        run = self._runs.get(run_id)
-        if run is not None and not run.done:
-            self._finish(run_id, run)
-
-    async def replay(
-        self,
-        run_id: str,
-        requester: Principal,
-        after: int = -1,
-        *,
-        handoff: Handoff | None = None,
-    ) -> AsyncGenerator[RunEvent, None]:
-        run = self._runs.get(run_id)
-        if run is None or run.owner != requester.owner:
-            raise RunNotFound(run_id)
-        cursor = _Cursor(after=after)
-        run.cursors.add(cursor)
-        try:
-            while True:
-                cursor.position = max(cursor.position, run.dropped)
-                pending = run.events[cursor.position - run.dropped :]
-                if pending:
-                    for event in pending:
-                        cursor.position += 1
-                        if event.seq > after:
-                            yield event
-                    continue  # more may have arrived while the reader was busy
-                if run.done:
-                    return
-                arrived = asyncio.get_running_loop().create_future()
-                if handoff is not None and handoff.take is not None:
-                    # Caught up: live events go to the reader as they are published, and
-                    # this wakes only when it cannot take one (or the run ends).
-                    cursor.take, cursor.arrived = handoff.take, arrived
-                    run.taking.append(cursor)
-                else:
-                    run.waiting.append(arrived)
-                try:
-                    await arrived
-                finally:
-                    if cursor.take is not None:  # cancelled while taking
-                        cursor.take = None
-                        run.taking = [c for c in run.taking if c is not cursor]
-                    cursor.arrived = None
-        finally:
-            run.cursors.discard(cursor)
-            if len(run.events) > self._max_events:
-                self._trim(run)  # what this reader held back
-
-    async def reader_of(self, run_id: str, requester: Principal) -> Mapping[str, Any] | None:
-        run = self._runs.get(run_id)
-        if run is None or run.owner != requester.owner:
-            raise RunNotFound(run_id)
-        return run.reader
-
-    async def active_run(self, conversation_id: str, requester: Principal) -> str | None:
-        return self._active.get(_conversation(requester, conversation_id))
-
-    async def request_cancel(self, run_id: str, requester: Principal, reason: str) -> bool:
-        return any(handler(run_id, requester, reason) for handler in self._handlers)
-
-    async def end_of(self, run_id: str, requester: Principal) -> LogEnd:
-        run = self._runs.get(run_id)
-        if run is None or run.owner != requester.owner:
-            raise RunNotFound(run_id)
-        return LogEnd(run.events[-1].seq if run.events else -1, run.done)
-
-    async def abandoned(self, running: Callable[[], Awaitable[Sequence[str]]]) -> Sequence[str]:
-        """None: without a shared lease this process cannot tell a run of a dead process
-        from one of another process serving the same database."""
-        return ()
-
-    def has(self, run_id: str) -> bool:
-        """Whether this process holds the run (it may have finished)."""
-        return run_id in self._runs
-
-
-# --- many workers --------------------------------------------------------------------------
-
-
-INTERRUPTED_MESSAGE = "The server running this answer stopped before it finished."
-
-
-class RedisBroker:
-    """Runs in Redis streams (``{prefix}run:{id}``, expiring ``ttl`` seconds after the last
-    event) and cancel requests on the ``{prefix}cancel`` channel.
-
-    Every run of this worker is also kept by an in-process :class:`LocalBroker`, so it is
-    replayed from memory here and keeps streaming while Redis is down: an outage is logged
-    once, publishing and listening resume with backoff when Redis is back, and only what
-    needs another worker (following or stopping its runs) fails, as
-    :class:`BrokerUnavailable`. A worker renews a short lease (``{id}:alive``) on each of its
-    runs; a reader that finds the lease gone before the run's last event knows the worker
-    died, ends the run for its client with ``run_failed`` rather than waiting forever, and
-    reports it (``on_orphan``) so the store records the run as interrupted.
-    """
-
-    def __init__(
-        self,
-        url: str = "redis://127.0.0.1:6379/0",
-        *,
-        prefix: str = "agentstream:",
-        ttl: int = 3600,
-        lease: float = 15.0,
-        max_events: int = 100_000,
-        block_ms: int = 5_000,
-    ) -> None:
-        # A blocking XREAD holds the socket silent for ``block_ms``: the socket timeout must
-        # be longer, or a quiet run (a slow tool, a thinking model) breaks its followers.
-        self._redis: aioredis.Redis = aioredis.Redis.from_url(
-            url, socket_timeout=block_ms / 1000 + 10, socket_connect_timeout=5
-        )
-        self._prefix = prefix
-        self._ttl = ttl
-        self._lease = lease
-        self._max_events = max_events
-        self._block_ms = block_ms
-        self._local = LocalBroker()
-        self._mine: set[str] = set()
-        """Runs of this worker that have not ended: their leases are renewed."""
-        self._outbox: list[RunEvent] = []
-        self._flushing: asyncio.Task[None] | None = None
-        self._tasks: list[asyncio.Task[None]] = []
-        self._down = False
-        self._active_keys: dict[str, str] = {}
-        """The conversation key of each run of this worker that has one (``active_run``)."""
-        self._on_orphan: OrphanHandler | None = None
-
-    def _key(self, run_id: str) -> str:
-        return f"{self._prefix}run:{run_id}"
-
-    @property
-    def _channel(self) -> str:
-        return f"{self._prefix}cancel"
-
-    def _unavailable(self, exc: BaseException) -> None:
-        if not self._down:
-            self._down = True
-            log.warning("Redis is unavailable (%s): runs stream from this worker only", exc)
-
-    def _available(self) -> None:
-        if self._down:
-            self._down = False
-            log.warning("Redis is back: runs are shared between workers again")
-
-    async def start(self, on_cancel: CancelHandler, on_orphan: OrphanHandler | None = None) -> None:
-        await self._local.start(on_cancel)
-        self._on_orphan = on_orphan
-        self._tasks = [
-            asyncio.create_task(self._listen(on_cancel)),
-            asyncio.create_task(self._renew_leases()),
-        ]
-
-    async def _listen(self, on_cancel: CancelHandler) -> None:
-        """Stop requests from other workers, resubscribing with backoff after an outage."""
-        delay = 0.5
-        while True:
-            pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
-            try:
-                await pubsub.subscribe(self._channel)
-                self._available()
-                delay = 0.5
-                while True:
-                    message = await pubsub.get_message(timeout=None)
-                    if message is not None:
-                        _dispatch(message, on_cancel)
-            except (aioredis.RedisError, OSError) as exc:
-                self._unavailable(exc)
-            finally:
-                with contextlib.suppress(Exception):
-                    await pubsub.aclose()  # type: ignore[no-untyped-call]
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 10.0)
-
-    async def _renew_leases(self) -> None:
-        while True:
-            await asyncio.sleep(self._lease / 3)
-            if not self._mine:
-                continue
-            pipe = self._redis.pipeline(transaction=False)
-            for run_id in self._mine:
-                pipe.set(self._key(run_id) + ":alive", 1, ex=_seconds(self._lease))
-            try:
-                await pipe.execute()
-                self._available()
-            except (aioredis.RedisError, OSError) as exc:
-                self._unavailable(exc)
-
-    async def aclose(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
-        await self._flush()
-        await self._local.aclose()
-        await self._redis.aclose()
-
-    def _active_key(self, principal: Principal, conversation_id: str) -> str:
-        return f"{self._prefix}active:{_conversation(principal, conversation_id)}"
-
-    async def open_run(
-        self,
-        run_id: str,
-        owner: Principal,
-        reader: Mapping[str, Any] | None = None,
-        conversation_id: str | None = None,
-    ) -> None:
-        await self._local.open_run(run_id, owner, reader, conversation_id)
-        self._mine.add(run_id)
-        key = self._key(run_id)
-        pipe = self._redis.pipeline(transaction=False)
-        pipe.set(key + ":owner", owner.owner, ex=self._ttl)
-        pipe.set(key + ":reader", json.dumps(reader), ex=self._ttl)
-        if conversation_id is not None:
-            active = self._active_key(owner, conversation_id)
-            self._active_keys[run_id] = active
-            pipe.set(active, run_id, ex=self._ttl)
-        pipe.set(key + ":alive", 1, ex=_seconds(self._lease))
-        try:
-            await pipe.execute()
-            self._available()
-        except (aioredis.RedisError, OSError) as exc:
-            self._unavailable(exc)
-
-    def publish(self, event: RunEvent) -> None:
-        self._local.publish(event)
-        self._outbox.append(event)
-        if self._flushing is None or self._flushing.done():
-            self._flushing = asyncio.create_task(self._flush())
-
-    async def _flush(self) -> None:
-        while self._outbox:
-            batch, self._outbox = self._outbox, []
-            pipe = self._redis.pipeline(transaction=False)
-            for event in batch:
-                key = self._key(event.run_id)
-                # Stream ids are the event's seq, so a reader resumes with XREAD after "seq-0".
-                pipe.xadd(
-                    key,
-                    {"e": event_to_json(event)},
-                    id=f"{event.seq + 1}-0",
-                    maxlen=self._max_events,
-                    approximate=True,
-                )
-                pipe.expire(key, self._ttl)
-                pipe.expire(key + ":owner", self._ttl)  # a long run stays reachable
-                pipe.expire(key + ":reader", self._ttl)
-            try:
-                await pipe.execute()
-                self._available()
-            except (aioredis.RedisError, OSError) as exc:
-                # The events are still served from this worker; other workers miss them.
-                self._unavailable(exc)
-
-    def has_after(self, run_id: str, seq: int) -> bool:
-        return self._local.has_after(run_id, seq)
-
-    async def close_run(self, run_id: str) -> None:
-        await self._local.close_run(run_id)
-        self._mine.discard(run_id)
-        if self._flushing is not None:
-            await asyncio.shield(self._flushing)
-        await self._flush()
-        active = self._active_keys.pop(run_id, None)
-        with contextlib.suppress(aioredis.RedisError, OSError):
-            await self._redis.delete(self._key(run_id) + ":alive")
-            if active is not None and _text(await self._redis.get(active)) == run_id:
-                await self._redis.delete(active)  # unless a newer run took the conversation
-
-    async def active_run(self, conversation_id: str, requester: Principal) -> str | None:
-        found = await self._local.active_run(conversation_id, requester)
-        if found is not None:
-            return found
-        try:
-            run_id = _text(await self._redis.get(self._active_key(requester, conversation_id)))
-        except (aioredis.RedisError, OSError) as exc:
-            self._unavailable(exc)
-            raise BrokerUnavailable("runs of other workers cannot be reached") from exc
-        if run_id is not None and self._local.has(run_id):
-            return None  # this worker's run, ended (its key goes a moment after its last event)
-        return run_id
-
-    async def replay(
-        self,
-        run_id: str,
-        requester: Principal,
-        after: int = -1,
-        *,
-        handoff: Handoff | None = None,
-    ) -> AsyncGenerator[RunEvent, None]:
-        if self._local.has(run_id):
-            async for event in self._local.replay(run_id, requester, after, handoff=handoff):
-                yield event
-            return
-        try:
-            async for event in self._replay_shared(run_id, requester, after):
-                yield event
-        except (aioredis.RedisError, OSError) as exc:
-            self._unavailable(exc)
-            raise BrokerUnavailable("runs of other workers cannot be reached") from exc
-
-    async def _replay_shared(
-        self, run_id: str, requester: Principal, after: int
-    ) -> AsyncGenerator[RunEvent, None]:
-        key = self._key(run_id)
-        if _text(await self._redis.get(key + ":owner")) != requester.owner:
-            raise RunNotFound(run_id)
-        last, seq = (f"{after + 1}-0" if after >= 0 else "0-0"), after
-        while True:
-            found = await self._redis.xread({key: last}, block=self._block_ms, count=500)
-            if not found:
-                if not await self._redis.exists(key + ":owner"):
-                    return  # expired while waiting
-                if not await self._redis.exists(key + ":alive"):
-                    # One more read: the last events may have landed just before the lease
-                    # was dropped.
-                    if await self._redis.xread({key: last}, count=1):
-                        continue
-                    self._orphaned(run_id)
-                    yield RunFailed(
-                        run_id=run_id, seq=seq + 1, kind="interrupted", message=INTERRUPTED_MESSAGE
-                    )
-                    return
-                continue
-            for entry_id, body in _entries(found):
-                last = entry_id
-                event = event_from_json(body)
-                seq = event.seq
-                yield event
-                if isinstance(event, TERMINAL_EVENTS):
-                    return
-
-    async def reader_of(self, run_id: str, requester: Principal) -> Mapping[str, Any] | None:
-        if self._local.has(run_id):
-            return await self._local.reader_of(run_id, requester)
-        key = self._key(run_id)
-        try:
-            owner, reader = await self._redis.mget(key + ":owner", key + ":reader")
-        except (aioredis.RedisError, OSError) as exc:
-            self._unavailable(exc)
-            raise BrokerUnavailable("runs of other workers cannot be reached") from exc
-        if _text(owner) != requester.owner:
-            raise RunNotFound(run_id)
-        found = json.loads(reader) if reader is not None else None
-        return found if isinstance(found, dict) else None
-
-    async def request_cancel(self, run_id: str, requester: Principal, reason: str) -> bool:
-        if self._local.has(run_id):
-            return await self._local.request_cancel(run_id, requester, reason)
-        key = self._key(run_id)
-        try:
-            owner, alive = await self._redis.mget(key + ":owner", key + ":alive")
-            if _text(owner) != requester.owner:
-                return False  # someone else's, or unknown
-            if alive is None:
-                # No worker is running it any more: nothing to stop, but if it never ended,
-                # its worker died.
-                if not await self._ended(key):
-                    self._orphaned(run_id)
-                return False
-            body = {
-                "run_id": run_id,
-                "user_id": requester.user_id,
-                "tenant_id": requester.tenant_id,
-                "reason": reason,
-            }
-            await self._redis.publish(self._channel, json.dumps(body))
-        except (aioredis.RedisError, OSError) as exc:
-            self._unavailable(exc)
-            raise BrokerUnavailable("runs of other workers cannot be reached") from exc
-        return True
-
-    def _orphaned(self, run_id: str) -> None:
-        if self._on_orphan is not None:
-            self._on_orphan(run_id)
-
-    async def _last_event(self, key: str) -> RunEvent | None:
-        """The last event of the run's log in Redis (None: empty, or expired)."""
-        last: Any = await self._redis.xrevrange(key, count=1)
-        return event_from_json(last[0][1][b"e"]) if last else None
-
-    async def _ended(self, key: str) -> bool:
-        """Whether the run's log in Redis ends with its terminal event."""
-        return isinstance(await self._last_event(key), TERMINAL_EVENTS)
-
-    async def end_of(self, run_id: str, requester: Principal) -> LogEnd:
-        if self._local.has(run_id):
-            return await self._local.end_of(run_id, requester)
-        key = self._key(run_id)
-        try:
-            owner, alive = await self._redis.mget(key + ":owner", key + ":alive")
-            if _text(owner) != requester.owner:
-                raise RunNotFound(run_id)
-            event = await self._last_event(key)
-        except (aioredis.RedisError, OSError) as exc:
-            self._unavailable(exc)
-            raise BrokerUnavailable("runs of other workers cannot be reached") from exc
-        if isinstance(event, TERMINAL_EVENTS):
-            return LogEnd(event.seq, True)
-        seq = -1 if event is None else event.seq
-        # No lease: the worker died, and :meth:`replay` ends the run with a failure of its own
-        # at ``seq + 1``; a client that has that one has everything.
-        return LogEnd(seq, False) if alive is not None else LogEnd(seq + 1, True)
-
-    async def abandoned(self, running: Callable[[], Awaitable[Sequence[str]]]) -> Sequence[str]:
-        """The runs listed now (other than this worker's) without a lease one lease period
-        later. Not at once: a worker that died a moment ago still has leases that have not
-        lapsed (a restarted worker comes back within seconds), and a run is committed to the
-        store a moment before its worker takes the lease. Redis unreachable: none (nothing
-        can be proved)."""
-        run_ids = await running()
-        if not [run_id for run_id in run_ids if run_id not in self._mine]:
-            return ()
-        # A lease taken just before ``run_ids`` were listed lapses within its time to live.
-        await asyncio.sleep(_seconds(self._lease) + 0.25)
-        candidates = [run_id for run_id in run_ids if run_id not in self._mine]
-        try:
-            leases = await self._redis.mget([self._key(r) + ":alive" for r in candidates])
-        except (aioredis.RedisError, OSError) as exc:
-            self._unavailable(exc)
-            return ()
-        return [
-            run_id
-            for run_id, lease in zip(candidates, leases, strict=True)
-            if lease is None and run_id not in self._mine
-        ]
-
-
-def _dispatch(message: Any, on_cancel: CancelHandler) -> None:
-    try:
-        body = json.loads(message["data"])
-        requester = Principal(user_id=body["user_id"], tenant_id=body["tenant_id"])
-        on_cancel(body["run_id"], requester, body["reason"])
-    except (ValueError, KeyError, TypeError):
-        log.warning("ignored a malformed cancel request")
-
-
-def _seconds(value: float) -> int:
-    return max(1, round(value))
-
-
-def _text(value: Any) -> str | None:
-    return value.decode() if isinstance(value, bytes) else value
-
-
-def _entries(found: Any) -> list[tuple[str, bytes]]:
-    """``XREAD`` of one stream as (entry id, event JSON) pairs. redis-py answers a list of
-    ``[key, entries]`` pairs over RESP2 and a dict over RESP3."""
-    streams = found.values() if isinstance(found, dict) else (entries for _, entries in found)
-    return [
-        (_text(entry_id) or "", fields[b"e"]) for entries in streams for entry_id, fields in entries
-    ]

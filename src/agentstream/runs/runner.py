@@ -36,8 +36,9 @@ from agentstream.events import (
 from agentstream.messages import AssistantMessage, Message
 from agentstream.pending import InvalidAnswers, check_answers, open_calls
 from agentstream.principal import Principal
-from agentstream.runs.broker import INTERRUPTED_MESSAGE, Handoff, LocalBroker, RunBroker
+from agentstream.runs.broker import INTERRUPTED_MESSAGE, Handoff, RunBroker
 from agentstream.runs.hooks import NoHooks, RunHooks
+from agentstream.runs.local_broker import LocalBroker
 from agentstream.runs.request import RefusedRequest, RunRequest
 from agentstream.runs.store import ConversationStore, InterruptedRuns, RunStatus
 from agentstream.runs.titles import TitleWriter

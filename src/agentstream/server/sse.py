@@ -128,9 +128,6 @@ NDJSON = WireFormat("application/x-ndjson", _ndjson, b"\n")
 ``application/x-ndjson``)."""
 
 
-_TERMINAL_TYPES = frozenset(TERMINAL_EVENTS)
-
-
 def _nothing_waiting(seq: int) -> bool:
     return False
 
@@ -289,7 +286,7 @@ class EventStream(Response):
         paced delta crosses one task switch, the run's. Declined (the stream's task reads
         it from the log instead) while a write is in progress or frames wait for the writer,
         and for the last event, which ends the stream."""
-        if type(event) in _TERMINAL_TYPES or self._closing or self._broken is not None:
+        if isinstance(event, TERMINAL_EVENTS) or self._closing or self._broken is not None:
             return False
         if self._sending_since is not None or (self._pending and self._flush_soon is None):
             return False
@@ -325,14 +322,8 @@ class EventStream(Response):
         message: Message = {"type": "http.response.body", "body": body, "more_body": True}
         try:
             waiting = start_eagerly(send(message))
-        except OSError:
-            self._disconnected = True
-            self._cancel("client_disconnected")
-            return
-        except Exception:
-            log.exception("writing the stream failed")
-            self._disconnected = True
-            self._cancel("client_disconnected")
+        except Exception as exc:
+            self._client_left(exc)
             return
         if waiting is not None:
             self._sending_since, self._sender = self._last_output, waiting
@@ -345,11 +336,16 @@ class EventStream(Response):
         if task.cancelled():
             return  # the stall watcher gave up on it
         error = task.exception()
-        if error is not None:
-            if not isinstance(error, OSError):
-                log.error("writing the stream failed", exc_info=error)
-            self._disconnected = True
-            self._cancel("client_disconnected")
+        if isinstance(error, Exception):
+            self._client_left(error)
+
+    def _client_left(self, error: Exception) -> None:
+        """A write failed: the connection broke under us (``OSError``), the same as a client
+        that left; anything else is logged, and the stream stops all the same."""
+        if not isinstance(error, OSError):
+            log.error("writing the stream failed", exc_info=error)
+        self._disconnected = True
+        self._cancel("client_disconnected")
 
     async def _flush(self, send: Send) -> None:
         """Send what is pending (with the end of the body once closing) from this task."""
@@ -370,10 +366,8 @@ class EventStream(Response):
         self._sender = asyncio.current_task()
         try:
             await send({"type": "http.response.body", "body": body, "more_body": not last})
-        except OSError:
-            # The connection broke under us: the same as a client that left.
-            self._disconnected = True
-            self._cancel("client_disconnected")
+        except OSError as exc:
+            self._client_left(exc)
         except asyncio.CancelledError:
             # The stall watcher gave up on this write; the stream goes on without output
             # while its run winds down.

@@ -272,14 +272,7 @@ def bump(
     """Claim the caller's conversation row for this transaction (its lock) and allocate
     ``messages`` sequence numbers, and a run ordinal for a ``new_run``. None when the
     conversation is not the caller's (and nothing was written)."""
-    parameters = {
-        "b_id": conversation_id,
-        "b_owner": principal.user_id,
-        "b_tenant": principal.tenant,
-        "b_messages": messages,
-        "b_now": now,
-        "b_model": model,
-    }
+    parameters = _bump_parameters(principal, conversation_id, messages, now, model)
     row = conn.execute(_BUMP[new_run, model is not None], parameters).first()
     if row is None:
         return None
@@ -288,6 +281,23 @@ def bump(
         id=conversation_id, title=title, created_at=created_at, updated_at=now, model=model_now
     )
     return Bumped(title, dict(metadata or {}), next_seq, next_ordinal, summary)
+
+
+def _bump_parameters(
+    principal: Principal,
+    conversation_id: str,
+    messages: int,
+    now: datetime,
+    model: str | None = None,
+) -> dict[str, Any]:
+    return {
+        "b_id": conversation_id,
+        "b_owner": principal.user_id,
+        "b_tenant": principal.tenant,
+        "b_messages": messages,
+        "b_now": now,
+        "b_model": model,
+    }
 
 
 def create(
@@ -437,14 +447,7 @@ def claim_seq(
 ) -> int:
     """:func:`claim` for a caller that needs only the sequence numbers: the conversation's
     next ``seq`` after the ``messages`` allocated (nothing else is read back)."""
-    parameters = {
-        "b_id": conversation_id,
-        "b_owner": principal.user_id,
-        "b_tenant": principal.tenant,
-        "b_messages": messages,
-        "b_now": now,
-    }
-    next_seq = conn.scalar(_BUMP_SEQ, parameters)
+    next_seq = conn.scalar(_BUMP_SEQ, _bump_parameters(principal, conversation_id, messages, now))
     if next_seq is None:
         raise Refused(ConversationNotFound(conversation_id))
     return int(next_seq)

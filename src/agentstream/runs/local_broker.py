@@ -1,0 +1,248 @@
+"""Runs kept in this process's memory: the broker of a single worker, and the in-process
+log every worker keeps of its own runs (:class:`~agentstream.runs.redis_broker.RedisBroker`
+wraps one)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentstream.errors import RunNotFound
+from agentstream.events import TERMINAL_EVENTS, RunEvent
+from agentstream.principal import Principal
+from agentstream.runs.broker import (
+    CancelHandler,
+    Handoff,
+    LogEnd,
+    OrphanHandler,
+    conversation_key,
+)
+
+__all__ = ["LocalBroker"]
+
+
+@dataclass(slots=True, eq=False)
+class _Cursor:
+    position: int = 0
+    """The run's next event for this reader, counting the ones let go."""
+    after: int = -1
+    """The reader skips events up to this ``seq``."""
+    take: Callable[[RunEvent], bool] | None = None
+    """Set while the reader has caught up and takes live events itself (:class:`Handoff`)."""
+    arrived: asyncio.Future[None] | None = None
+    """What the reader waits on meanwhile."""
+
+    def stop_taking(self) -> None:
+        """Back to reading the log: the reader is woken to."""
+        self.take = None
+        arrived = self.arrived
+        if arrived is not None and not arrived.done():
+            arrived.set_result(None)
+
+
+@dataclass(slots=True)
+class _LocalRun:
+    owner: str
+    events: list[RunEvent] = field(default_factory=list)
+    dropped: int = 0
+    """How many of the run's oldest events were let go (``LocalBroker.max_events``)."""
+    waiting: list[asyncio.Future[None]] = field(default_factory=list)
+    """One future per reader waiting for events, resolved when they arrive. Bare futures,
+    not an ``asyncio.Event``: this is the per-delta path. One each: a reader whose task is
+    cancelled cancels the future it awaits, which must not be another reader's."""
+    done: bool = False
+    reader: Mapping[str, Any] | None = None
+    conversation: str | None = None
+    """The owner's conversation this run answers in (see ``LocalBroker.active_run``)."""
+    cursors: set[_Cursor] = field(default_factory=set)
+    """Where each reader of the run is: events no reader has passed are never let go."""
+    taking: list[_Cursor] = field(default_factory=list)
+    """Readers that take live events as they are published (:class:`Handoff`)."""
+
+    def hand_off(self, event: RunEvent) -> None:
+        """Give ``event`` (just appended) to the readers that take live events; a reader that
+        cannot take it now goes back to reading the log, and is woken to."""
+        dropped = False
+        for cursor in self.taking:
+            take = cursor.take
+            if take is not None and (event.seq <= cursor.after or take(event)):
+                cursor.position += 1
+                continue
+            cursor.stop_taking()
+            dropped = True
+        if dropped:
+            self.taking = [cursor for cursor in self.taking if cursor.take is not None]
+
+    def wake(self) -> None:
+        waiting = self.waiting
+        if waiting:
+            self.waiting = []
+            for reader in waiting:
+                if not reader.done():
+                    reader.set_result(None)
+
+
+class LocalBroker:
+    """In-memory runs for a single process: the most recent ``keep`` finished runs, and of
+    each run at most its latest ``max_events`` events (a reader that asks for older ones
+    resumes from the oldest kept), so memory stays bounded however long the runs. A reader
+    in the middle of a run never loses events: while one is behind, nothing it has not read
+    is let go (a model can write faster than a client reads; a client that stops reading
+    is let go by the server's write timeout)."""
+
+    def __init__(self, keep: int = 64, max_events: int = 10_000) -> None:
+        self._runs: dict[str, _LocalRun] = {}
+        self._finished: dict[str, None] = {}
+        """The finished runs still kept, oldest first (a dict: ordered, O(1) removal), so
+        making room costs nothing per run however many are open."""
+        self._keep = keep
+        self._max_events = max_events
+        self._handlers: list[CancelHandler] = []
+        self._active: dict[str, str] = {}
+        """The run in progress of each conversation, by owner and conversation id."""
+
+    async def start(self, on_cancel: CancelHandler, on_orphan: OrphanHandler | None = None) -> None:
+        """Several runners (agents) in one process may share the broker. A run of this
+        process cannot outlive its worker, so ``on_orphan`` is never called."""
+        self._handlers.append(on_cancel)
+
+    async def aclose(self) -> None:
+        self._runs.clear()
+        self._finished.clear()
+
+    async def open_run(
+        self,
+        run_id: str,
+        owner: Principal,
+        reader: Mapping[str, Any] | None = None,
+        conversation_id: str | None = None,
+    ) -> None:
+        self._finished.pop(run_id, None)
+        conversation = None if conversation_id is None else conversation_key(owner, conversation_id)
+        self._runs[run_id] = _LocalRun(owner=owner.owner, reader=reader, conversation=conversation)
+        if conversation is not None:
+            self._active[conversation] = run_id
+        # The runs that finished longest ago go; runs still going are kept (they are in
+        # memory anyway), and one that runs for hours does not stop the others from expiring.
+        finished, runs = self._finished, self._runs
+        while len(runs) > self._keep and finished:
+            oldest = next(iter(finished))
+            del finished[oldest]
+            runs.pop(oldest, None)
+
+    def _finish(self, run_id: str, run: _LocalRun) -> None:
+        run.done = True
+        if run.conversation is not None and self._active.get(run.conversation) == run_id:
+            del self._active[run.conversation]
+        self._finished[run_id] = None
+        for cursor in run.taking:
+            cursor.stop_taking()
+        run.taking = []
+        run.wake()
+
+    def publish(self, event: RunEvent) -> None:
+        run = self._runs.get(event.run_id)
+        if run is None:
+            return
+        events = run.events
+        events.append(event)
+        if len(events) > self._max_events:
+            self._trim(run)
+        if run.taking:
+            run.hand_off(event)
+        if isinstance(event, TERMINAL_EVENTS) and not run.done:
+            self._finish(event.run_id, run)
+        else:
+            run.wake()
+
+    def _trim(self, run: _LocalRun) -> None:
+        # Down to the latest half, so trimming costs O(1) per event.
+        cut = len(run.events) - self._max_events // 2
+        if run.cursors:
+            cut = min(cut, min(cursor.position for cursor in run.cursors) - run.dropped)
+        if cut > 0:
+            del run.events[:cut]
+            run.dropped += cut
+
+    def has_after(self, run_id: str, seq: int) -> bool:
+        run = self._runs.get(run_id)
+        return run is not None and bool(run.events) and run.events[-1].seq > seq
+
+    async def close_run(self, run_id: str) -> None:
+        run = self._runs.get(run_id)
+        if run is not None and not run.done:
+            self._finish(run_id, run)
+
+    async def replay(
+        self,
+        run_id: str,
+        requester: Principal,
+        after: int = -1,
+        *,
+        handoff: Handoff | None = None,
+    ) -> AsyncGenerator[RunEvent, None]:
+        run = self._runs.get(run_id)
+        if run is None or run.owner != requester.owner:
+            raise RunNotFound(run_id)
+        cursor = _Cursor(after=after)
+        run.cursors.add(cursor)
+        try:
+            while True:
+                cursor.position = max(cursor.position, run.dropped)
+                pending = run.events[cursor.position - run.dropped :]
+                if pending:
+                    for event in pending:
+                        cursor.position += 1
+                        if event.seq > after:
+                            yield event
+                    continue  # more may have arrived while the reader was busy
+                if run.done:
+                    return
+                arrived = asyncio.get_running_loop().create_future()
+                if handoff is not None and handoff.take is not None:
+                    # Caught up: live events go to the reader as they are published, and
+                    # this wakes only when it cannot take one (or the run ends).
+                    cursor.take, cursor.arrived = handoff.take, arrived
+                    run.taking.append(cursor)
+                else:
+                    run.waiting.append(arrived)
+                try:
+                    await arrived
+                finally:
+                    if cursor.take is not None:  # cancelled while taking
+                        cursor.take = None
+                        run.taking = [c for c in run.taking if c is not cursor]
+                    cursor.arrived = None
+        finally:
+            run.cursors.discard(cursor)
+            if len(run.events) > self._max_events:
+                self._trim(run)  # what this reader held back
+
+    async def reader_of(self, run_id: str, requester: Principal) -> Mapping[str, Any] | None:
+        run = self._runs.get(run_id)
+        if run is None or run.owner != requester.owner:
+            raise RunNotFound(run_id)
+        return run.reader
+
+    async def active_run(self, conversation_id: str, requester: Principal) -> str | None:
+        return self._active.get(conversation_key(requester, conversation_id))
+
+    async def request_cancel(self, run_id: str, requester: Principal, reason: str) -> bool:
+        return any(handler(run_id, requester, reason) for handler in self._handlers)
+
+    async def end_of(self, run_id: str, requester: Principal) -> LogEnd:
+        run = self._runs.get(run_id)
+        if run is None or run.owner != requester.owner:
+            raise RunNotFound(run_id)
+        return LogEnd(run.events[-1].seq if run.events else -1, run.done)
+
+    async def abandoned(self, running: Callable[[], Awaitable[Sequence[str]]]) -> Sequence[str]:
+        """None: without a shared lease this process cannot tell a run of a dead process
+        from one of another process serving the same database."""
+        return ()
+
+    def has(self, run_id: str) -> bool:
+        """Whether this process holds the run (it may have finished)."""
+        return run_id in self._runs
