@@ -38,6 +38,7 @@ from agentstream.store.commits import Refused
 from agentstream.store.errors import InvalidCursor
 from agentstream.store.history import dump_message, load_messages, provider_history
 from agentstream.store.models import CONVERSATIONS, MESSAGES, RUNS, ConversationRow
+from agentstream.store.prepared import Prepared
 from agentstream.store.titles import title_from_message
 from agentstream.store.views import (
     ActiveRun,
@@ -132,9 +133,9 @@ async def owned_row(
 # (``.values(x=...)``) costs more Python time than running it.
 _c = CONVERSATIONS.c
 _EXISTS = select(_c.id).where(_c.id == bindparam("b_id"))
-_INSERT_CONVERSATION = insert(CONVERSATIONS)
-_INSERT_RUN = insert(RUNS)
-_INSERT_MESSAGE = insert(MESSAGES)
+_INSERT_CONVERSATION = Prepared(insert(CONVERSATIONS))
+_INSERT_RUN = Prepared(insert(RUNS))
+_INSERT_MESSAGE = Prepared(insert(MESSAGES))
 _RUN_ORDINAL = select(RUNS.c.ordinal).where(
     RUNS.c.id == bindparam("b_run"), RUNS.c.conversation_id == bindparam("b_id")
 )
@@ -170,7 +171,7 @@ def _bump_statement(new_run: bool, model: bool, summary: bool = True) -> Any:
 _BUMP = {
     (run, model): _bump_statement(run, model) for run in (False, True) for model in (False, True)
 }
-_BUMP_SEQ = _bump_statement(new_run=False, model=False, summary=False)
+_BUMP_SEQ = Prepared(_bump_statement(new_run=False, model=False, summary=False))
 
 
 def exists(conn: Connection, conversation_id: str) -> bool:
@@ -185,8 +186,8 @@ def insert_run(
     model: str | None,
     now: datetime,
 ) -> None:
-    conn.execute(
-        _INSERT_RUN,
+    _INSERT_RUN.execute(
+        conn,
         {
             "id": run_id,
             "conversation_id": conversation_id,
@@ -210,7 +211,7 @@ def _finish_statement(completed: bool) -> Any:
     )
 
 
-_FINISH = {completed: _finish_statement(completed) for completed in (False, True)}
+_FINISH = {completed: Prepared(_finish_statement(completed)) for completed in (False, True)}
 
 
 def finish(
@@ -220,8 +221,7 @@ def finish(
     None if the conversation has no such run."""
     parameters = {f"b_{name}": value for name, value in outcome.items()}
     parameters.update(b_run=run_id, b_id=conversation_id)
-    ordinal = conn.scalar(_FINISH["usage" in outcome], parameters)
-    return None if ordinal is None else int(ordinal)
+    return _FINISH["usage" in outcome].scalar(conn, parameters)
 
 
 _LAST_EXCHANGE = select(func.max(MESSAGES.c.ordinal)).where(
@@ -313,8 +313,8 @@ def create(
     caller inserts in the same transaction."""
     title = title_from_message(first_message)
     stored = _jsonable(metadata)
-    conn.execute(
-        _INSERT_CONVERSATION,
+    _INSERT_CONVERSATION.execute(
+        conn,
         {
             "id": conversation_id,
             "tenant_id": principal.tenant,
@@ -447,10 +447,10 @@ def claim_seq(
 ) -> int:
     """:func:`claim` for a caller that needs only the sequence numbers: the conversation's
     next ``seq`` after the ``messages`` allocated (nothing else is read back)."""
-    next_seq = conn.scalar(_BUMP_SEQ, _bump_parameters(principal, conversation_id, messages, now))
+    next_seq = _BUMP_SEQ.scalar(conn, _bump_parameters(principal, conversation_id, messages, now))
     if next_seq is None:
         raise Refused(ConversationNotFound(conversation_id))
-    return int(next_seq)
+    return next_seq
 
 
 def insert_messages(
@@ -472,7 +472,7 @@ def insert_messages(
         message_row(conversation_id, run_id, ordinal, first + offset, now, message, status)
         for offset, message in enumerate(messages)
     ]
-    conn.execute(_INSERT_MESSAGE, rows)
+    _INSERT_MESSAGE.executemany(conn, rows)
 
 
 def run_outcome(
