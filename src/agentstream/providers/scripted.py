@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -175,10 +175,20 @@ class ScriptedProvider:
         delay = (
             turn.delay if turn.delay is not None else (self._script.delay if self._script else 0)
         )
+        # One generator, paced inline: the bench's model, whose per-delta cost counts as ours.
+        budget = turn.error.after if turn.error else None
         finished = False
         self.streaming += 1
         try:
-            async for event in self._play(turn, delay):
+            for paced, event in self._steps(turn):
+                if paced:
+                    if budget is not None:
+                        if budget <= 0:
+                            assert turn.error is not None
+                            raise ProviderError(turn.error.kind, turn.error.message)
+                        budget -= 1
+                    if delay:
+                        await asyncio.sleep(delay)
                 yield event
             finished = True
         finally:
@@ -186,42 +196,28 @@ class ScriptedProvider:
             if not finished:
                 self.closed_early += 1
 
-    async def _play(self, turn: ScriptedTurn, delay: float) -> AsyncGenerator[ProviderEvent, None]:
-        budget = turn.error.after if turn.error else None
-
-        async def pace() -> None:
-            nonlocal budget
-            if budget is not None:
-                if budget <= 0:
-                    assert turn.error is not None
-                    raise ProviderError(turn.error.kind, turn.error.message)
-                budget -= 1
-            if delay:
-                await asyncio.sleep(delay)
-
-        yield MessageStart(model=self.model)
+    def _steps(self, turn: ScriptedTurn) -> Iterator[tuple[bool, ProviderEvent]]:
+        """The turn's events, each with whether it waits for the pace (and spends the error
+        budget) before it is sent."""
+        yield False, MessageStart(model=self.model)
         for piece in _chunks(turn.reasoning):
-            await pace()
-            yield ReasoningChunk(text=piece)
+            yield True, ReasoningChunk(text=piece)
         if turn.signature is not None:
-            yield ReasoningChunk(signature=turn.signature)
+            yield False, ReasoningChunk(signature=turn.signature)
         for piece in _chunks(turn.text):
-            await pace()
-            yield TextChunk(text=piece)
+            yield True, TextChunk(text=piece)
         for call in turn.tool_calls:
-            await pace()
             self._calls += 1
             call_id = call.id or f"call_{self._calls}"
-            yield ToolUseStart(call_id=call_id, name=call.name)
+            yield True, ToolUseStart(call_id=call_id, name=call.name)
             fragments = call.fragments
             if fragments is None:
                 fragments = [json.dumps(call.arguments or {})]
             for fragment in fragments:
-                yield ToolInputChunk(call_id=call_id, fragment=fragment)
-        await pace()
+                yield False, ToolInputChunk(call_id=call_id, fragment=fragment)
         usage = Usage(**turn.usage) if turn.usage else Usage()
         stop: StopReason = turn.stop_reason or ("tool_use" if turn.tool_calls else "end_turn")
-        yield MessageComplete(stop_reason=stop, usage=usage)
+        yield True, MessageComplete(stop_reason=stop, usage=usage)
 
 
 def _chunks(value: str | list[str]) -> list[str]:

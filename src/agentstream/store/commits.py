@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
 from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 __all__ = [
@@ -107,21 +108,41 @@ class AsyncTransactions:
 
 
 class ThreadTransactions:
-    """Transactions on a synchronous engine, in one thread of their own."""
+    """Transactions on a synchronous engine, in one thread of their own, on one connection
+    that thread keeps (a checkout from the pool per transaction costs more than a small
+    transaction's statements). A transaction that fails for the connection's sake (the
+    driver's error, not a work's refusal) gives it back, and the next one opens another."""
 
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="agentstream-store-writer")
+        self._conn: Connection | None = None
 
     async def __call__(self, fn: Callable[[Connection], T]) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._thread, self._run, fn)
 
     def _run(self, fn: Callable[[Connection], T]) -> T:
-        with self._engine.begin() as conn:
-            return fn(conn)
+        conn = self._conn
+        if conn is None or conn.closed or conn.invalidated:
+            conn = self._conn = self._engine.connect()
+        try:
+            with conn.begin():
+                return fn(conn)
+        except DBAPIError:
+            self._release()
+            raise
+
+    def _release(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
+
+    def _dispose(self) -> None:
+        self._release()
+        self._engine.dispose()
 
     async def close(self) -> None:
-        await asyncio.get_running_loop().run_in_executor(self._thread, self._engine.dispose)
+        await asyncio.get_running_loop().run_in_executor(self._thread, self._dispose)
         self._thread.shutdown(wait=False)
 
 
