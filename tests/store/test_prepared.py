@@ -71,15 +71,26 @@ async def test_driver_errors_are_sqlalchemy_errors(
         assert (await conn.execute(select(RUNS.c.id).where(RUNS.c.id == run_id))).first() is None
 
 
-async def test_python_side_defaults_are_refused(store: SqlConversationStore) -> None:
+async def test_what_the_shortcut_cannot_run_goes_through_sqlalchemy(
+    store: SqlConversationStore,
+) -> None:
+    # A Python-side default is filled in by SQLAlchemy's execution context, which the
+    # shortcut skips: such a statement runs the ordinary way, default included.
     table = Table(
-        "t", MetaData(), Column("id", String, primary_key=True), Column("n", Integer, default=1)
+        f"t_{uuid.uuid4().hex[:8]}",
+        MetaData(),
+        Column("id", String(8), primary_key=True),
+        Column("n", Integer, default=7),
     )
     statement = Prepared(insert(table))
 
-    def write(conn: Connection) -> None:
+    def write(conn: Connection) -> list[tuple[str, int]]:
+        table.create(conn)
         statement.execute(conn, {"id": "a"})
+        statement.executemany(conn, [{"id": "b"}, {"id": "c"}])
+        rows = [(row.id, row.n) for row in conn.execute(select(table).order_by(table.c.id))]
+        table.drop(conn)
+        return rows
 
-    with pytest.raises(TypeError, match="defaults"):
-        async with store.engine.begin() as conn:
-            await conn.run_sync(write)
+    async with store.engine.begin() as conn:
+        assert await conn.run_sync(write) == [("a", 7), ("b", 7), ("c", 7)]

@@ -7,10 +7,11 @@ result object) against a few µs that SQLite spends on it; under load that time 
 the writer thread while the event loop waits for the GIL. A :class:`Prepared` statement is
 compiled the first time it meets a dialect, with the same SQL text and the same bound-value
 conversions SQLAlchemy would use (its ``bind_processors``), and later runs only convert the
-values and call the driver's ``execute``. What it cannot do the SQLAlchemy way it refuses at
-compile time: statements whose columns have Python-side defaults, and results other than
-plain integers. Driver errors are raised as SQLAlchemy's (``IntegrityError`` and the rest),
-so callers handle them as before.
+values and call the driver's ``execute``. Results are plain integers or nothing. A
+statement the shortcut cannot run exactly as SQLAlchemy would (a driver that takes named
+parameters, such as psycopg; columns with Python-side defaults) goes through
+``Connection.execute`` instead. Driver errors are raised as SQLAlchemy's (``IntegrityError``
+and the rest), so callers handle them as before.
 
 Reads and everything off the hot path go through SQLAlchemy as usual.
 """
@@ -19,12 +20,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
-from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.sql import ClauseElement
-from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy.sql.dml import UpdateBase
 
 __all__ = ["Prepared"]
 
@@ -39,16 +39,23 @@ class _Compiled:
 class Prepared:
     """``statement`` (a Core ``insert``/``update``, with bound parameters), compiled per
     dialect and parameter names, and run with :meth:`execute`, :meth:`executemany` or
-    :meth:`scalar` on the driver's cursor of a SQLAlchemy ``Connection``."""
+    :meth:`scalar` on the driver's cursor of a SQLAlchemy ``Connection``.
+
+    Where the shortcut would not do exactly what ``Connection.execute`` does (a driver that
+    takes named parameters, columns with Python-side defaults, parameters that expand), the
+    statement simply goes through ``Connection.execute``: never wrong, only slower."""
 
     __slots__ = ("_compiled", "_statement")
 
-    def __init__(self, statement: ClauseElement) -> None:
+    def __init__(self, statement: UpdateBase) -> None:
         self._statement = statement
-        self._compiled: dict[tuple[str, tuple[str, ...]], _Compiled] = {}
+        self._compiled: dict[tuple[type[Dialect], tuple[str, ...]], _Compiled | None] = {}
 
     def execute(self, conn: Connection, parameters: Mapping[str, Any]) -> None:
         compiled = self._compile(conn, parameters)
+        if compiled is None:
+            conn.execute(self._statement, parameters)
+            return
         self._run(conn, compiled, [_values(compiled, parameters)], many=False).close()
 
     def executemany(self, conn: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
@@ -56,12 +63,18 @@ class Prepared:
         if not rows:
             return
         compiled = self._compile(conn, rows[0])
+        if compiled is None:
+            conn.execute(self._statement, list(rows))
+            return
         values = [_values(compiled, row) for row in rows]
         self._run(conn, compiled, values, many=len(values) > 1).close()
 
     def scalar(self, conn: Connection, parameters: Mapping[str, Any]) -> int | None:
         """The first column of the first row the statement returns (an integer), or None."""
         compiled = self._compile(conn, parameters)
+        if compiled is None:
+            value = conn.scalar(self._statement, parameters)
+            return None if value is None else int(value)
         cursor = self._run(conn, compiled, [_values(compiled, parameters)], many=False)
         try:
             row = cursor.fetchone()
@@ -69,29 +82,12 @@ class Prepared:
             cursor.close()
         return None if row is None else int(row[0])
 
-    def _compile(self, conn: Connection, parameters: Mapping[str, Any]) -> _Compiled:
+    def _compile(self, conn: Connection, parameters: Mapping[str, Any]) -> _Compiled | None:
         dialect = conn.dialect
-        key = (dialect.name, tuple(parameters))
-        found = self._compiled.get(key)
-        if found is not None:
-            return found
-        compiled = cast(
-            SQLCompiler, self._statement.compile(dialect=dialect, column_keys=list(parameters))
-        )
-        if compiled.insert_prefetch or compiled.update_prefetch:
-            raise TypeError("a prepared statement cannot fill in Python-side column defaults")
-        names = tuple(compiled.positiontup or ())
-        if (not names and compiled.binds) or "POSTCOMPILE" in compiled.string:
-            raise TypeError("a prepared statement takes positional, plain bound parameters")
-        processors = compiled._bind_processors  # what SQLAlchemy converts each value with
-        convert: list[Callable[[Any], Any] | None] = []
-        for name in names:
-            processor = processors.get(name)
-            if processor is not None and not callable(processor):
-                raise TypeError(f"parameter {name!r} is a tuple: not a plain bound parameter")
-            convert.append(processor)
-        found = _Compiled(sql=compiled.string, names=names, convert=tuple(convert))
-        self._compiled[key] = found
+        key = (type(dialect), tuple(parameters))
+        if key in self._compiled:
+            return self._compiled[key]
+        found = self._compiled[key] = _shortcut(self._statement, dialect, list(parameters))
         return found
 
     def _run(
@@ -123,3 +119,22 @@ def _values(compiled: _Compiled, parameters: Mapping[str, Any]) -> tuple[Any, ..
             (parameters[name] for name in compiled.names), compiled.convert, strict=True
         )
     )
+
+
+def _shortcut(statement: UpdateBase, dialect: Dialect, keys: list[str]) -> _Compiled | None:
+    """``statement`` compiled for ``dialect`` and parameters ``keys``, or None when only
+    ``Connection.execute`` runs it right."""
+    compiled = statement.compile(dialect=dialect, column_keys=keys)
+    if compiled.insert_prefetch or compiled.update_prefetch:
+        return None  # Python-side column defaults, which the execution context fills in
+    names = tuple(compiled.positiontup or ())
+    if (not names and compiled.binds) or "POSTCOMPILE" in compiled.string:
+        return None  # named parameters, or ones that expand when executed
+    processors = compiled._bind_processors  # what SQLAlchemy converts each value with
+    convert: list[Callable[[Any], Any] | None] = []
+    for name in names:
+        processor = processors.get(name)
+        if processor is not None and not callable(processor):
+            return None  # a tuple parameter
+        convert.append(processor)
+    return _Compiled(sql=compiled.string, names=names, convert=tuple(convert))
