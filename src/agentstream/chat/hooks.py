@@ -21,11 +21,12 @@ import inspect
 import logging
 import weakref
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from agentstream.agent import Agent, AnswerCheck, RunInput
 from agentstream.chat.actions import ActionCall, ClientAction, MissingAction
-from agentstream.chat.config import ChatConfig
+from agentstream.chat.config import ChatConfig, ContextType
 from agentstream.chat.context import render_context
 from agentstream.chat.diagnostics import build_diagnostics
 from agentstream.chat.fields import check_context_fields
@@ -88,18 +89,32 @@ class ChatHooks:
         history: Sequence[Message],
         payloads: Sequence[Payload],
     ) -> Preparation:
-        message = await self.run_action(request)
-        prompt = await self.system_prompt(agent, request, payloads)
-        context_type = self.config.effective_context_type(request.context_type)
-        options = self.tool_options(request)
-        scopes = self.config.scopes(context_type, self.config.locate(request.context), options)
+        # Where the request stands is worked out once: the prompt and the run both use it.
+        situation = self._situate(request)
+        message = await self._run_action(request)
+        prompt = await self._system_prompt(agent, request, payloads, situation)
         return Preparation(
             system=prompt.text,
-            scopes=scopes,
+            scopes=situation.scopes,
             message=message,
             answer_checks=self.answer_checks(agent, request),
             max_turns=self.config.max_turns,
-            tool_options=options,
+            tool_options=situation.options,
+        )
+
+    def _situate(self, request: RunRequest) -> _Situation:
+        """The request's context type, page and tool options, and the scopes they give
+        (raises for a context field value its declaration does not allow)."""
+        config = self.config
+        context_type = config.effective_context_type(request.context_type)
+        location = config.locate(request.context)
+        options = self.tool_options(request)
+        return _Situation(
+            context_type=context_type,
+            kind=config.context_type(context_type),
+            location=location,
+            options=options,
+            scopes=config.scopes(context_type, location, options),
         )
 
     def tool_options(self, request: RunRequest) -> Mapping[str, Any]:
@@ -120,7 +135,13 @@ class ChatHooks:
         """Run the server action the request sends back; its outcome is the user turn the
         model answers. ``None`` when the request carries no action."""
         self.check(request)
+        return await self._run_action(request)
+
+    async def _run_action(self, request: RunRequest) -> str | None:
+        """:meth:`run_action` after :meth:`check` (the action is looked up again to run)."""
         if request.action is None:
+            if request.interaction_type == ACTION_EXECUTED:
+                raise MissingAction()
             return None
         call = ActionCall(
             action=request.action.action,
@@ -135,11 +156,17 @@ class ChatHooks:
         self, agent: Agent, request: RunRequest, payloads: Sequence[Payload] = ()
     ) -> SystemPrompt:
         """The system prompt this request gets (also useful to inspect a configuration)."""
+        return await self._system_prompt(agent, request, payloads, self._situate(request))
+
+    async def _system_prompt(
+        self,
+        agent: Agent,
+        request: RunRequest,
+        payloads: Sequence[Payload],
+        situation: _Situation,
+    ) -> SystemPrompt:
         config = self.config
-        location = config.locate(request.context)
-        context_type = config.effective_context_type(request.context_type)
-        kind = config.context_type(context_type)
-        scopes = config.scopes(context_type, location, self.tool_options(request))
+        kind, location = situation.kind, situation.location
         identity = location.identity or (kind.identity if kind else None) or config.identity
         parts = {
             "identity": identity or agent.instructions,
@@ -152,13 +179,13 @@ class ChatHooks:
                 secret_keys=config.secret_keys,
             ),
             "payload_manifest": payload_manifest(payloads),
-            "capabilities": self._capabilities(agent, request, scopes, location),
+            "capabilities": self._capabilities(agent, request, situation.scopes, location),
             "custom_instructions": "\n\n".join(
                 self._instructions(request, location, kind.instructions if kind else None)
             ),
             "guidelines": _choose(kind.guidelines if kind else None, config.guidelines),
         }
-        layout = config.layout if context_type is None else config.context_type_layout
+        layout = config.layout if situation.context_type is None else config.context_type_layout
         return build_system_prompt(parts, layout)
 
     def attach(self, agent: Agent) -> None:
@@ -265,6 +292,17 @@ class ChatHooks:
             custom_payload=custom,
             diagnostics=diagnostics,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class _Situation:
+    """Where a request stands, as :meth:`ChatHooks.prepare` works it out once."""
+
+    context_type: str | None
+    kind: ContextType | None
+    location: Location
+    options: Mapping[str, Any]
+    scopes: list[str]
 
 
 def _choose(override: str | None, default: str | None) -> str | None:

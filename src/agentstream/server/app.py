@@ -16,7 +16,7 @@ wraps *around* the app (compression, say) still sees every chunk.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -42,6 +42,7 @@ from agentstream.server import client_config, runs, web
 from agentstream.server.auth import Authenticator, authenticator_from_settings
 from agentstream.server.dialects import BUILT_IN, Dialect
 from agentstream.server.dialects.declaration import registry
+from agentstream.server.direct import DirectRoute, DirectRoutes
 from agentstream.server.errors import document_errors, install_error_handlers
 from agentstream.server.models import ModelCatalog
 from agentstream.server.reference import OPENAPI_TAGS
@@ -142,8 +143,15 @@ def create_app(
     app.state.server = server
     install_error_handlers(app, sign_in_url=config.sign_in_url if config is not None else None)
     document_errors(app)
-    for dialect in served.values():
-        app.include_router(dialect.routes(server))
+    dialect_routers = [dialect.routes(server) for dialect in served.values()]
+    for dialect_router in dialect_routers:
+        app.include_router(dialect_router)
+    app.serve_directly(
+        route
+        for router in dialect_routers
+        for route in router.routes
+        if isinstance(route, DirectRoute)
+    )
     app.include_router(runs.router(server, served))
     if store is not None and hasattr(store, "list_conversations"):
         from agentstream.server.conversations import conversations_router
@@ -186,7 +194,14 @@ def create_app(
 
 
 class _App(FastAPI):
-    """FastAPI, keeping the server's own ``send`` in each HTTP scope for streamed bodies."""
+    """FastAPI, keeping the server's own ``send`` in each HTTP scope for streamed bodies, and
+    serving the dialects' stream endpoints directly (see :mod:`agentstream.server.direct`)."""
+
+    def serve_directly(self, routes: Iterable[DirectRoute]) -> None:
+        """Put ``routes`` in front of the router (inside every middleware and exception
+        handler, as a route is)."""
+        stack = DirectRoutes(self.router.middleware_stack, routes, self.dependency_overrides)
+        self.router.middleware_stack = stack
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":

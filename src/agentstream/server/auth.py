@@ -69,7 +69,7 @@ class AnonymousAuthenticator:
         server = request.scope.get("server")
         if server and server[0] and not is_loopback(str(server[0])):
             raise AuthError("Authentication is required.")
-        if any(name in request.headers for name in FORWARDING_HEADERS):
+        if any(name in _FORWARDING for name, _ in request.headers.raw):
             raise AuthError(
                 "Anonymous local mode does not answer requests forwarded by a proxy; "
                 "configure authentication to serve through one."
@@ -95,6 +95,8 @@ FORWARDING_HEADERS = (
     "via",
 )
 """Headers a reverse proxy adds: their presence means the caller is not on this machine."""
+_FORWARDING = frozenset(name.encode("latin-1") for name in FORWARDING_HEADERS)
+"""The same as ASGI names them (lower case bytes), to look for them in one pass."""
 
 
 def _host_name(host: str) -> str:

@@ -80,7 +80,7 @@ def validation_error_body(errors: Sequence[Any]) -> tuple[str, str]:
         return field, "unknown field"
     if kind in ("string_too_short", "string_pattern_mismatch"):
         return field, "must not be empty"
-    if kind in ("model_attributes_type", "dict_type") and field == "body":
+    if kind in ("model_attributes_type", "model_type", "dict_type") and field == "body":
         return field, "expected a JSON object"
     # A validator's own ValueError reads "Value error, <its message>": the message is enough.
     return field, str(first.get("msg", "invalid value")).removeprefix("Value error, ")

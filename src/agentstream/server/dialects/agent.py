@@ -65,6 +65,7 @@ from agentstream.server.dialects.base import (
     stream_run,
 )
 from agentstream.server.dialects.declaration import Dialect, StreamOptions
+from agentstream.server.direct import DirectRoute
 from agentstream.server.sse import SSE_DATA, Encoder, WireFormat
 from agentstream.server.state import ServerContext
 
@@ -216,7 +217,7 @@ def _approvals(event: RunCompleted) -> list[Frame]:
 
 
 def router(server: ServerContext) -> APIRouter:
-    api = APIRouter(tags=["ops agent"])
+    api = APIRouter(tags=["ops agent"], route_class=DirectRoute)
     CurrentPrincipal = Annotated[Principal, Depends(server.principal(allow_cookie=True))]
 
     @api.post(

@@ -102,6 +102,7 @@ from agentstream.server.dialects.base import (
     stream_run,
 )
 from agentstream.server.dialects.declaration import Dialect, StreamOptions
+from agentstream.server.direct import DirectRoute
 from agentstream.server.errors import bad_request
 from agentstream.server.limits import check_depth
 from agentstream.server.settings import DisconnectPolicy
@@ -438,7 +439,7 @@ def _on_disconnect(body: RunAgentInput) -> DisconnectPolicy | None:
 
 
 def router(server: ServerContext) -> APIRouter:
-    api = APIRouter(tags=["AG-UI"])
+    api = APIRouter(tags=["AG-UI"], route_class=DirectRoute)
     CurrentPrincipal = Annotated[Principal, Depends(server.principal(allow_cookie=True))]
 
     @api.post(

@@ -77,6 +77,7 @@ from agentstream.server.dialects.base import (
     stream_run,
 )
 from agentstream.server.dialects.declaration import Dialect, StreamOptions
+from agentstream.server.direct import DirectRoute
 from agentstream.server.errors import ApiError, bad_request
 from agentstream.server.sse import SSE_DATA, Encoder, WireFormat
 from agentstream.server.state import ServerContext
@@ -415,7 +416,7 @@ class StopAnswer(BaseModel):
 
 
 def router(server: ServerContext) -> APIRouter:
-    api = APIRouter(tags=["AI SDK"])
+    api = APIRouter(tags=["AI SDK"], route_class=DirectRoute)
     CurrentPrincipal = Annotated[Principal, Depends(server.principal(allow_cookie=True))]
 
     @api.post(

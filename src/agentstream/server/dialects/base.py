@@ -139,10 +139,8 @@ async def begin_run(
     refusals (:mod:`agentstream.errors`) propagate to the app's handlers, a 400 naming the
     field (the conversation id as this dialect calls it, ``conversation_field``; answers that
     do not fit the conversation's pending tool calls, ``answers_field``) or a 404."""
-    # The hooks refuse what they cannot serve (an unknown server action, a context value out
-    # of its choices); asked here first so that is a 400 before the run starts. The runner
-    # asks again.
-    server.runner.hooks.check(request)
+    # The runner asks the hooks to refuse what they cannot serve (an unknown server action,
+    # a context value out of its choices) before it stores anything: those are 400s too.
     try:
         return await server.runner.begin(request)
     except InvalidAnswers as exc:

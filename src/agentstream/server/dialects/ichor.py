@@ -65,6 +65,7 @@ from agentstream.server.dialects.base import (
     stream_run,
 )
 from agentstream.server.dialects.declaration import Dialect, StreamOptions
+from agentstream.server.direct import DirectRoute
 from agentstream.server.sse import SSE_NAMED, Encoder, WireFormat
 from agentstream.server.state import ServerContext
 
@@ -180,7 +181,7 @@ def _approval_required(call: PendingToolCall) -> Frame:
 
 
 def router(server: ServerContext) -> APIRouter:
-    api = APIRouter(tags=["workflow assistant"])
+    api = APIRouter(tags=["workflow assistant"], route_class=DirectRoute)
     CurrentPrincipal = Annotated[Principal, Depends(server.principal(allow_cookie=False))]
 
     @api.post(

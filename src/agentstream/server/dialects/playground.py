@@ -82,6 +82,7 @@ from agentstream.server.dialects.base import (
     stream_run,
 )
 from agentstream.server.dialects.declaration import Dialect, StreamOptions
+from agentstream.server.direct import DirectRoute
 from agentstream.server.errors import bad_request
 from agentstream.server.models import OfferedModel
 from agentstream.server.sse import NDJSON, SSE_NAMED, Encoder, WireFormat
@@ -339,7 +340,7 @@ def _wants_ndjson(request: Request) -> bool:
 
 
 def router(server: ServerContext) -> APIRouter:
-    api = APIRouter(tags=["data playground"])
+    api = APIRouter(tags=["data playground"], route_class=DirectRoute)
     CurrentPrincipal = Annotated[Principal, Depends(server.principal(allow_cookie=True))]
 
     @api.post(

@@ -78,6 +78,7 @@ from agentstream.server.dialects.base import (
     stream_run,
 )
 from agentstream.server.dialects.declaration import Dialect, StreamOptions
+from agentstream.server.direct import DirectRoute
 from agentstream.server.settings import DisconnectPolicy
 from agentstream.server.sse import SSE_DATA, Encoder, WireFormat
 from agentstream.server.state import ServerContext
@@ -374,7 +375,7 @@ class CancelAnswer(BaseModel):
 
 
 def router(server: ServerContext) -> APIRouter:
-    api = APIRouter(tags=["chat tray"])
+    api = APIRouter(tags=["chat tray"], route_class=DirectRoute)
     CurrentPrincipal = Annotated[Principal, Depends(server.principal(allow_cookie=True))]
 
     @api.post(
