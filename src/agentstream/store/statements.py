@@ -83,6 +83,7 @@ _PAYLOAD_ADAPTER: TypeAdapter[Payload] = TypeAdapter(Payload)
 _METADATA_ADAPTER: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
 _SHAPED_ADAPTER: TypeAdapter[AnswerShaped] = TypeAdapter(AnswerShaped)
 _SHOWN_FIELDS = ("message", "payloads", "suggested_values", "suggested_actions", "custom_payload")
+_SHOWN_FIELD_SET = frozenset(_SHOWN_FIELDS)
 
 
 def normalize_conversation_id(value: str) -> str | None:
@@ -500,7 +501,11 @@ def run_outcome(
             "pending_calls": dumped["pending_calls"],
         }
         if shaped is not None:
-            shown = _SHAPED_ADAPTER.dump_python(shaped, mode="json", fallback=str)
+            # Only the fields shown: the diagnostics (the whole prompt, in development) are
+            # the client's to see once, not the store's to keep.
+            shown = _SHAPED_ADAPTER.dump_python(
+                shaped, mode="json", fallback=str, include=_SHOWN_FIELD_SET
+            )
             result.update({name: shown[name] for name in _SHOWN_FIELDS})
         values["result"] = result
         values["answer"] = strip_markers(result["message"])
