@@ -83,7 +83,7 @@ _PAYLOAD_ADAPTER: TypeAdapter[Payload] = TypeAdapter(Payload)
 _METADATA_ADAPTER: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
 _SHAPED_ADAPTER: TypeAdapter[AnswerShaped] = TypeAdapter(AnswerShaped)
 _SHOWN_FIELDS = ("message", "payloads", "suggested_values", "suggested_actions", "custom_payload")
-_SHOWN_FIELD_SET = frozenset(_SHOWN_FIELDS)
+_SHOWN_FIELD_SET: set[str] = set(_SHOWN_FIELDS)  # a set, as pydantic types its ``include``
 
 
 def normalize_conversation_id(value: str) -> str | None:
