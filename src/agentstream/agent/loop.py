@@ -231,6 +231,10 @@ class Loop:
         )
         if fallback is not None:
             self._emit(replace(fallback, seq=self._next_seq()))
+        # Let the runs starting alongside this one send their first event before this one
+        # builds its model request: in a burst of new chats, each says it is thinking as soon
+        # as its message is stored, instead of after the model requests of those before it.
+        await asyncio.sleep(0)
         messages: list[Message] = list(run_input.history)
         waiting = open_calls(messages)
         if waiting and run_input.answers:
