@@ -4,7 +4,7 @@ authentication, mounted or not."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Annotated, Any
 
 import pytest
@@ -13,15 +13,18 @@ from pydantic import BaseModel
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
+from agentstream import Agent
+from agentstream.providers.registry import ModelRegistry
 from agentstream.server.app import create_app
 from agentstream.server.direct import DirectRoute, DirectRoutes
 from agentstream.server.settings import Settings
-from tests.server.agents import ichor_agent, tray_agent
+from tests.server.agents import ichor_agent, playground_agent, tray_agent
 from tests.server.conftest import Serve
 from tests.server.helpers import SECRET, LiveServer, bearer, datas, parse_sse, stream_text, token
 
 TRAY = "/api/chat/stream"
 ICHOR = "/v1/agent/chat"
+PLAYGROUND = "/api/chat/agent-chat/stream"
 JSON = {"Content-Type": "application/json"}
 
 BAD_BODIES: list[tuple[str, bytes, dict[str, str]]] = [
@@ -49,43 +52,98 @@ def _unused() -> None:
     """A dependency no route uses."""
 
 
-def _served(*, through_fastapi: bool, **settings: Any) -> LiveServer:
-    app = create_app(
-        tray_agent(), settings=Settings(host="127.0.0.1", heartbeat_seconds=15.0, **settings)
-    )
+def _served(agent: Agent, *, through_fastapi: bool) -> LiveServer:
+    settings = Settings(host="127.0.0.1", heartbeat_seconds=15.0)
+    models = ModelRegistry([], discover=False)
+    app = create_app(agent, settings=settings, models=models)
     return LiveServer(_through_fastapi(app) if through_fastapi else app).start()
 
 
-@pytest.fixture
-def both() -> Any:
-    servers = {way: _served(through_fastapi=way == "fastapi") for way in ("direct", "fastapi")}
+def _both(agent: Callable[[], Agent]) -> Iterator[dict[str, LiveServer]]:
+    """The same app served directly and through FastAPI."""
+    ways = ("direct", "fastapi")
+    servers = {way: _served(agent(), through_fastapi=way == "fastapi") for way in ways}
     yield servers
     for server in servers.values():
         server.stop()
+
+
+@pytest.fixture
+def both() -> Iterator[dict[str, LiveServer]]:
+    yield from _both(tray_agent)
+
+
+@pytest.fixture
+def playground_both() -> Iterator[dict[str, LiveServer]]:
+    """The data playground's endpoint reads a query parameter (``brandRef``) as well."""
+    yield from _both(playground_agent)
+
+
+def _answers(
+    servers: dict[str, LiveServer], path: str, **request: Any
+) -> dict[str, tuple[int, Any]]:
+    answers = {}
+    for way, server in servers.items():
+        with server.client() as client:
+            response = client.post(path, **request)
+        answers[way] = (response.status_code, response.json())
+    return answers
 
 
 def test_the_stream_endpoints_of_every_dialect_are_served_directly() -> None:
     app = create_app(tray_agent(), settings=Settings(host="127.0.0.1"))
     direct = app.router.middleware_stack
     assert isinstance(direct, DirectRoutes)
-    for path in (TRAY, ICHOR, "/agent/stream", "/ag-ui", "/ai-sdk/chat"):
+    for path in (TRAY, ICHOR, PLAYGROUND, "/agent/stream", "/ag-ui", "/ai-sdk/chat"):
         assert ("POST", path) in direct, path
-    # Query parameters (the playground's brandRef) are FastAPI's to read and validate.
-    assert ("POST", "/api/agent-chat/stream") not in direct
+    # Path parameters are FastAPI's to read and validate.
+    assert ("POST", "/api/chat/runs/{run_id}/cancel") not in direct
 
 
 @pytest.mark.parametrize(("case", "body", "headers"), BAD_BODIES, ids=[c[0] for c in BAD_BODIES])
 def test_a_bad_body_gets_the_answer_fastapi_gives(
     both: dict[str, LiveServer], case: str, body: bytes, headers: dict[str, str]
 ) -> None:
-    answers = {}
-    for way, server in both.items():
-        with server.client() as client:
-            response = client.post(TRAY, content=body, headers=headers)
-        answers[way] = (response.status_code, response.json())
+    answers = _answers(both, TRAY, content=body, headers=headers)
     assert answers["direct"] == answers["fastapi"]
     assert answers["direct"][0] == 400, answers
     assert answers["direct"][1]["field"], answers
+
+
+PLAYGROUND_ASK = {"brandRef": "brand_123", "model": "scripted:script", "content": "Show 10"}
+BAD_PLAYGROUND: list[tuple[str, str, dict[str, Any]]] = [
+    ("no brandRef", "", PLAYGROUND_ASK),
+    ("empty brandRef", "?brandRef=", PLAYGROUND_ASK),
+    ("another brand", "?brandRef=brand_999", PLAYGROUND_ASK),
+    ("bad body", "?brandRef=brand_123", {**PLAYGROUND_ASK, "temperature": 2.5}),
+    ("both bad", "?brandRef=", {**PLAYGROUND_ASK, "stream": "sometimes"}),
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "query", "body"), BAD_PLAYGROUND, ids=[c[0] for c in BAD_PLAYGROUND]
+)
+def test_a_bad_query_gets_the_answer_fastapi_gives(
+    playground_both: dict[str, LiveServer], case: str, query: str, body: dict[str, Any]
+) -> None:
+    answers = _answers(playground_both, PLAYGROUND + query, json=body)
+    assert answers["direct"] == answers["fastapi"]
+    assert answers["direct"][0] == 400, answers
+
+
+def test_a_playground_stream_is_the_same_either_way(
+    playground_both: dict[str, LiveServer],
+) -> None:
+    streams = {}
+    for way, server in playground_both.items():
+        with server.client() as client:
+            response, text = stream_text(
+                client, PLAYGROUND + "?brandRef=brand_123&structure=tables", json=PLAYGROUND_ASK
+            )
+        assert response.status_code == 200, text
+        streams[way] = [message.event for message in parse_sse(text)]
+    assert streams["direct"] == streams["fastapi"]
+    assert "final" in streams["direct"]
 
 
 def test_json_nested_past_any_parser_is_malformed_json(both: dict[str, LiveServer]) -> None:
@@ -178,6 +236,14 @@ async def _with_nested_dependency(body: Body, who: Annotated[str, Depends(_neste
     return Response(body.text + who)
 
 
+async def _with_repeated_query(body: Body, q: Annotated[list[str], Query()]) -> Response:
+    return Response(body.text + ",".join(q))
+
+
+async def _with_path(body: Body, run_id: str) -> Response:
+    return Response(body.text + run_id)
+
+
 async def _returning_a_model(body: Body) -> Body:
     return body
 
@@ -191,9 +257,11 @@ def _sync_endpoint(body: Body) -> Response:
     [
         (_plain, True),
         (_with_request, True),
-        (_with_query, False),
+        (_with_query, True),
+        (_with_repeated_query, False),
         (_with_sync_dependency, False),
         (_with_nested_dependency, False),
+        (_with_path, False),
         (_returning_a_model, False),
         (_sync_endpoint, False),
     ],
@@ -201,10 +269,11 @@ def _sync_endpoint(body: Body) -> Response:
 def test_only_simple_signatures_are_served_directly(
     endpoint: Callable[..., Any], direct: bool
 ) -> None:
-    """What FastAPI would do more for (query parameters, sub-dependencies, serializing a
-    returned model, running sync code in a thread) stays FastAPI's."""
+    """What FastAPI would do more for (path parameters, repeated query parameters,
+    sub-dependencies, serializing a returned model, running sync code in a thread) stays
+    FastAPI's."""
     router = APIRouter(route_class=DirectRoute)
-    router.post("/x")(endpoint)
+    router.post("/x/{run_id}" if endpoint is _with_path else "/x")(endpoint)
     route = router.routes[0]
     assert isinstance(route, DirectRoute)
     assert (route.plan is not None) is direct

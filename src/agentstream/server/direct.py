@@ -11,17 +11,19 @@ document, and FastAPI serves them wherever the app does not, such as a router in
 another application), while the app's router hands their requests to :class:`DirectRoutes`,
 which does what FastAPI would do for such a simple signature with less machinery:
 
-* the parameters it takes are a JSON body (one pydantic model), the request itself, and
-  dependencies that take only the request (the caller's principal); an endpoint that asks
-  for anything else (query parameters, path parameters, nested dependencies, dependencies
-  with ``yield``) is left to FastAPI;
+* the parameters it takes are a JSON body (one pydantic model), the request itself, query
+  parameters of one value each (text, a number or a flag, such as the playground's
+  ``brandRef``), and dependencies that take only the request (the caller's principal); an
+  endpoint that asks for anything else (path parameters, repeated query parameters, nested
+  dependencies, dependencies with ``yield``) is left to FastAPI;
 * the body is JSON only when the request says so (``application/json`` or ``+json``):
   anything else is refused as FastAPI refuses it, since a cross-site form or an untyped
   ``Blob`` must never start a run;
 * validation errors are FastAPI's :class:`~fastapi.exceptions.RequestValidationError` with
   the same locations, so the app's handlers answer them in the one error shape;
-* dependencies run before the body is parsed: a caller who is not authenticated gets its 401
-  whatever the body holds (FastAPI would first report malformed JSON);
+* dependencies run before the query and the body are parsed: a caller who is not
+  authenticated gets its 401 whatever the request holds (FastAPI would first report
+  malformed JSON), and a bad query parameter is reported before a bad body;
 * while the app has ``dependency_overrides`` (tests that stand in for authentication), every
   request goes through FastAPI, which honours them.
 """
@@ -32,12 +34,13 @@ import inspect
 import json
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from types import UnionType
+from typing import Annotated, Any, Union, cast, get_args, get_origin
 
 from fastapi.dependencies.models import Dependant
 from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -45,6 +48,33 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 __all__ = ["DirectRoute", "DirectRoutes"]
 
 _NOT_AN_OBJECT = "Input should be a valid dictionary or object to extract fields from"
+
+
+@dataclass(frozen=True, slots=True)
+class _Query:
+    """A query parameter of one value (text, a number or a flag), validated as FastAPI
+    validates it: with its declaration's constraints, under its alias."""
+
+    name: str
+    alias: str
+    required: bool
+    default: Any
+    adapter: TypeAdapter[Any]
+
+    def read(self, request: Request) -> Any:
+        value = request.query_params.get(self.alias)
+        if value is None:
+            if self.required:
+                missing = {"type": "missing", "loc": ("query", self.alias), "msg": "Field required"}
+                raise RequestValidationError([missing])
+            return self.default
+        try:
+            return self.adapter.validate_python(value)
+        except ValidationError as exc:
+            errors = exc.errors(include_url=False)
+            raise RequestValidationError(
+                [{**error, "loc": ("query", self.alias, *error["loc"])} for error in errors]
+            ) from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +87,7 @@ class _Plan:
     request_name: str | None
     body_name: str | None
     body_model: type[BaseModel] | None
+    queries: tuple[_Query, ...] = ()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
@@ -68,6 +99,8 @@ class _Plan:
                 arguments[name] = value
         if self.request_name is not None:
             arguments[self.request_name] = request
+        for query in self.queries:
+            arguments[query.name] = query.read(request)
         if self.body_model is not None and self.body_name is not None:
             arguments[self.body_name] = _parse(self.body_model, raw, request)
         response = await self.call(**arguments)
@@ -110,8 +143,8 @@ def _says_json(content_type: str | None) -> bool:
 class DirectRoute(APIRoute):
     """An ``APIRoute`` that :class:`DirectRoutes` may serve (use it as an ``APIRouter``'s
     ``route_class``). Only endpoints that return a response themselves and take nothing but
-    a JSON body, the request and request-only dependencies qualify (:attr:`plan`); FastAPI
-    serves the others as usual."""
+    a JSON body, the request, single-valued query parameters and request-only dependencies
+    qualify (:attr:`plan`); FastAPI serves the others as usual."""
 
     @property
     def plan(self) -> _Plan | None:
@@ -123,12 +156,30 @@ def _plan(dependant: Dependant, endpoint: Callable[..., Any]) -> _Plan | None:
         return None
     if _has_other_inputs(dependant) or len(dependant.body_params) > 1:
         return None
+    queries = []
+    for field in dependant.query_params:
+        info = field.field_info
+        if not _is_one_value(info.annotation):
+            return None  # a list, a model: FastAPI's own rules
+        queries.append(
+            _Query(
+                name=field.name,
+                alias=field.alias,
+                required=info.is_required(),
+                default=None if info.is_required() else info.get_default(call_default_factory=True),
+                # The declared type with its constraints (``Query(min_length=1)``), as FastAPI
+                # builds it; spelled through ``cast`` since the type is only known now.
+                adapter=TypeAdapter(cast(Any, Annotated)[info.annotation, info]),
+            )
+        )
     dependencies = []
     for dependency in dependant.dependencies:
         call = dependency.call
         if call is None or not inspect.iscoroutinefunction(call):
             return None  # a sync or ``yield`` dependency, or a security scheme's object
-        if dependency.dependencies or dependency.body_params or _has_other_inputs(dependency):
+        if dependency.dependencies or dependency.body_params or dependency.query_params:
+            return None
+        if _has_other_inputs(dependency):
             return None
         if dependency.request_param_name is None or len(_parameters(call)) != 1:
             return None
@@ -146,13 +197,26 @@ def _plan(dependant: Dependant, endpoint: Callable[..., Any]) -> _Plan | None:
         request_name=dependant.request_param_name,
         body_name=body_name,
         body_model=body_model,
+        queries=tuple(queries),
+    )
+
+
+_ONE_VALUE = (str, int, float, bool, type(None))
+
+
+def _is_one_value(annotation: Any) -> bool:
+    """Text, a number or a flag, or a union of them (``str | None``)."""
+    if annotation in _ONE_VALUE:
+        return True
+    return get_origin(annotation) in (Union, UnionType) and all(
+        member in _ONE_VALUE for member in get_args(annotation)
     )
 
 
 def _has_other_inputs(dependant: Dependant) -> bool:
+    """Inputs besides the body, the request, dependencies and query parameters."""
     return bool(
         dependant.path_params
-        or dependant.query_params
         or dependant.header_params
         or dependant.cookie_params
         or dependant.websocket_param_name
