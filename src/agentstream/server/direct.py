@@ -80,7 +80,8 @@ class _Query:
 @dataclass(frozen=True, slots=True)
 class _Plan:
     """How to call one endpoint: its dependencies (parameter name, or ``None`` for a route's
-    own ``dependencies=[...]``), where the request goes, and its body model."""
+    own ``dependencies=[...]``), where the request goes, its query parameters and its body
+    model."""
 
     call: Callable[..., Awaitable[Response]]
     dependencies: tuple[tuple[str | None, Callable[[Request], Awaitable[Any]]], ...]
