@@ -31,21 +31,9 @@ from typing import Any
 import uvloop
 
 sys.path.insert(0, str(Path(__file__).parent))
-from stream_overhead import agentstream_app, bare_app, percentile  # noqa: E402
+from stream_overhead import agentstream_app, bare_app, percentile, sqlite_database  # noqa: E402
 
 PATH = "/api/chat/stream"
-
-
-async def sqlite_url(directory: str) -> str:
-    from agentstream.store import upgrade
-    from agentstream.store.engine import create_engine, use_wal
-
-    url = f"sqlite+aiosqlite:///{Path(directory) / 'bench.db'}"
-    engine = create_engine(url)
-    await use_wal(engine)
-    await engine.dispose()
-    await upgrade(url)
-    return url
 
 
 async def one_stream(app: Any, body: bytes, started: float) -> float:
@@ -98,7 +86,7 @@ async def measure(kind: str, streams: int, rounds: int, message: str) -> None:
             app = bare_app()
         else:
             directory = stack.enter_context(tempfile.TemporaryDirectory())
-            database = await sqlite_url(directory) if kind == "sqlite" else None
+            database = await sqlite_database(directory) if kind == "sqlite" else None
             app = agentstream_app(database)
             await stack.enter_async_context(app.router.lifespan_context(app))
         tune_gc()  # as ``agentstream serve`` does (and stream_overhead.py for every server)

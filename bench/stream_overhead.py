@@ -324,16 +324,8 @@ class Server:
 
     async def _database(self) -> str | None:
         if self.kind == "sqlite":
-            from agentstream.store import upgrade
-            from agentstream.store.engine import create_engine, use_wal
-
             self._tmp = tempfile.TemporaryDirectory()
-            url = f"sqlite+aiosqlite:///{Path(self._tmp.name) / 'bench.db'}"
-            engine = create_engine(url)
-            await use_wal(engine)
-            await engine.dispose()
-            await upgrade(url)
-            return url
+            return await sqlite_database(self._tmp.name)
         if self.kind == "postgres":
             from store_burst import postgres_database
 
@@ -359,6 +351,19 @@ class Server:
     def pid(self) -> int:
         assert self.process is not None
         return self.process.pid
+
+
+async def sqlite_database(directory: str) -> str:
+    """A fresh SQLite file in ``directory``, in WAL mode and migrated; its URL."""
+    from agentstream.store import upgrade
+    from agentstream.store.engine import create_engine, use_wal
+
+    url = f"sqlite+aiosqlite:///{Path(directory) / 'bench.db'}"
+    engine = create_engine(url)
+    await use_wal(engine)
+    await engine.dispose()
+    await upgrade(url)
+    return url
 
 
 async def warm_up(port: int) -> None:
