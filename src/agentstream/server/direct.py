@@ -80,19 +80,18 @@ class _Query:
 @dataclass(frozen=True, slots=True)
 class _Plan:
     """How to call one endpoint: its dependencies (parameter name, or ``None`` for a route's
-    own ``dependencies=[...]``), where the request goes, its query parameters and its body
-    model."""
+    own ``dependencies=[...]``), where the request goes, its query parameters and its body."""
 
     call: Callable[..., Awaitable[Response]]
     dependencies: tuple[tuple[str | None, Callable[[Request], Awaitable[Any]]], ...]
     request_name: str | None
-    body_name: str | None
-    body_model: type[BaseModel] | None
-    queries: tuple[_Query, ...] = ()
+    queries: tuple[_Query, ...]
+    body: tuple[str, type[BaseModel]] | None
+    """The body's parameter name and model."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
-        raw = await request.body() if self.body_model is not None else b""
+        raw = await request.body() if self.body is not None else b""
         arguments: dict[str, Any] = {}
         for name, dependency in self.dependencies:
             value = await dependency(request)
@@ -102,8 +101,9 @@ class _Plan:
             arguments[self.request_name] = request
         for query in self.queries:
             arguments[query.name] = query.read(request)
-        if self.body_model is not None and self.body_name is not None:
-            arguments[self.body_name] = _parse(self.body_model, raw, request)
+        if self.body is not None:
+            name, model = self.body
+            arguments[name] = _parse(model, raw, request)
         response = await self.call(**arguments)
         await response(scope, receive, send)
 
@@ -185,20 +185,19 @@ def _plan(dependant: Dependant, endpoint: Callable[..., Any]) -> _Plan | None:
         if dependency.request_param_name is None or len(_parameters(call)) != 1:
             return None
         dependencies.append((dependency.name, call))
-    body_name, body_model = None, None
+    body = None
     if dependant.body_params:
         field = dependant.body_params[0]
         annotation = field.field_info.annotation
         if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
             return None
-        body_name, body_model = field.name, annotation
+        body = (field.name, annotation)
     return _Plan(
         call=endpoint,
         dependencies=tuple(dependencies),
         request_name=dependant.request_param_name,
-        body_name=body_name,
-        body_model=body_model,
         queries=tuple(queries),
+        body=body,
     )
 
 

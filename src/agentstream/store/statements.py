@@ -82,8 +82,7 @@ _COMPLETED_ADAPTER: TypeAdapter[RunCompleted] = TypeAdapter(RunCompleted)
 _PAYLOAD_ADAPTER: TypeAdapter[Payload] = TypeAdapter(Payload)
 _METADATA_ADAPTER: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
 _SHAPED_ADAPTER: TypeAdapter[AnswerShaped] = TypeAdapter(AnswerShaped)
-_SHOWN_FIELDS = ("message", "payloads", "suggested_values", "suggested_actions", "custom_payload")
-_SHOWN_FIELD_SET: set[str] = set(_SHOWN_FIELDS)  # a set, as pydantic types its ``include``
+_SHOWN_FIELDS = {"message", "payloads", "suggested_values", "suggested_actions", "custom_payload"}
 
 
 def normalize_conversation_id(value: str) -> str | None:
@@ -504,9 +503,9 @@ def run_outcome(
             # Only the fields shown: the diagnostics (the whole prompt, in development) are
             # the client's to see once, not the store's to keep.
             shown = _SHAPED_ADAPTER.dump_python(
-                shaped, mode="json", fallback=str, include=_SHOWN_FIELD_SET
+                shaped, mode="json", fallback=str, include=_SHOWN_FIELDS
             )
-            result.update({name: shown[name] for name in _SHOWN_FIELDS})
+            result.update(shown)
         values["result"] = result
         values["answer"] = strip_markers(result["message"])
     return values
