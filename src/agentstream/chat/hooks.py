@@ -140,8 +140,6 @@ class ChatHooks:
     async def _run_action(self, request: RunRequest) -> str | None:
         """:meth:`run_action` after :meth:`check` (the action is looked up again to run)."""
         if request.action is None:
-            if request.interaction_type == ACTION_EXECUTED:
-                raise MissingAction()
             return None
         call = ActionCall(
             action=request.action.action,

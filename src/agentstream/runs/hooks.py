@@ -58,7 +58,8 @@ class RunHooks(Protocol):
         history: Sequence[Message],
         payloads: Sequence[Payload],
     ) -> Preparation:
-        """Before the loop: build the system prompt and choose tool scopes."""
+        """Before the loop, after :meth:`check` accepted the request: build the system
+        prompt and choose tool scopes."""
         ...
 
     def shape(
