@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -43,6 +44,11 @@ class CancelToken:
             callback(self.reason)
         else:
             self._callbacks.append(callback)
+
+    def forget(self, callback: Any) -> None:
+        """No longer call ``callback`` (given to :meth:`on_cancel`); nothing if it is gone."""
+        with contextlib.suppress(ValueError):
+            self._callbacks.remove(callback)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -31,6 +31,33 @@ __all__ = ["AgentRun"]
 _TERMINAL_TYPES = frozenset(TERMINAL_EVENTS)
 
 
+class _Outbox:
+    """Where the loop puts its events: each handed to the driver's sink as it is made, or
+    buffered for a reader, who is woken. An object of its own rather than methods of
+    :class:`AgentRun`, so the loop (which the run holds) does not hold the run: a finished
+    run is freed as soon as it is dropped, not when the garbage collector gets to it."""
+
+    __slots__ = ("buffer", "sink", "waiter")
+
+    def __init__(self) -> None:
+        self.buffer: deque[RunEvent] = deque()
+        self.waiter: asyncio.Future[None] | None = None
+        self.sink: Callable[[RunEvent], None] | None = None
+
+    def put(self, event: RunEvent) -> None:
+        sink = self.sink
+        if sink is not None and type(event) not in _TERMINAL_TYPES:
+            sink(event)
+            return
+        self.buffer.append(event)
+        self.wake()
+
+    def wake(self) -> None:
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+
 class AgentRun:
     """Iterate it (once) for the run's events; ``new_messages`` is the history it added
     after the user message, including a partial turn if it was interrupted."""
@@ -40,12 +67,10 @@ class AgentRun:
             run_input = replace(run_input, cancel=CancelToken())
         assert run_input.cancel is not None
         self.cancel_token: CancelToken = run_input.cancel
-        self._buffer: deque[RunEvent] = deque()
-        self._waiter: asyncio.Future[None] | None = None
-        self._loop = Loop(agent, run_input, provider, self._put)
+        self._outbox = _Outbox()
+        self._loop = Loop(agent, run_input, provider, self._outbox.put)
         self._task: asyncio.Task[None] | None = None
         self._done = False
-        self._sink: Callable[[RunEvent], None] | None = None
 
     @property
     def run_id(self) -> str:
@@ -58,7 +83,7 @@ class AgentRun:
     @property
     def ready(self) -> bool:
         """Events are waiting: the next ones can be read without waiting for the loop."""
-        return bool(self._buffer)
+        return bool(self._outbox.buffer)
 
     def cancel(self, reason: str = "cancelled") -> None:
         """Stop the run; its last event will be ``run_cancelled``."""
@@ -73,9 +98,10 @@ class AgentRun:
         without a task switch. ``sink`` must not block. The cancel token then cancels the
         calling task while the loop runs (the loop turns that into ``run_cancelled``), never
         afterwards, so the caller may go on to store the outcome."""
-        if self._task is not None or self._buffer or self._done:
+        outbox = self._outbox
+        if self._task is not None or outbox.buffer or self._done:
             raise RuntimeError("a run is driven or iterated, once")
-        self._sink = sink
+        outbox.sink = sink
         self._done = True
         if self.cancel_token.reason is not None:  # stopped before it started
             return self._loop.cancelled(self.cancel_token.reason)
@@ -94,36 +120,33 @@ class AgentRun:
             await self._loop.execute()
         finally:
             looping = False
+            # Neither the token nor the loop keeps the caller (its task, its sink) any longer.
+            self.cancel_token.forget(on_cancel)
+            outbox.sink = None
         if cancelled:
             # The loop turned the cancellation into ``run_cancelled``, or ended before it
             # landed: absorb it either way, so the caller's next await is not cancelled.
             with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.sleep(0)
             task.uncancel()
-        if not self._buffer:
+        if not outbox.buffer:
             raise RuntimeError(f"run {self.run_id} ended without a terminal event")
-        return self._buffer.popleft()
-
-    def _put(self, event: RunEvent) -> None:
-        sink = self._sink
-        if sink is not None and type(event) not in _TERMINAL_TYPES:
-            sink(event)
-            return
-        self._buffer.append(event)
-        waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-
-    def _wake(self, *_: object) -> None:
-        waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
+        return outbox.buffer.popleft()
 
     def _start(self) -> asyncio.Task[None]:
         task = asyncio.create_task(self._loop.execute(), name=f"agentstream-run-{self.run_id}")
-        task.add_done_callback(self._wake)
         self._task = task
-        self.cancel_token.on_cancel(lambda _reason: task.cancel())
+        token = self.cancel_token
+
+        def cancel(_reason: str) -> None:
+            task.cancel()
+
+        def ended(_task: object) -> None:
+            token.forget(cancel)
+            self._outbox.wake()
+
+        token.on_cancel(cancel)
+        task.add_done_callback(ended)
         return task
 
     def __aiter__(self) -> AgentRun:
@@ -133,7 +156,8 @@ class AgentRun:
         if self._done:
             raise StopAsyncIteration
         task = self._task or self._start()
-        buffer = self._buffer
+        outbox = self._outbox
+        buffer = outbox.buffer
         while not buffer:
             if task.done():
                 # The loop's task ended without a terminal event: it was cancelled from
@@ -145,14 +169,14 @@ class AgentRun:
                     raise asyncio.CancelledError
                 task.result()
                 raise StopAsyncIteration
-            self._waiter = asyncio.get_running_loop().create_future()
+            outbox.waiter = asyncio.get_running_loop().create_future()
             try:
-                await self._waiter
+                await outbox.waiter
             except asyncio.CancelledError:
                 await self._stop(task)
                 raise
             finally:
-                self._waiter = None
+                outbox.waiter = None
         event = buffer.popleft()
         if isinstance(event, TERMINAL_EVENTS):
             self._done = True

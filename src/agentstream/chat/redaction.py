@@ -108,21 +108,26 @@ def redact(value: Any, names: AbstractSet[str] = SECRET_KEYS) -> Any:
 def secret_values(value: Any, names: AbstractSet[str] = SECRET_KEYS) -> list[str]:
     """The string values stored under secret keys in ``value``, at any depth."""
     found: list[str] = []
-
-    def walk(item: Any) -> None:
-        if isinstance(item, Mapping):
-            for k, v in item.items():
-                secret = is_secret_key(str(k), names)
-                if secret and isinstance(v, str | int) and not isinstance(v, bool):
-                    found.append(str(v))
-                else:
-                    walk(v)
-        elif isinstance(item, list | tuple):
-            for element in item:
-                walk(element)
-
-    walk(value)
+    _collect_secrets(value, names, found)
     return found
+
+
+def _collect_secrets(item: Any, names: AbstractSet[str], found: list[str]) -> None:
+    # A function of the module, not a closure over ``found``: a closure that calls itself is
+    # a reference cycle, left for the garbage collector on every run.
+    if isinstance(item, Mapping):
+        for k, v in item.items():
+            if (
+                is_secret_key(str(k), names)
+                and isinstance(v, str | int)
+                and not isinstance(v, bool)
+            ):
+                found.append(str(v))
+            else:
+                _collect_secrets(v, names, found)
+    elif isinstance(item, list | tuple):
+        for element in item:
+            _collect_secrets(element, names, found)
 
 
 class Scrubber:
