@@ -3,7 +3,8 @@ results back, repeat until a turn asks for none.
 
 :class:`Loop` knows nothing of HTTP, dialects or storage. It writes canonical events through an
 ``emit`` callable and records the history it adds in ``new_messages``; :class:`AgentRun`
-(``run.py``) owns the task it runs in and hands the events to the consumer. Failures end the
+(``run.py``) owns the task it runs in and hands the events to the consumer, and
+:class:`~agentstream.agent.tool_calls.ToolCalls` runs each round of tool calls. Failures end the
 run with one terminal event: ``run_failed`` for a provider error, the turn limit or a bug,
 ``run_cancelled`` when the run's cancel token fires.
 
@@ -15,24 +16,21 @@ turn starts by completing it from ``RunInput.answers`` (see :mod:`agentstream.pe
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import threading
-import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import aclosing
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agentstream.agent.inputs import AnswerCheck, Retry, RunInput
-from agentstream.agent.turns import PendingCall, TurnBuilder
+from agentstream.agent.outlet import EventOutlet
+from agentstream.agent.tool_calls import ToolCalls
+from agentstream.agent.turns import TurnBuilder
 from agentstream.events import (
     PartEnded,
     PartKind,
     PartStarted,
-    Payload,
-    PayloadEvent,
     ReasoningDelta,
     RunCancelled,
     RunCompleted,
@@ -41,12 +39,8 @@ from agentstream.events import (
     RunStarted,
     RunWarning,
     TextDelta,
-    ToolCallArgs,
     ToolCallDelta,
-    ToolCallFinished,
     ToolCallStarted,
-    ToolHistoryEntry,
-    ToolProgress,
     TurnFinished,
     TurnStarted,
     Usage,
@@ -56,16 +50,10 @@ from agentstream.messages import (
     AssistantMessage,
     Message,
     PendingToolCall,
-    ToolCall,
-    ToolResultPart,
     ToolResultsMessage,
     UserMessage,
 )
 from agentstream.pending import (
-    Answers,
-    ClientTool,
-    answered_message,
-    check_answers,
     open_calls,
     provider_history,
 )
@@ -81,17 +69,7 @@ from agentstream.providers.base import (
     ToolSpec,
     ToolUseStart,
 )
-from agentstream.tools.context import ToolContext
 from agentstream.tools.definition import Tool
-from agentstream.tools.execution import (
-    CallOutcome,
-    PreparedCall,
-    error_outcome,
-    parse_arguments,
-    prepare_call,
-    run_call,
-)
-from agentstream.tools.results import Progress
 
 if TYPE_CHECKING:
     from agentstream.agent.agent import Agent
@@ -123,51 +101,37 @@ class Loop:
         self.provider = provider
         self.run_id = run_input.run_id or uuid.uuid4().hex
         self.new_messages: list[Message] = []
-        self._emit_event = emit
-        self._seq = 0
-        self._closed = False
+        self._outlet = EventOutlet(self.run_id, emit)
+        self._calls = ToolCalls(run_input, self._outlet, agent.tool_timeout)
         self._segments: list[str] = []
         """The text of each finished turn; the final message joins them."""
         self._usage = Usage()
-        self._history: list[ToolHistoryEntry] = []
-        self._displays: dict[str, str | None] = {}  # each call's Tool.display text
-        self._payloads: list[Payload] = []
-        self._tool_count = 0
         self._turn: TurnBuilder | None = None
-        self._running_calls: list[PendingCall] = []
-        self._finished: dict[str, ToolResultPart] = {}
         self._used_checks: set[int] = set()
         self._parts = 0
         self._open: PartKind | None = None
         """The kind of the text or reasoning part in progress (its number is ``_parts - 1``)."""
-        self._event_loop = asyncio.get_running_loop()
-        self._thread = threading.get_ident()
 
     # --- emission -------------------------------------------------------------------------
-
-    def _next_seq(self) -> int:
-        seq = self._seq
-        self._seq = seq + 1
-        return seq
-
-    def _emit(self, event: RunEvent) -> None:
-        if not self._closed:
-            self._emit_event(event)
 
     def _start_part(self, kind: PartKind) -> None:
         self._end_part()
         self._open = kind
         self._parts += 1
-        self._emit(
-            PartStarted(run_id=self.run_id, seq=self._next_seq(), part=self._parts - 1, kind=kind)
+        self._outlet.emit(
+            PartStarted(
+                run_id=self.run_id, seq=self._outlet.next_seq(), part=self._parts - 1, kind=kind
+            )
         )
 
     def _end_part(self) -> None:
         kind = self._open
         if kind is not None:
             self._open = None
-            self._emit(
-                PartEnded(run_id=self.run_id, seq=self._next_seq(), part=self._parts - 1, kind=kind)
+            self._outlet.emit(
+                PartEnded(
+                    run_id=self.run_id, seq=self._outlet.next_seq(), part=self._parts - 1, kind=kind
+                )
             )
 
     # --- the run ----------------------------------------------------------------------------
@@ -180,11 +144,11 @@ class Loop:
         except asyncio.CancelledError:
             token = self.input.cancel
             if token is not None and token.cancelled:
-                self._emit(self.cancelled(token.reason or "cancelled"))
-                self._closed = True
+                self._outlet.emit(self.cancelled(token.reason or "cancelled"))
+                self._outlet.closed = True
                 return
             self._record_partial()
-            self._closed = True
+            self._outlet.closed = True
             raise
         except ProviderError as exc:
             self._record_partial()
@@ -199,12 +163,14 @@ class Loop:
         produced. Also used when the token fired before the loop's task got to run."""
         self._record_partial()
         self._end_part()
-        return RunCancelled(run_id=self.run_id, seq=self._next_seq(), reason=reason)
+        return RunCancelled(run_id=self.run_id, seq=self._outlet.next_seq(), reason=reason)
 
     def _fail(self, kind: str, message: str) -> None:
         self._end_part()
-        self._emit(RunFailed(run_id=self.run_id, seq=self._next_seq(), kind=kind, message=message))
-        self._closed = True
+        self._outlet.emit(
+            RunFailed(run_id=self.run_id, seq=self._outlet.next_seq(), kind=kind, message=message)
+        )
+        self._outlet.closed = True
 
     async def _run(self) -> None:
         run_input, agent = self.input, self.agent
@@ -218,10 +184,10 @@ class Loop:
             ToolSpec(name=t.name, description=t.description, parameters=t.parameters)
             for t in client.values()
         )
-        self._emit(
+        self._outlet.emit(
             RunStarted(
                 run_id=self.run_id,
-                seq=self._next_seq(),
+                seq=self._outlet.next_seq(),
                 conversation_id=run_input.conversation_id,
                 conversation_title=run_input.conversation_title,
                 user_id=run_input.principal.user_id,
@@ -230,7 +196,7 @@ class Loop:
             )
         )
         if fallback is not None:
-            self._emit(replace(fallback, seq=self._next_seq()))
+            self._outlet.emit(replace(fallback, seq=self._outlet.next_seq()))
         # Let the runs starting alongside this one send their first event before this one
         # builds its model request: in a burst of new chats, each says it is thinking as soon
         # as its message is stored, instead of after the model requests of those before it.
@@ -238,7 +204,9 @@ class Loop:
         messages: list[Message] = list(run_input.history)
         waiting = open_calls(messages)
         if waiting and run_input.answers:
-            await self._answer(messages, waiting, run_input.answers, by_name)
+            await self._calls.answer(
+                messages, waiting, run_input.answers, by_name, self.new_messages.append
+            )
         elif messages and isinstance(messages[-1], ToolResultsMessage) and messages[-1].pending:
             # A new message instead of answers: the open calls get "not answered" results.
             messages = provider_history(messages, keep_open=False)
@@ -247,7 +215,9 @@ class Loop:
         system = run_input.system if run_input.system is not None else agent.instructions
         max_turns = run_input.max_turns or agent.max_turns
         for turn in range(max_turns):
-            self._emit(TurnStarted(run_id=self.run_id, seq=self._next_seq(), turn=turn))
+            self._outlet.emit(
+                TurnStarted(run_id=self.run_id, seq=self._outlet.next_seq(), turn=turn)
+            )
             request = ChatRequest(
                 system=system,
                 messages=tuple(messages),
@@ -263,40 +233,45 @@ class Loop:
             assistant = await self._stream_turn(turn, request)
             self._add(messages, assistant)
             if not assistant.tool_calls:
-                self._emit(
-                    TurnFinished(run_id=self.run_id, seq=self._next_seq(), turn=turn, reason="stop")
+                self._outlet.emit(
+                    TurnFinished(
+                        run_id=self.run_id, seq=self._outlet.next_seq(), turn=turn, reason="stop"
+                    )
                 )
                 retry = self._check_answer(assistant.text)
                 if retry is None:
                     self._complete()
                     return
                 self._start_part("text")
-                self._emit(TextDelta(run_id=self.run_id, seq=self._next_seq(), text=retry.notice))
+                self._outlet.emit(
+                    TextDelta(run_id=self.run_id, seq=self._outlet.next_seq(), text=retry.notice)
+                )
                 self._end_part()
                 self._segments.pop()  # only the rejected answer; earlier turns stand
                 self._add(messages, UserMessage(content=retry.user_message))
                 continue
             if turn == max_turns - 1:
                 break
-            results = await self._run_tools(by_name, self._running_calls, client)
+            results = await self._calls.run(
+                by_name, self._calls.running, client, text_offset=len(self._message())
+            )
             self._add(messages, results)
-            self._emit(
+            self._outlet.emit(
                 TurnFinished(
-                    run_id=self.run_id, seq=self._next_seq(), turn=turn, reason="tool_calls"
+                    run_id=self.run_id, seq=self._outlet.next_seq(), turn=turn, reason="tool_calls"
                 )
             )
             if results.pending:
                 self._complete(results.pending)
                 return
-        self._add(messages, self._unfinished_results("Not run: " + MAX_TURNS_MESSAGE))
+        self._add(messages, self._calls.unfinished("Not run: " + MAX_TURNS_MESSAGE))
         self._fail("max_turns", MAX_TURNS_MESSAGE)
 
     def _add(self, messages: list[Message], message: Message) -> None:
         messages.append(message)
         self.new_messages.append(message)
         if isinstance(message, ToolResultsMessage):
-            self._running_calls = []
-            self._finished = {}
+            self._calls.round_ended()
 
     async def _resolve_tools(self) -> tuple[list[Tool], RunWarning | None]:
         """The run's tools, or none and a ``tool_fallback`` warning (emitted after
@@ -324,8 +299,9 @@ class Loop:
     async def _stream_turn(self, turn: int, request: ChatRequest) -> AssistantMessage:
         builder = TurnBuilder(self.provider.name)
         self._turn = builder
-        run_id, emit, next_seq = self.run_id, self._emit, self._next_seq
-        put = self._emit_event  # the per-delta path: no extra calls, the run is open here
+        outlet = self._outlet
+        run_id, emit, next_seq = self.run_id, outlet.emit, outlet.next_seq
+        put = outlet.put  # the per-delta path: no extra calls, the run is open here
         turn_text = builder.text
         # The answer joins turns with a blank line; stream it too, so that the text a client
         # streamed is exactly the answer it is finally given.
@@ -341,8 +317,8 @@ class Loop:
                         if separate:
                             separate = False
                             text = TURN_SEPARATOR + text
-                        seq = self._seq
-                        self._seq = seq + 1
+                        seq = outlet.seq
+                        outlet.seq = seq + 1
                         put(TextDelta(run_id=run_id, seq=seq, text=text))
                     continue
                 match event:
@@ -362,8 +338,7 @@ class Loop:
                             emit(ReasoningDelta(run_id=run_id, seq=next_seq(), text=text))
                     case ToolUseStart(call_id=call_id, name=name, provider_data=data):
                         self._end_part()
-                        call = PendingCall(call_id, name, self._tool_count, data)
-                        self._tool_count += 1
+                        call = self._calls.call(call_id, name, data)
                         builder.calls[call_id] = call
                         emit(
                             ToolCallStarted(
@@ -382,222 +357,10 @@ class Loop:
                         pass
         self._end_part()
         self._turn = None
-        self._running_calls = list(builder.calls.values())
+        self._calls.running = list(builder.calls.values())
         message = builder.message()
         self._segments.append(message.text)
         return message
-
-    # --- tools ----------------------------------------------------------------------------
-
-    async def _run_tools(
-        self,
-        tools: dict[str, Tool],
-        calls: list[PendingCall],
-        client: Mapping[str, ClientTool] | None = None,
-        *,
-        approved: bool = False,
-    ) -> ToolResultsMessage:
-        """Run a turn's calls; calls to frontend tools (``client``) and calls that need
-        approval (unless ``approved``) are not run but returned as ``pending``."""
-        ready: list[tuple[PendingCall, PreparedCall, ToolContext]] = []
-        waiting: list[PendingToolCall] = []
-        for call in calls:
-            ctx = self._tool_context(call)
-            prepared: PreparedCall | CallOutcome | None
-            if client and call.name in client:
-                shown, prepared = _client_call(call)
-            else:
-                shown, prepared = prepare_call(tools, call.name, call.raw_arguments, ctx)
-            broken = (
-                isinstance(prepared, CallOutcome)
-                and prepared.error is not None
-                and prepared.error.kind == "invalid_arguments"
-            )
-            self._emit(
-                ToolCallArgs(
-                    run_id=self.run_id,
-                    seq=self._next_seq(),
-                    call_id=call.call_id,
-                    name=call.name,
-                    index=call.index,
-                    arguments=shown,
-                    raw_arguments=call.raw_arguments if broken and not shown else None,
-                    display=self._displays.setdefault(call.call_id, _display(prepared, shown)),
-                    started_at=time.time(),
-                )
-            )
-            if isinstance(prepared, CallOutcome):
-                self._finish(call, shown, prepared)
-            elif prepared is None:
-                waiting.append(
-                    PendingToolCall(call_id=call.call_id, name=call.name, arguments=shown)
-                )
-            elif not approved and prepared.tool.needs_approval(
-                ToolCall(id=call.call_id, name=call.name, arguments=shown)
-            ):
-                waiting.append(
-                    PendingToolCall(
-                        call_id=call.call_id,
-                        name=call.name,
-                        arguments=shown,
-                        waiting_for="approval",
-                        display=self._displays.get(call.call_id),
-                    )
-                )
-            else:
-                ready.append((call, prepared, ctx))
-        timeout = self.agent.tool_timeout
-        if len(ready) == 1:
-            call, one, ctx = ready[0]
-            self._finish(call, one.shown_arguments, await run_call(one, ctx, timeout))
-        elif ready:
-            async with asyncio.TaskGroup() as group:
-                for call, one, ctx in ready:
-                    group.create_task(self._run_one(call, one, ctx, timeout))
-        return ToolResultsMessage(
-            results=tuple(self._finished[c.call_id] for c in calls if c.call_id in self._finished),
-            pending=tuple(waiting),
-        )
-
-    async def _answer(
-        self,
-        messages: list[Message],
-        waiting: tuple[PendingToolCall, ...],
-        answers: Answers,
-        tools: dict[str, Tool],
-    ) -> None:
-        """Complete the open turn that ends ``messages`` with ``answers``: record them (the
-        first of :attr:`new_messages`), run the approved calls, and leave the turn's results
-        joined in one message for the model."""
-        check_answers(waiting, answers)
-        recorded = answered_message(waiting, answers)
-        self.new_messages.append(recorded)
-        denied = {r.tool_call_id for r in recorded.results} - {r.call_id for r in answers.results}
-        calls: list[PendingCall] = []
-        for pending in waiting:
-            call = PendingCall(pending.call_id, pending.name, self._tool_count)
-            call.fragments.append(json.dumps(pending.arguments))
-            self._tool_count += 1
-            if pending.display:  # a declined call's card shows what the approval card did
-                self._displays[pending.call_id] = pending.display
-            if pending.call_id in denied:
-                result = next(r for r in recorded.results if r.tool_call_id == pending.call_id)
-                outcome = CallOutcome(
-                    result=result.content,
-                    output=json.loads(result.content),
-                    display=pending.display,
-                )
-                self._finish(call, pending.arguments, outcome)
-            elif any(a.call_id == pending.call_id for a in recorded.pending):
-                calls.append(call)
-        results: tuple[ToolResultPart, ...] = recorded.results
-        if calls:
-            self._running_calls = calls
-            ran = await self._run_tools(tools, calls, approved=True)
-            self.new_messages.append(ran)
-            results += ran.results
-        self._running_calls, self._finished = [], {}
-        opened = messages[-1]
-        assert isinstance(opened, ToolResultsMessage)
-        messages[-1] = ToolResultsMessage(results=opened.results + results)
-        messages[:] = provider_history(messages, keep_open=False)
-
-    async def _run_one(
-        self, call: PendingCall, prepared: PreparedCall, ctx: ToolContext, limit: float | None
-    ) -> None:
-        self._finish(call, prepared.shown_arguments, await run_call(prepared, ctx, limit))
-
-    def _finish(self, call: PendingCall, arguments: dict[str, Any], outcome: CallOutcome) -> None:
-        self._finished[call.call_id] = ToolResultPart(
-            tool_call_id=call.call_id,
-            name=call.name,
-            content=outcome.result,
-            is_error=outcome.is_error,
-        )
-        payload = outcome.payload
-        if payload is not None and payload.payload_id is None:
-            payload = Payload(
-                kind=payload.kind,
-                data=payload.data,
-                summary=payload.summary,
-                payload_id=uuid.uuid4().hex[:8],
-            )
-        self._emit(
-            ToolCallFinished(
-                run_id=self.run_id,
-                seq=self._next_seq(),
-                call_id=call.call_id,
-                name=call.name,
-                index=call.index,
-                is_error=outcome.is_error,
-                result=outcome.result,
-                output=outcome.output,
-                error=outcome.error,
-                payload=payload,
-                duration_ms=outcome.duration_ms,
-                display=outcome.display,
-                finished_at=time.time(),
-            )
-        )
-        self._history.append(
-            ToolHistoryEntry(
-                index=call.index,
-                call_id=call.call_id,
-                tool_name=call.name,
-                input=arguments,
-                output=outcome.output,
-                is_error=outcome.is_error,
-                duration_ms=outcome.duration_ms,
-                text_offset=len(self._message()),
-                display=self._displays.get(call.call_id),
-            )
-        )
-        if payload is not None:
-            self._payloads.append(payload)
-            self._emit(
-                PayloadEvent(
-                    run_id=self.run_id,
-                    seq=self._next_seq(),
-                    payload=payload,
-                    call_id=call.call_id,
-                )
-            )
-
-    def _tool_context(self, call: PendingCall) -> ToolContext:
-        run_input = self.input
-
-        def sink(progress: Progress) -> None:
-            if threading.get_ident() == self._thread:
-                self._progress(call, progress)
-            else:
-                self._event_loop.call_soon_threadsafe(self._progress, call, progress)
-
-        return ToolContext(
-            principal=run_input.principal,
-            run_id=self.run_id,
-            call_id=call.call_id,
-            tool_name=call.name,
-            conversation_id=run_input.conversation_id,
-            context=run_input.context,
-            options=run_input.tool_options,
-            _sink=sink,
-        )
-
-    def _progress(self, call: PendingCall, progress: Progress) -> None:
-        if call.call_id in self._finished:
-            return  # a late report from a worker thread after the call ended
-        self._emit(
-            ToolProgress(
-                run_id=self.run_id,
-                seq=self._next_seq(),
-                call_id=call.call_id,
-                name=call.name,
-                stage=progress.stage,
-                message=progress.message,
-                fraction=progress.fraction,
-                data=progress.data,
-            )
-        )
 
     # --- endings ----------------------------------------------------------------------------
 
@@ -617,34 +380,18 @@ class Loop:
         return TURN_SEPARATOR.join(segment for segment in self._segments if segment)
 
     def _complete(self, pending: tuple[PendingToolCall, ...] = ()) -> None:
-        self._emit(
+        self._outlet.emit(
             RunCompleted(
                 run_id=self.run_id,
-                seq=self._next_seq(),
+                seq=self._outlet.next_seq(),
                 message=self._message(),
                 usage=self._usage,
-                tool_history=tuple(sorted(self._history, key=lambda h: h.index)),
-                payloads=tuple(self._payloads),
+                tool_history=tuple(sorted(self._calls.history, key=lambda h: h.index)),
+                payloads=tuple(self._calls.payloads),
                 pending_calls=pending,
             )
         )
-        self._closed = True
-
-    def _unfinished_results(self, reason: str) -> ToolResultsMessage:
-        """Results for the current turn's calls: the finished ones, and an error for each call
-        that never finished, so the history stays valid for the next request."""
-        return ToolResultsMessage(
-            results=tuple(
-                self._finished.get(c.call_id)
-                or ToolResultPart(
-                    tool_call_id=c.call_id,
-                    name=c.name,
-                    content=f'{{"error": "{reason}"}}',
-                    is_error=True,
-                )
-                for c in self._running_calls
-            )
-        )
+        self._outlet.closed = True
 
     def _record_partial(self) -> None:
         """Keep what the interrupted run produced: the partial text of a turn in progress, or
@@ -653,22 +400,6 @@ class Loop:
             if self._turn.has_content:
                 self.new_messages.append(self._turn.message(complete_calls=False))
             self._turn = None
-        elif self._running_calls:
-            self.new_messages.append(self._unfinished_results(INTERRUPTED_MESSAGE))
-            self._running_calls = []
-
-
-def _client_call(call: PendingCall) -> tuple[dict[str, Any], CallOutcome | None]:
-    """A call to a frontend tool: its arguments and ``None`` (it waits for the client), or
-    the error the model gets when its arguments are not a JSON object."""
-    try:
-        return parse_arguments(call.raw_arguments), None
-    except (json.JSONDecodeError, ValueError) as exc:
-        message = f"Arguments for '{call.name}' are not a JSON object ({exc})."
-        return {}, error_outcome("invalid_arguments", message)
-
-
-def _display(prepared: PreparedCall | CallOutcome | None, arguments: dict[str, Any]) -> str | None:
-    if isinstance(prepared, PreparedCall) and prepared.tool.display is not None:
-        return prepared.tool.display(arguments)
-    return None
+        elif self._calls.running:
+            self.new_messages.append(self._calls.unfinished(INTERRUPTED_MESSAGE))
+            self._calls.running = []
