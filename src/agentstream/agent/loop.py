@@ -112,7 +112,7 @@ class Loop:
         self._open: PartKind | None = None
         """The kind of the text or reasoning part in progress (its number is ``_parts - 1``)."""
 
-    # --- emission -------------------------------------------------------------------------
+    # --- text and reasoning parts -------------------------------------------------------
 
     def _start_part(self, kind: PartKind) -> None:
         self._end_part()
