@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import random
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -150,6 +151,19 @@ async def test_cancelling_an_unknown_run_is_refused(make_broker: Any) -> None:
     runner = Runner(slow_agent(), broker=make_broker())
     await runner.start()
     assert not await runner.request_cancel("no-such-run", ALICE)
+
+
+async def test_a_redis_broker_closed_while_it_subscribes_still_closes() -> None:
+    """redis-py can swallow the cancellation of a ``subscribe`` that is still connecting, and
+    the broker's listener then waits in its next read for good. Closing brokers right after
+    starting them, at varied moments, lands in that window within a few dozen tries; every
+    close must still end."""
+    moments = random.Random(14)
+    for _ in range(150):
+        broker = RedisBroker(REDIS_URL, prefix=f"agentstream-test:{uuid.uuid4().hex}:")
+        await broker.start(lambda *_: None)
+        await asyncio.sleep(moments.random() * 0.004)
+        await asyncio.wait_for(broker.aclose(), 5)
 
 
 async def test_a_runner_without_a_broker_cancels_only_its_own_runs() -> None:

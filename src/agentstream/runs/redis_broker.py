@@ -36,6 +36,9 @@ __all__ = ["RedisBroker"]
 
 log = logging.getLogger("agentstream.broker")
 
+_RECANCEL_SECONDS = 0.1
+"""How long a cancelled background task has to end before it is cancelled again."""
+
 
 class RedisBroker:
     """Runs in Redis streams (``{prefix}run:{id}``, expiring ``ttl`` seconds after the last
@@ -143,9 +146,7 @@ class RedisBroker:
                 self._unavailable(exc)
 
     async def aclose(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await _cancel_until_done(self._tasks)
         await self._flush()
         await self._local.aclose()
         await self._redis.aclose()
@@ -405,3 +406,17 @@ def _entries(found: Any) -> list[tuple[str, bytes]]:
     return [
         (_text(entry_id) or "", fields[b"e"]) for entries in streams for entry_id, fields in entries
     ]
+
+
+async def _cancel_until_done(tasks: Sequence[asyncio.Task[None]]) -> None:
+    """Cancel ``tasks`` and wait until every one has ended, cancelling again any that goes
+    on. redis-py can swallow a cancellation: a ``subscribe`` cancelled while it connects
+    returns as if nothing happened, and the listener then waits in its next read for good,
+    which would hang the broker's ``aclose`` (and a server's shutdown) with it."""
+    for task in tasks:
+        task.cancel()
+    while pending := [task for task in tasks if not task.done()]:
+        await asyncio.wait(pending, timeout=_RECANCEL_SECONDS)
+        for task in pending:
+            task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)  # their errors, read and dropped
