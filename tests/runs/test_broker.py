@@ -166,6 +166,35 @@ async def test_a_redis_broker_closed_while_it_subscribes_still_closes() -> None:
         await asyncio.wait_for(broker.aclose(), 5)
 
 
+async def test_a_follower_cancelled_while_it_connects_stops_reading() -> None:
+    """The same swallowed cancellation in a follower: cancelled while its first command was
+    connecting, it went on reading the run's stream until the run ended. Each follower here
+    reads through a broker of its own (a new connection) and is cancelled at a varied moment;
+    every one must end while the run is still going."""
+    prefix = f"agentstream-test:{uuid.uuid4().hex}:"
+    worker = RedisBroker(REDIS_URL, prefix=prefix, block_ms=200)
+    await worker.start(lambda *_: None)
+    run_id = uuid.uuid4().hex
+    await worker.open_run(run_id, ALICE)
+    moments = random.Random(14)
+
+    async def follow(broker: RedisBroker) -> None:
+        async for _ in broker.replay(run_id, ALICE):
+            pass
+
+    try:
+        for _ in range(100):
+            follower = RedisBroker(REDIS_URL, prefix=prefix, block_ms=200)
+            task = asyncio.create_task(follow(follower))
+            await asyncio.sleep(moments.random() * 0.006)
+            task.cancel()
+            done, _ = await asyncio.wait([task], timeout=5)
+            assert task in done, "a cancelled follower is still reading"
+            await follower.aclose()
+    finally:
+        await worker.aclose()
+
+
 async def test_a_runner_without_a_broker_cancels_only_its_own_runs() -> None:
     runner = Runner(slow_agent(delay=0.05))
     session = await runner.begin(RunRequest(message="count", principal=ALICE))

@@ -263,6 +263,7 @@ class RedisBroker:
             raise RunNotFound(run_id)
         last, seq = (f"{after + 1}-0" if after >= 0 else "0-0"), after
         while True:
+            _raise_if_cancelled()
             found = await self._redis.xread({key: last}, block=self._block_ms, count=500)
             if not found:
                 if not await self._redis.exists(key + ":owner"):
@@ -406,6 +407,15 @@ def _entries(found: Any) -> list[tuple[str, bytes]]:
     return [
         (_text(entry_id) or "", fields[b"e"]) for entries in streams for entry_id, fields in entries
     ]
+
+
+def _raise_if_cancelled() -> None:
+    """Raise the cancellation of the calling task if a Redis call swallowed it (see
+    :func:`_cancel_until_done`): a follower cancelled while its connection was being made
+    would otherwise go on reading, a reader nobody waits for, until the run ends."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
 
 
 async def _cancel_until_done(tasks: Sequence[asyncio.Task[None]]) -> None:
