@@ -252,9 +252,7 @@ class Loop:
                 continue
             if turn == max_turns - 1:
                 break
-            results = await self._calls.run(
-                by_name, self._calls.running, client, text_offset=len(self._message())
-            )
+            results = await self._calls.run(by_name, client, text_offset=len(self._message()))
             self._add(messages, results)
             self._outlet.emit(
                 TurnFinished(

@@ -136,14 +136,14 @@ class AgentRun:
     def _start(self) -> asyncio.Task[None]:
         task = asyncio.create_task(self._loop.execute(), name=f"agentstream-run-{self.run_id}")
         self._task = task
-        token = self.cancel_token
+        token, outbox = self.cancel_token, self._outbox
 
         def cancel(_reason: str) -> None:
             task.cancel()
 
         def ended(_task: object) -> None:
             token.forget(cancel)
-            self._outbox.wake()
+            outbox.wake()
 
         token.on_cancel(cancel)
         task.add_done_callback(ended)

@@ -91,16 +91,16 @@ class ToolCalls:
     async def run(
         self,
         tools: dict[str, Tool],
-        calls: list[PendingCall],
         client: Mapping[str, ClientTool] | None = None,
         *,
         approved: bool = False,
         text_offset: int = 0,
     ) -> ToolResultsMessage:
-        """Run a turn's calls; calls to frontend tools (``client``) and calls that need
-        approval (unless ``approved``) are not run but returned as ``pending``. Each call's
-        history entry records ``text_offset``, where the answer's text stood."""
-        outlet = self._outlet
+        """Run the round's calls (:attr:`running`); calls to frontend tools (``client``) and
+        calls that need approval (unless ``approved``) are not run but returned as
+        ``pending``. Each call's history entry records ``text_offset``, where the answer's
+        text stood."""
+        outlet, calls = self._outlet, self.running
         ready: list[tuple[PendingCall, PreparedCall, ToolContext]] = []
         waiting: list[PendingToolCall] = []
         for call in calls:
@@ -195,7 +195,7 @@ class ToolCalls:
         results: tuple[ToolResultPart, ...] = recorded.results
         if calls:
             self.running = calls
-            ran = await self.run(tools, calls, approved=True)
+            ran = await self.run(tools, approved=True)
             record(ran)
             results += ran.results
         self.round_ended()
