@@ -10,6 +10,10 @@ Servers, each in its own process under uvicorn (uvloop + httptools) on loopback:
 * ``postgres``: the same on a throwaway PostgreSQL database (127.0.0.1:5432, or
   ``AGENTSTREAM_BENCH_POSTGRES_URL``).
 
+A database in use is not empty, and how its indexes take new rows depends on what is already
+there: ``--existing K`` fills each server's database with K finished conversations of other
+users before the server starts (about a second per thousand on SQLite).
+
 Every measurement starts a fresh server process, so one measurement's memory and database do
 not leak into the next. The load comes from ``--clients`` client processes (uvloop, raw
 socket protocols, no HTTP library) that split the streams between them and start at one
@@ -36,7 +40,8 @@ Reported per server, profile and N (times in ms):
 
 Flags: ``--servers bare,nostore,sqlite,postgres``, ``--profile burst,steady``,
 ``--streams 200,1000``, ``--pace 0.05`` (seconds between deltas: 20 deltas/s),
-``--count 60`` (deltas per answer), ``--clients 3``, ``--repeat 1`` (each measurement this
+``--count 60`` (deltas per answer), ``--clients 3``, ``--existing 0`` (conversations in the
+database before), ``--repeat 1`` (each measurement this
 many times; the table shows every repetition), ``--unpaced 20000`` (0 skips it), ``--gc
 tuned|default`` (every server process tunes its garbage collector as ``agentstream serve``
 does, :func:`agentstream.server.process.tune_gc`, or keeps Python's defaults).
@@ -298,9 +303,10 @@ def spawn(command: list[str]) -> subprocess.Popen[str]:
 class Server:
     """A server process of one kind, with its own database when it has a store."""
 
-    def __init__(self, kind: str, gc: str) -> None:
+    def __init__(self, kind: str, gc: str, existing: int = 0) -> None:
         self.kind = kind
         self.gc = gc
+        self.existing = existing
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self._pg: str | None = None
         self.process: subprocess.Popen[str] | None = None
@@ -325,13 +331,21 @@ class Server:
     async def _database(self) -> str | None:
         if self.kind == "sqlite":
             self._tmp = tempfile.TemporaryDirectory()
-            return await sqlite_database(self._tmp.name)
-        if self.kind == "postgres":
+            url = await sqlite_database(self._tmp.name)
+        elif self.kind == "postgres":
             from store_burst import postgres_database
 
             self._pg, url = await postgres_database()
-            return url
-        return None
+        else:
+            return None
+        if self.existing:
+            from store_burst import fill
+
+            from agentstream.store import SqlConversationStore
+
+            async with await SqlConversationStore.open(url) as store:
+                await fill(store, self.existing)
+        return url
 
     async def __aexit__(self, *_: object) -> None:
         if self.process is not None:
@@ -524,7 +538,10 @@ async def measure(args: argparse.Namespace) -> None:
         unknown = sorted(set(values) - set(allowed))
         if unknown:
             raise SystemExit(f"unknown {name} {', '.join(unknown)}; choose from {allowed}")
-    print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; gc {args.gc}")
+    print(
+        f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; gc {args.gc};"
+        f" {args.existing} conversations in each database before"
+    )
     rows: list[Row] = []
     cpu: dict[str, list[float]] = {}
     for _ in range(args.repeat):
@@ -533,7 +550,7 @@ async def measure(args: argparse.Namespace) -> None:
                 # Servers take turns within one profile and N, so the ratios compare
                 # measurements taken a few seconds apart.
                 for kind in kinds:
-                    async with Server(kind, args.gc) as server:
+                    async with Server(kind, args.gc, args.existing) as server:
                         await warm_up(server.port)
                         if args.unpaced and profile == profiles[0] and streams == counts[0]:
                             cpu.setdefault(kind, []).append(await unpaced(server, args.unpaced))
@@ -564,6 +581,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--unpaced", type=int, default=20_000)
     parser.add_argument("--gc", choices=["tuned", "default"], default="tuned")
+    parser.add_argument("--existing", type=int, default=0)
     args = parser.parse_args()
     if args.serve:
         serve(args.serve, args.database, args.gc)

@@ -670,3 +670,21 @@ async def test_timestamps_are_utc(store: SqlConversationStore, alice: Principal)
     assert summary.created_at.tzinfo is not None
     assert summary.created_at >= before.replace(microsecond=0)
     assert summary.to_json()["created_at"].endswith("Z")
+
+
+async def test_new_rows_are_keyed_in_the_order_they_were_made(
+    store: SqlConversationStore, alice: Principal
+) -> None:
+    """Conversations, runs and messages the store creates get time-ordered ids, so a burst's
+    new rows go side by side at the end of each index (see ``agentstream.ids``)."""
+    conversations = []
+    for text in ("one", "two", "three"):
+        started = await store.start_run(
+            alice, run_id=run_id(), conversation_id=None, user_message=text
+        )
+        conversations.append(started.conversation_id)
+        await asyncio.sleep(0.002)
+    assert sorted(conversations) == conversations
+    assert {uuid.UUID(cid).version for cid in conversations} == {7}
+    first = await store.get_conversation(alice, conversations[0])
+    assert uuid.UUID(first.messages[0].id).version == 7

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
 from collections.abc import Callable, Sequence
 from contextlib import aclosing
 from dataclasses import replace
@@ -46,6 +45,7 @@ from agentstream.events import (
     Usage,
     UsageEvent,
 )
+from agentstream.ids import uuid7
 from agentstream.messages import (
     AssistantMessage,
     Message,
@@ -99,7 +99,7 @@ class Loop:
         self.agent = agent
         self.input = run_input
         self.provider = provider
-        self.run_id = run_input.run_id or uuid.uuid4().hex
+        self.run_id = run_input.run_id or uuid7().hex
         self.new_messages: list[Message] = []
         self._outlet = EventOutlet(self.run_id, emit)
         self._calls = ToolCalls(run_input, self._outlet, agent.tool_timeout)

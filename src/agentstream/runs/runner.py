@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import uuid
 from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine
 from dataclasses import replace
 from typing import Any, TypeVar
@@ -33,6 +32,7 @@ from agentstream.events import (
     RunFailed,
     TurnStarted,
 )
+from agentstream.ids import uuid7
 from agentstream.messages import AssistantMessage, Message
 from agentstream.pending import InvalidAnswers, check_answers, open_calls
 from agentstream.principal import Principal
@@ -146,7 +146,7 @@ class Runner:
         :class:`~agentstream.runs.store.ConversationNotFound` (and
         :class:`~agentstream.pending.InvalidAnswers` for answers that do not fit the
         conversation's open tool calls) before anything is streamed."""
-        run_id = request.run_id or uuid.uuid4().hex
+        run_id = request.run_id or uuid7().hex
         answers = request.answers or None
         if answers is None and not request.message:
             raise RefusedRequest("message", "a message, or answers to pending tool calls")

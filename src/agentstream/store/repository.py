@@ -21,7 +21,6 @@ transactions of their own.
 from __future__ import annotations
 
 import logging
-import uuid
 from collections.abc import Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
@@ -32,6 +31,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 
 from agentstream.events import AnswerShaped, RunCompleted
+from agentstream.ids import new_id
 from agentstream.messages import Message, UserMessage
 from agentstream.pending import (
     Answers,
@@ -264,7 +264,7 @@ class SqlConversationStore:
         answers: Answers | None,
         replace_last_exchange: bool,
     ) -> StartedRun:
-        cid = conversation_id or str(uuid.uuid4())
+        cid = conversation_id or new_id()
         if answers and conversation_id is None:
             raise InvalidAnswers("answers need the conversation whose tool calls they answer")
 

@@ -31,6 +31,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
 from agentstream.events import AnswerShaped, Payload, RunCompleted
+from agentstream.ids import new_id
 from agentstream.messages import Message
 from agentstream.principal import Principal
 from agentstream.runs.store import ConversationNotFound, RunStatus
@@ -364,7 +365,7 @@ def message_row(
     """Column values for a message row. Only an answer can be ``interrupted``."""
     role, text, reasoning, body = dump_message(message)
     return {
-        "id": str(uuid.uuid4()),
+        "id": new_id(),
         "conversation_id": conversation_id,
         "run_id": run_id,
         "ordinal": ordinal,
