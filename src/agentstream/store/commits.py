@@ -47,6 +47,8 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from agentstream.store.checkpoints import Checkpointer
+
 __all__ = [
     "AsyncTransactions",
     "GroupCommit",
@@ -111,10 +113,12 @@ class ThreadTransactions:
     """Transactions on a synchronous engine, in one thread of their own, on one connection
     that thread keeps (a checkout from the pool per transaction costs more than a small
     transaction's statements). A transaction that fails for the connection's sake (the
-    driver's error, not a work's refusal) gives it back, and the next one opens another."""
+    driver's error, not a work's refusal) gives it back, and the next one opens another.
+    ``checkpoints`` (on a SQLite file) is told of every commit, and closed with the rest."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, checkpoints: Checkpointer | None = None) -> None:
         self._engine = engine
+        self._checkpoints = checkpoints
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="agentstream-store-writer")
         self._conn: Connection | None = None
 
@@ -127,10 +131,13 @@ class ThreadTransactions:
             conn = self._conn = self._engine.connect()
         try:
             with conn.begin():
-                return fn(conn)
+                result = fn(conn)
         except DBAPIError:
             self._release()
             raise
+        if self._checkpoints is not None:
+            self._checkpoints.committed()
+        return result
 
     def _release(self) -> None:
         conn, self._conn = self._conn, None
@@ -139,6 +146,8 @@ class ThreadTransactions:
 
     def _dispose(self) -> None:
         self._release()
+        if self._checkpoints is not None:
+            self._checkpoints.close()
         self._engine.dispose()
 
     async def close(self) -> None:

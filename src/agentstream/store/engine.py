@@ -48,6 +48,10 @@ DATABASE_URL_ENV = "AGENTSTREAM_DATABASE_URL"
 DATA_DIR_ENV = "AGENTSTREAM_DATA_DIR"
 SQLITE_FILE = "agentstream.db"
 BUSY_TIMEOUT_S = 30.0
+WAL_AUTOCHECKPOINT_PAGES = 10_000
+"""Log pages after which a commit checkpoints the WAL itself (SQLite's default is 1,000): a
+safety net, since the store's writer has a thread that checkpoints off the write path (see
+:mod:`agentstream.store.checkpoints`)."""
 _BEGIN_OPTION = "agentstream_sqlite_begin"
 
 
@@ -161,6 +165,7 @@ def _tune_sqlite(engine: AsyncEngine | Engine) -> None:
             # NORMAL is durable against a killed process in WAL mode; only power loss can
             # drop the last transactions.
             cursor.execute("PRAGMA synchronous=NORMAL")
+            cursor.execute(f"PRAGMA wal_autocheckpoint={WAL_AUTOCHECKPOINT_PAGES}")
             cursor.execute("PRAGMA foreign_keys=ON")
         finally:
             cursor.close()

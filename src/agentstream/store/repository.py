@@ -48,6 +48,7 @@ from agentstream.runs.store import (
     RunStatus,
     StartedRun,
 )
+from agentstream.store.checkpoints import Checkpointer
 from agentstream.store.commits import (
     AsyncTransactions,
     GroupCommit,
@@ -148,7 +149,7 @@ class SqlConversationStore:
         transactions: Transactions = (
             AsyncTransactions(writer(engine))
             if file_writer is None
-            else ThreadTransactions(file_writer)
+            else ThreadTransactions(file_writer, Checkpointer(file_writer))
         )
         committers = 1 if sqlite else WRITE_TRANSACTIONS
         self._commits = GroupCommit(transactions, committers=committers)

@@ -1,0 +1,80 @@
+"""SQLite's WAL is checkpointed by a thread of the store's own, not inside commits."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sqlite3
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+import sqlalchemy
+
+from agentstream.principal import Principal
+from agentstream.store import SqlConversationStore
+from agentstream.store.checkpoints import Checkpointer
+from agentstream.store.engine import WAL_AUTOCHECKPOINT_PAGES
+
+
+def _in_the_database_file(path: Path, conversation_id: str) -> bool:
+    """Whether the row is in the main file itself (``immutable`` reads skip the WAL)."""
+    conn = sqlite3.connect(f"file:{path}?immutable=1", uri=True)
+    try:
+        query = "SELECT 1 FROM agentstream_conversations WHERE id = ?"
+        return conn.execute(query, (conversation_id,)).fetchone() is not None
+    except sqlite3.OperationalError:  # not even the tables have reached the file
+        return False
+    finally:
+        conn.close()
+
+
+async def test_committed_rows_reach_the_database_file_without_a_commit_checkpointing(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "store.db"
+    async with await SqlConversationStore.open(f"sqlite+aiosqlite:///{path}") as store:
+        async with store.engine.connect() as conn:
+            pages = await conn.exec_driver_sql("PRAGMA wal_autocheckpoint")
+            assert pages.scalar() == WAL_AUTOCHECKPOINT_PAGES  # commits leave it to the thread
+        started = await store.start_run(
+            Principal(user_id="alice"),
+            run_id=uuid.uuid4().hex,
+            conversation_id=None,
+            user_message="hello",
+        )
+        # A few pages in the log, far below the commits' own threshold: only the
+        # checkpoint thread copies them into the file.
+        for _ in range(200):
+            if _in_the_database_file(path, started.conversation_id):
+                break
+            await asyncio.sleep(0.01)
+        assert _in_the_database_file(path, started.conversation_id)
+
+
+def test_a_failing_checkpoint_is_logged_and_the_next_commit_tries_again(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    engine = sqlalchemy.create_engine(f"sqlite:///{tmp_path / 'missing' / 'store.db'}")
+    checkpoints = Checkpointer(engine, interval=0.01)
+    try:
+        with caplog.at_level(logging.WARNING, logger="agentstream.store"):
+            checkpoints.committed()
+            for _ in range(200):
+                if caplog.records:
+                    break
+                time.sleep(0.01)
+        assert "WAL checkpoint failed" in caplog.text
+        (tmp_path / "missing").mkdir()
+        caplog.clear()
+        checkpoints.committed()
+        for _ in range(200):
+            if checkpoints.checkpoints:
+                break
+            time.sleep(0.01)
+        assert checkpoints.checkpoints == 1
+        assert not caplog.records
+    finally:
+        checkpoints.close()
+        engine.dispose()
