@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -78,3 +79,21 @@ def test_a_failing_checkpoint_is_logged_and_the_next_commit_tries_again(
     finally:
         checkpoints.close()
         engine.dispose()
+
+
+def _checkpoint_threads() -> int:
+    return sum(thread.name == "agentstream-store-checkpoints" for thread in threading.enumerate())
+
+
+async def test_the_thread_starts_with_the_first_commit_and_ends_with_the_store(
+    tmp_path: Path,
+) -> None:
+    before = _checkpoint_threads()
+    store = await SqlConversationStore.open(f"sqlite+aiosqlite:///{tmp_path / 'store.db'}")
+    alice = Principal(user_id="alice")
+    await store.list_conversations(alice)
+    assert _checkpoint_threads() == before
+    await store.start_run(alice, run_id=uuid.uuid4().hex, conversation_id=None, user_message="hi")
+    assert _checkpoint_threads() == before + 1
+    await store.close()
+    assert _checkpoint_threads() == before

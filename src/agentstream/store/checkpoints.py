@@ -34,7 +34,9 @@ CHECKPOINT_INTERVAL_S = 0.2
 
 class Checkpointer:
     """Checkpoints the WAL of ``engine``'s SQLite file after :meth:`committed` was called,
-    at most once every ``interval`` seconds."""
+    at most once every ``interval`` seconds. Its thread starts with the first commit, so a
+    store that never writes has none; :meth:`committed` and :meth:`close` are called from one
+    thread (the store's writer)."""
 
     def __init__(self, engine: Engine, interval: float = CHECKPOINT_INTERVAL_S) -> None:
         self._engine = engine
@@ -44,20 +46,23 @@ class Checkpointer:
         self._connection: PoolProxiedConnection | None = None
         self.checkpoints = 0
         """Checkpoints run so far (for tests and diagnostics)."""
-        self._thread = threading.Thread(
-            target=self._run, name="agentstream-store-checkpoints", daemon=True
-        )
-        self._thread.start()
+        self._thread: threading.Thread | None = None
 
     def committed(self) -> None:
         """A commit added to the log (cheap: the writer calls it after every commit)."""
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=self._run, name="agentstream-store-checkpoints", daemon=True
+            )
+            self._thread.start()
         self._wanted.set()
 
     def close(self) -> None:
         """Stop, after a last checkpoint of what was committed before."""
         self._closing.set()
         self._wanted.set()
-        self._thread.join()
+        if self._thread is not None:
+            self._thread.join()
 
     def _run(self) -> None:
         try:
