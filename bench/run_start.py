@@ -11,9 +11,14 @@ Each round opens N short streams together (two paced deltas each, ``--message``)
 same apps as ``stream_overhead.py``: bare Starlette, agentstream without a store, and
 agentstream on a fresh SQLite file. Printed per app and round: server CPU per run (the whole
 process, store thread included, start to end of every stream) and time to first event
-p50/p99 in ms (from the moment the round starts). Compare within one run::
+p50/p99 in ms (from the moment the round starts).
 
-    .venv/bin/python bench/run_start.py [--apps bare,nostore,sqlite] [--streams 200] [--rounds 5]
+The last row, ``driver``, is a floor for the store's part rather than an app: the rows a new
+chat's start commits before its first event (conversation, run, user message), written
+through the stdlib ``sqlite3`` driver alone into the same schema, N per round in transactions
+of 50, with no framework around them. Its CPU is per start. Compare within one run::
+
+    .venv/bin/python bench/run_start.py [--apps bare,nostore,sqlite,driver] [--streams 200]
 """
 
 from __future__ import annotations
@@ -21,10 +26,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sqlite3
 import sys
 import tempfile
 import time
+import uuid
 from contextlib import AsyncExitStack
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +89,9 @@ async def one_stream(app: Any, body: bytes, started: float) -> float:
 async def measure(kind: str, streams: int, rounds: int, message: str) -> None:
     from agentstream.server.process import tune_gc
 
+    if kind == "driver":
+        await measure_driver(streams, rounds, message)
+        return
     async with AsyncExitStack() as stack:
         if kind == "bare":
             app = bare_app()
@@ -105,9 +116,62 @@ async def measure(kind: str, streams: int, rounds: int, message: str) -> None:
             )
 
 
+_INSERTS = (
+    "INSERT INTO agentstream_conversations (id, tenant_id, owner_id, title, title_source, model,"
+    " metadata, created_at, updated_at, next_seq, next_ordinal)"
+    " VALUES (?, '', ?, ?, 'message', 'bench', '{}', ?, ?, 1, 1)",
+    "INSERT INTO agentstream_runs (id, conversation_id, ordinal, status, model, started_at)"
+    " VALUES (?, ?, 0, 'running', 'bench', ?)",
+    "INSERT INTO agentstream_messages (id, conversation_id, run_id, ordinal, seq, role, text,"
+    " reasoning, body, status, created_at)"
+    " VALUES (?, ?, ?, 0, 0, 'user', ?, NULL, ?, 'complete', ?)",
+)
+
+
+try:
+    from agentstream.ids import new_id
+except ImportError:  # a version from before time-ordered ids, measured as it ran
+
+    def new_id() -> str:
+        return str(uuid.uuid4())
+
+
+async def measure_driver(starts: int, rounds: int, message: str) -> None:
+    """The floor: a new chat's three rows through the stdlib driver alone (see above)."""
+    with tempfile.TemporaryDirectory() as directory:
+        url = await sqlite_database(directory)
+        conn = sqlite3.connect(url.split("///", 1)[1], isolation_level=None)
+        conn.execute("PRAGMA synchronous=NORMAL")  # as the store's connections are tuned
+        conn.execute("PRAGMA foreign_keys=ON")
+        conversation, run, user = _INSERTS
+        body = json.dumps({"role": "user", "content": message})
+
+        def write(count: int) -> None:
+            for first in range(0, count, 50):
+                conn.execute("BEGIN IMMEDIATE")
+                for _ in range(min(50, count - first)):
+                    now = datetime.now(UTC).replace(tzinfo=None).isoformat(" ", "microseconds")
+                    cid, run_id = new_id(), new_id()
+                    conn.execute(conversation, (cid, "anonymous", message, now, now))
+                    conn.execute(run, (run_id, cid, now))
+                    conn.execute(user, (new_id(), cid, run_id, message, body, now))
+                conn.execute("COMMIT")
+
+        try:
+            write(40)  # warm
+            for _ in range(rounds):
+                cpu = time.process_time()
+                write(starts)
+                per_start = (time.process_time() - cpu) / starts * 1e6
+                none = "-"
+                print(f"  driver   {starts:>5} {per_start:>10.0f} {none:>9} {none:>9}", flush=True)
+        finally:
+            conn.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--apps", default="bare,nostore,sqlite")
+    parser.add_argument("--apps", default="bare,nostore,sqlite,driver")
     parser.add_argument("--streams", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--message", default="pace=0.05 n=2")
