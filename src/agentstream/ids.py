@@ -20,7 +20,7 @@ import os
 import time
 import uuid
 
-__all__ = ["new_id", "uuid7"]
+__all__ = ["new_id", "new_payload_id", "uuid7"]
 
 _VERSION_AND_VARIANT = (0x7 << 76) | (0b10 << 62)
 _RANDOM_B = (1 << 62) - 1
@@ -40,3 +40,9 @@ def uuid7() -> uuid.UUID:
 def new_id() -> str:
     """A new time-ordered id in the UUID's usual form (``0192b5e4-...``)."""
     return str(uuid7())
+
+
+def new_payload_id() -> str:
+    """A payload's id: short and random, since it only tells a run's payloads apart and is
+    never a key of its own in the store."""
+    return os.urandom(4).hex()

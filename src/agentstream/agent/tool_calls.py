@@ -14,8 +14,8 @@ import asyncio
 import json
 import threading
 import time
-import uuid
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from agentstream.agent.inputs import RunInput
@@ -29,6 +29,7 @@ from agentstream.events import (
     ToolHistoryEntry,
     ToolProgress,
 )
+from agentstream.ids import new_payload_id
 from agentstream.messages import (
     Message,
     PendingToolCall,
@@ -242,12 +243,7 @@ class ToolCalls:
         )
         payload = outcome.payload
         if payload is not None and payload.payload_id is None:
-            payload = Payload(
-                kind=payload.kind,
-                data=payload.data,
-                summary=payload.summary,
-                payload_id=uuid.uuid4().hex[:8],
-            )
+            payload = replace(payload, payload_id=new_payload_id())
         outlet.emit(
             ToolCallFinished(
                 run_id=outlet.run_id,

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import logging
-import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
@@ -31,6 +30,7 @@ from typing_extensions import TypedDict
 
 from agentstream.chat.jsonblocks import find_blocks, remove_spans, tidy
 from agentstream.events import Payload
+from agentstream.ids import new_payload_id
 
 __all__ = [
     "ExtractedPayloads",
@@ -338,10 +338,6 @@ class PayloadTypes:
                 except Exception:  # keep the default summary rather than lose the payload
                     log.exception("the summary of payload type %r failed", payload.kind)
         return replace(payload, summary=summary, payload_id=payload.payload_id or new_payload_id())
-
-
-def new_payload_id() -> str:
-    return uuid.uuid4().hex[:8]
 
 
 def default_summary(kind: str, data: Any) -> str:
