@@ -209,6 +209,18 @@ def test_tray_markers_tool_history_and_broken_suggestions(serve: Serve) -> None:
     assert broken_payload["suggested_values"] == []
 
 
+def test_tray_without_the_tool_history_payload_sends_none_live(serve: Serve) -> None:
+    """``ChatConfig(tool_history_payload=False)`` holds for the live ``complete`` frame as it
+    does for the stored answer: the tool history stays at the top level only."""
+    config = ChatConfig(tool_history_payload=False)
+    server = serve(_tray_agent(), hooks=ChatHooks(config))
+    with server.client() as client:
+        _, searched = stream_text(client, TRAY, json={"message": "search CRISPR"})
+    payload = _complete(searched)
+    assert "custom_payload" not in payload
+    assert [entry["tool_name"] for entry in payload["tool_history"]] == ["search_articles"]
+
+
 def test_tray_server_action_round_trip(serve: Serve) -> None:
     agent = _tray_agent()
     server = serve(agent, hooks=ChatHooks(_tray_config()), auth=True)

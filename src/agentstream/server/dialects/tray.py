@@ -318,8 +318,10 @@ class TrayEncoder:
         message = shown.message if shown is not None else done.message
         history = [tool_history_entry(entry) for entry in done.tool_history]
         custom: dict[str, Any] | None = None
-        if shown is not None and shown.custom_payload is not None:
-            custom = _payload(shown.custom_payload)
+        if shown is not None:
+            # The hooks chose it (the tool history, unless configured otherwise).
+            if shown.custom_payload is not None:
+                custom = _payload(shown.custom_payload)
         elif history:
             custom = {"type": "tool_history", "data": history}
         payload: dict[str, Any] = {
