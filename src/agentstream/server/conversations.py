@@ -30,9 +30,10 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Response
-from pydantic import AfterValidator, BaseModel, ConfigDict
+from pydantic import AfterValidator, BaseModel, ConfigDict, model_validator
 
 from agentstream.principal import Principal
+from agentstream.server.limits import validate_body
 from agentstream.store import SqlConversationStore
 from agentstream.store.models import TITLE_LENGTH
 from agentstream.store.repository import MAX_PAGE
@@ -45,6 +46,11 @@ class RenameBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     title: Annotated[str, AfterValidator(lambda title: clean_title(title, TITLE_LENGTH))]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _checked(cls, data: Any) -> Any:
+        return validate_body(data)
 
 
 def conversations_router(

@@ -23,6 +23,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from agentstream.errors import AuthError, Forbidden, NotFound, RefusedRequest, Unavailable
+from agentstream.server.limits import BODY_PROBLEM
 
 __all__ = [
     "ApiError",
@@ -73,6 +74,9 @@ def validation_error_body(errors: Sequence[Any]) -> tuple[str, str]:
         location = location[1:]
     if kind == "json_invalid":
         return "body", "malformed JSON"
+    if kind == BODY_PROBLEM:  # the whole body's check names the field itself
+        context = first.get("ctx") or {}
+        return str(context.get("field", "body")), str(context.get("message", "invalid value"))
     field = ".".join(location) or "body"
     if kind == "missing":
         return field, "field required"

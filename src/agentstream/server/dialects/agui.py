@@ -104,7 +104,7 @@ from agentstream.server.dialects.base import (
 from agentstream.server.dialects.declaration import Dialect, StreamOptions
 from agentstream.server.direct import DirectRoute
 from agentstream.server.errors import bad_request
-from agentstream.server.limits import check_depth
+from agentstream.server.limits import check_body
 from agentstream.server.settings import DisconnectPolicy
 from agentstream.server.sse import SSE_DATA, Encoder, WireFormat
 from agentstream.server.state import ServerContext
@@ -327,7 +327,7 @@ def _result_id(call_id: str) -> str:
 
 def parse_input(data: Any) -> RunAgentInput:
     """The request body as the package's ``RunAgentInput``; a 400 naming the field if not."""
-    check_depth(data)
+    check_body(data)
     try:
         return RunAgentInput.model_validate(data)
     except ValidationError as exc:

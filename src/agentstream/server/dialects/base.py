@@ -32,7 +32,7 @@ from agentstream.runs import BrokerUnavailable, RunNotFound, RunRequest, RunSess
 from agentstream.runs.broker import Handoff
 from agentstream.server.dialects.declaration import Dialect, StreamOptions
 from agentstream.server.errors import bad_request
-from agentstream.server.limits import check_depth
+from agentstream.server.limits import validate_body
 from agentstream.server.settings import DisconnectPolicy
 from agentstream.server.sse import Encoder, EventStream, Frame, WireFormat
 from agentstream.server.state import ServerContext
@@ -70,9 +70,9 @@ class RequestModel(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _not_too_deep(cls, data: Any) -> Any:
-        check_depth(data)  # a 400 for absurd nesting, not a RecursionError later
-        return data
+    def _checked(cls, data: Any) -> Any:
+        # A 400 for absurd nesting or text that is not text, not a failure later.
+        return validate_body(data)
 
 
 _CLIENT_IDS = uuid.UUID("1b7f0c56-5a8e-4a0e-9a57-6d7a1e0c2f41")
