@@ -130,8 +130,8 @@ class SuggestedAction:
 class ToolHistoryEntry:
     """One finished tool call, as the final answer reports it (the chat tray's ``tool_history``).
 
-    ``text_offset`` is the length of the run's text when the call finished: where a
-    ``[[tool:N]]`` marker belongs in the final message.
+    ``text_offset`` is the length of the run's text when the call finished, in code points:
+    where its card (the chat tray's ``[[tool:N]]`` marker) belongs in the answer's text.
     """
 
     index: int
@@ -351,14 +351,19 @@ class RunWarning:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AnswerShaped:
     """The answer as a chat client shows it, made by the response layer above the loop
-    (``agentstream.chat``) just before ``run_completed``: ``message`` with tool markers placed
-    and marker blocks taken out, the payloads completed by their types, suggested values and
-    actions, the payload to show last, and diagnostics when asked for. Runs without chat
+    (``agentstream.chat``) just before ``run_completed``: ``message`` with the marker blocks
+    taken out (the rest exactly as streamed), the tool calls with each ``text_offset``
+    pointing into it, the payloads completed by their types, suggested values and actions, the
+    payload to show last, and diagnostics when asked for. Where tool markers go is each
+    presenter's to say (the chat tray's ``[[tool:N]]``), from the offsets. Runs without chat
     hooks have none; protocols without these notions ignore it."""
 
     run_id: str
     seq: int
     message: str
+    tool_history: tuple[ToolHistoryEntry, ...] = ()
+    """The run's finished tool calls, offsets into ``message`` (empty: as in
+    ``run_completed``)."""
     payloads: tuple[Payload, ...] = ()
     suggested_values: tuple[SuggestedValue, ...] = ()
     suggested_actions: tuple[SuggestedAction, ...] = ()

@@ -33,7 +33,7 @@ from agentstream.events import (
     ToolHistoryEntry,
 )
 from agentstream.messages import ToolResultsMessage
-from agentstream.runs import ProtocolOptions, RunRequest
+from agentstream.runs import RunRequest
 from agentstream.store import SqlConversationStore
 from agentstream.tools import Tool, ToolResult
 
@@ -315,13 +315,13 @@ SEARCH_TURNS = (
 )
 
 
-async def test_markers_go_in_the_message_and_tool_history_in_custom_payload() -> None:
+async def test_the_message_is_the_streamed_text_and_tool_history_in_custom_payload() -> None:
     agent = _agent(*SEARCH_TURNS)
-    events = await run_chat(agent, _config(), protocol=ProtocolOptions(tool_markers=True))
+    events = await run_chat(agent, _config())
     done = shaped(events)
-    assert done.message == (
-        "Let me search for that...\n\n[[tool:0]]\n\nI found 5 relevant articles."
-    )
+    # No markers: presenters place them from the offsets (the tray's complete frame does).
+    assert done.message == "Let me search for that...\n\nI found 5 relevant articles."
+    assert done.message == "".join(e.text for e in events if isinstance(e, TextDelta))
     assert done.custom_payload == Payload(
         kind="tool_history",
         data=[
@@ -337,6 +337,23 @@ async def test_markers_go_in_the_message_and_tool_history_in_custom_payload() ->
     [entry] = completed(events).tool_history
     assert isinstance(entry, ToolHistoryEntry)
     assert (entry.index, entry.tool_name) == (0, "search_articles")
+    assert done.tool_history == (entry,)
+    assert entry.text_offset == len("Let me search for that...")
+
+
+async def test_tool_offsets_follow_the_marker_blocks_cut_out_before_them() -> None:
+    block = 'SCHEMA_PROPOSAL: {"name": "Inventory", "tables": ["items"]}'
+    agent = _agent(
+        {
+            "text": f"Here is a schema.\n\n{block}\n\nLet me check it.",
+            "tool_calls": [{"name": "search_articles", "arguments": {"query": "items"}}],
+        },
+        {"text": "It is fine."},
+    )
+    done = shaped(await run_chat(agent, _config(), context={"current_page": "reports"}))
+    assert done.message == "Here is a schema.\n\nLet me check it.\n\nIt is fine."
+    [entry] = done.tool_history
+    assert done.message[: entry.text_offset] == "Here is a schema.\n\nLet me check it."
 
 
 async def test_without_markers_the_message_is_plain_and_the_history_still_there() -> None:

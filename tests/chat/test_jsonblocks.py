@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from agentstream.chat.jsonblocks import find_blocks, remove_spans, tidy
+from agentstream.chat.jsonblocks import cut, find_blocks
 
 
 def test_a_block_ends_where_its_brackets_balance_and_text_may_follow() -> None:
@@ -22,7 +22,7 @@ def test_a_code_fence_around_the_json_is_accepted_and_removed_with_it() -> None:
     text = 'Answer.\n\nMARK:\n```json\n[{"a": 1}]\n```\nBye.'
     [block] = find_blocks(text, "MARK:")
     assert block.value == [{"a": 1}]
-    assert tidy(remove_spans(text, [(block.start, block.end)])) == "Answer.\n\nBye."
+    assert cut(text, [(block.start, block.end)]).text == "Answer.\n\nBye."
 
 
 def test_unterminated_json_is_reported_not_parsed() -> None:
@@ -46,6 +46,26 @@ def test_every_occurrence_is_found() -> None:
     assert [b.value for b in blocks] == [[1], {"a": 2}]
 
 
-def test_remove_spans_and_tidy() -> None:
-    text = "a\n\nXX\n\n\nb  \nc"
-    assert tidy(remove_spans(text, [(3, 5)])) == "a\n\nb\nc"
+def test_a_cut_touches_only_the_whitespace_around_each_block() -> None:
+    text = "    code\n\n\n\nx  \nA\n\nXX\n\n\nb  \nc\t"
+    done = cut(text, [(text.index("XX"), text.index("XX") + 2)])
+    # The seam keeps its blank line; indentation, hard breaks and blank lines elsewhere stay.
+    assert done.text == "    code\n\n\n\nx  \nA\n\nb  \nc\t"
+    assert done.moved(text.index("b")) == done.text.index("b")
+    assert done.moved(text.index("XX") + 1) == done.text.index("b")  # inside: after the seam
+    assert done.moved(3) == 3
+
+
+def test_a_seam_keeps_the_break_it_stood_in_and_none_at_either_end() -> None:
+    assert cut("a X b", [(2, 3)]).text == "a b"
+    assert cut("a\nX\nb", [(2, 3)]).text == "a\nb"
+    assert cut("X\n\nb", [(0, 1)]).text == "b"
+    assert cut("a.\nX\nY", [(3, 4), (5, 6)]).text == "a."  # neighbours share one seam
+
+
+def test_cuts_compose() -> None:
+    first = cut("a\n\nX\n\nbc Y", [(3, 4)])
+    second = cut(first.text, [(len(first.text) - 1, len(first.text))])
+    both = first.then(second)
+    assert both.text == "a\n\nbc"
+    assert both.moved(len("a\n\nX\n\nb")) == len("a\n\nb")

@@ -117,7 +117,7 @@ async def test_get_conversation_with_folded_tool_calls(
         completed=RunCompleted(
             run_id=rid,
             seq=7,
-            message="Checking.[[tool:0]] All good.",
+            message="Checking. All good.",
             usage=Usage(input_tokens=5, output_tokens=7),
             tool_history=(
                 ToolHistoryEntry(

@@ -223,7 +223,7 @@ async def test_tool_round_trip_rebuilds_exact_provider_history(
     completed = RunCompleted(
         run_id=rid,
         seq=9,
-        message="Let me alert them.[[tool:0]][[tool:1]] Done: ticket 42.",
+        message="Let me alert them. Done: ticket 42.",
         usage=Usage(input_tokens=100, output_tokens=20),
         tool_history=(
             ToolHistoryEntry(

@@ -1,6 +1,6 @@
 """A reopened conversation places each tool card where it was live: the stored answer is the
-loop's text (markers taken out exactly as they were put in) and ``text_offset`` points into it
-with no drift, however many tools came before."""
+loop's text exactly as streamed and ``text_offset`` points into it with no drift, however many
+tools came before."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from agentstream.chat import ChatHooks
 from agentstream.events import RunCompleted, TextDelta
 from agentstream.principal import Principal
 from agentstream.providers.scripted import ScriptedProvider
-from agentstream.runs import ProtocolOptions, Runner, RunRequest
+from agentstream.runs import Runner, RunRequest
 from agentstream.store import SqlConversationStore
 
 
@@ -33,9 +33,7 @@ async def test_text_offsets_do_not_drift(store: SqlConversationStore, alice: Pri
     ]
     provider = ScriptedProvider({"turns": [*turns, {"text": "Deeper sweep done."}]})
     runner = Runner(Agent(model=provider, tools=[sweep]), store=store, hooks=ChatHooks())
-    session = await runner.begin(
-        RunRequest(message="sweep", principal=alice, protocol=ProtocolOptions(tool_markers=True))
-    )
+    session = await runner.begin(RunRequest(message="sweep", principal=alice))
     events = [event async for event in session.events()]
     completed = events[-1]
     assert isinstance(completed, RunCompleted)

@@ -6,11 +6,13 @@ client runs (an unknown one raises :class:`~agentstream.chat.actions.UnknownActi
 request's ``context_type`` and page, tab and subtab become tool scopes; the system prompt is
 assembled from its sections.
 
-After the loop answered (:meth:`ChatHooks.finish`): ``[[tool:N]]`` markers go into the message
-when the request wants them, ``MARKER: {json}`` payloads and suggested values and actions are
-parsed out of it, every payload gets an id and a summary, ``custom_payload`` is the run's last
-payload or else its tool history, and diagnostics are attached when the request enables them.
-``raw_response`` keeps the text as the model wrote it.
+After the loop answered (:meth:`ChatHooks.shape`): ``MARKER: {json}`` payloads and suggested
+values and actions are parsed out of the message (the rest of it stays exactly as the model
+wrote and the client streamed it, and each tool call's ``text_offset`` follows the cuts),
+every payload gets an id and a summary, ``custom_payload`` is the run's last payload or else
+its tool history, and diagnostics are attached when the request enables them.
+``raw_response`` keeps the text as the model wrote it. Tool markers are the presenters'
+(the chat tray places ``[[tool:N]]`` from the offsets).
 
 ``ChatHooks()`` with no configuration is a sensible default for any agent.
 """
@@ -21,7 +23,7 @@ import inspect
 import logging
 import weakref
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from agentstream.agent import Agent, AnswerCheck, RunInput
@@ -30,8 +32,9 @@ from agentstream.chat.config import ChatConfig, ContextType
 from agentstream.chat.context import render_context
 from agentstream.chat.diagnostics import build_diagnostics
 from agentstream.chat.fields import check_context_fields
+from agentstream.chat.jsonblocks import Cut
 from agentstream.chat.language import LanguageGuard
-from agentstream.chat.markers import insert_tool_markers, tool_history_payload
+from agentstream.chat.markers import tool_history_payload
 from agentstream.chat.pages import Location
 from agentstream.chat.payloads import describe_payload_types, payload_manifest
 from agentstream.chat.prompt import SystemPrompt, build_system_prompt, render_capabilities
@@ -41,7 +44,7 @@ from agentstream.chat.suggestions import (
     extract_suggestions,
     suggestion_instructions,
 )
-from agentstream.events import AnswerShaped, Payload, RunCompleted
+from agentstream.events import AnswerShaped, Payload, RunCompleted, ToolHistoryEntry
 from agentstream.messages import Message
 from agentstream.runs.hooks import Preparation
 from agentstream.runs.request import RunRequest
@@ -255,11 +258,9 @@ class ChatHooks:
         registry = config.registry
         location = config.locate(request.context)
         raw = completed.message
-        text = raw
-        if request.protocol.tool_markers and completed.tool_history:
-            text = insert_tool_markers(raw, completed.tool_history)
-        extracted = registry.extract(text, registry.available(location.payload_types()))
+        extracted = registry.extract(raw, registry.available(location.payload_types()))
         suggestions = extract_suggestions(extracted.text, server_actions=config.server_actions)
+        history = _moved(completed.tool_history, extracted.cut, suggestions.cut)
         payloads = (
             *(registry.complete(p) for p in completed.payloads),
             *extracted.payloads,
@@ -284,6 +285,7 @@ class ChatHooks:
             run_id=completed.run_id,
             seq=completed.seq,
             message=suggestions.text,
+            tool_history=history,
             payloads=payloads,
             suggested_values=suggestions.values,
             suggested_actions=suggestions.actions,
@@ -301,6 +303,20 @@ class _Situation:
     location: Location
     options: Mapping[str, Any]
     scopes: list[str]
+
+
+def _moved(
+    history: tuple[ToolHistoryEntry, ...], *cuts: Cut | None
+) -> tuple[ToolHistoryEntry, ...]:
+    """``history`` with each ``text_offset`` where the ``cuts`` (the marker blocks taken out
+    of the message, in order) moved it."""
+    steps = [c for c in cuts if c is not None and c.steps]
+    if not steps:
+        return history
+    combined = steps[0]
+    for later in steps[1:]:
+        combined = combined.then(later)
+    return tuple(replace(e, text_offset=combined.moved(e.text_offset)) for e in history)
 
 
 def _choose(override: str | None, default: str | None) -> str | None:

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["MarkedBlock", "find_blocks", "remove_spans", "tidy"]
+__all__ = ["Cut", "MarkedBlock", "cut", "find_blocks"]
 
 _FENCE_OPEN = re.compile(r"[ \t]*\n?[ \t]*```[a-zA-Z]*[ \t]*\n")
 _FENCE_CLOSE = re.compile(r"\s*```")
@@ -107,18 +108,79 @@ def _balanced_end(text: str, begin: int) -> int | None:
     return None
 
 
-def remove_spans(text: str, spans: list[tuple[int, int]]) -> str:
-    """``text`` without the given ``(start, end)`` spans (which must not overlap)."""
-    kept: list[str] = []
-    position = 0
+_SPACE = " \t\r\n"
+
+
+Seam = tuple[int, int, int]
+"""``(start, end, kept)``: the ``[start, end)`` of a text became ``kept`` characters of
+whitespace."""
+
+
+@dataclass(frozen=True, slots=True)
+class Cut:
+    """A text with blocks cut out: what is left, and where each position of the original went,
+    so that whatever pointed into the original (a tool call's ``text_offset``) points at the
+    same place in what is left."""
+
+    text: str
+    steps: tuple[tuple[Seam, ...], ...] = ()
+    """The seams of each cut, in order; each cut's positions are those of the text the
+    previous one left."""
+
+    def moved(self, offset: int) -> int:
+        """Where ``offset`` of the original is in :attr:`text` (a position inside a removed
+        block goes to the end of its seam)."""
+        for seams in self.steps:
+            offset = _moved(seams, offset)
+        return offset
+
+    def then(self, later: Cut) -> Cut:
+        """This cut followed by ``later``, a cut of this one's text, as one cut."""
+        return Cut(later.text, self.steps + later.steps)
+
+
+def _moved(seams: tuple[Seam, ...], offset: int) -> int:
+    shift = 0
+    for start, end, kept in seams:
+        if offset <= start:
+            break
+        if offset < end:
+            return start - shift + kept
+        shift += end - start - kept
+    return offset - shift
+
+
+def cut(text: str, spans: Iterable[tuple[int, int]]) -> Cut:
+    """``text`` without the given ``(start, end)`` spans (which must not overlap), touching
+    nothing else: only the whitespace around each span becomes one seam. A seam at the start
+    or end of the text is removed; elsewhere it keeps the break it stood in (a blank line, a
+    line break, or a space). Blocks separated by whitespace alone share one seam."""
+    regions: list[list[int]] = []  # [start, end, line breaks before, line breaks after]
     for start, end in sorted(spans):
+        before = start
+        while before > 0 and text[before - 1] in _SPACE:
+            before -= 1
+        after = end
+        while after < len(text) and text[after] in _SPACE:
+            after += 1
+        breaks_before = text.count("\n", before, start)
+        breaks_after = text.count("\n", end, after)
+        if regions and before <= regions[-1][1]:
+            regions[-1][1], regions[-1][3] = after, breaks_after
+        else:
+            regions.append([before, after, breaks_before, breaks_after])
+    kept: list[str] = []
+    seams: list[Seam] = []
+    position = 0
+    for start, end, breaks_before, breaks_after in regions:
         kept.append(text[position:start])
-        position = max(position, end)
+        if start == 0 or end == len(text):
+            seam = ""
+        else:
+            breaks = min(max(breaks_before, breaks_after), 2)
+            seam = "\n" * breaks if breaks else " "
+        kept.append(seam)
+        seams.append((start, end, len(seam)))
+        position = end
     kept.append(text[position:])
-    return "".join(kept)
-
-
-def tidy(text: str) -> str:
-    """Collapse the blank lines and trailing spaces left where blocks were removed."""
-    text = re.sub(r"[ \t]+\n", "\n", text)
-    return re.sub(r"\n{3,}", "\n\n", text).strip()
+    return Cut("".join(kept), (tuple(seams),) if seams else ())

@@ -28,7 +28,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 from typing_extensions import TypedDict
 
-from agentstream.chat.jsonblocks import find_blocks, remove_spans, tidy
+from agentstream.chat.jsonblocks import Cut, cut, find_blocks
 from agentstream.events import Payload
 from agentstream.ids import new_payload_id
 
@@ -250,9 +250,12 @@ class PayloadType:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ExtractedPayloads:
     text: str
-    """The message without the payload blocks that were read."""
+    """The message without the payload blocks that were read (the rest exactly as
+    written)."""
     payloads: tuple[Payload, ...] = ()
     problems: tuple[str, ...] = ()
+    cut: Cut | None = None
+    """Where each position of the message went in :attr:`text`."""
 
 
 class PayloadTypes:
@@ -319,9 +322,11 @@ class PayloadTypes:
                 )
         for problem in problems:
             log.warning("payloads: %s; the text was left as written", problem)
-        cleaned = tidy(remove_spans(text, spans)) if spans else text
+        cleaned = cut(text, spans)
         ordered = tuple(payload for _, payload in sorted(found, key=lambda item: item[0]))
-        return ExtractedPayloads(text=cleaned, payloads=ordered, problems=tuple(problems))
+        return ExtractedPayloads(
+            text=cleaned.text, payloads=ordered, problems=tuple(problems), cut=cleaned
+        )
 
     def complete(self, payload: Payload) -> Payload:
         """``payload`` with an id and a summary (kept when it has them)."""

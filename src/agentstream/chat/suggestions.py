@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from agentstream.chat.jsonblocks import find_blocks, remove_spans, tidy
+from agentstream.chat.jsonblocks import Cut, cut, find_blocks
 from agentstream.events import SuggestedAction, SuggestedValue
 
 __all__ = [
@@ -85,10 +85,13 @@ Reader = Callable[[Any], SuggestedValue | SuggestedAction]
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Suggestions:
     text: str
-    """The message without the suggestion blocks that were read."""
+    """The message without the suggestion blocks that were read (the rest exactly as
+    written)."""
     values: tuple[SuggestedValue, ...] = ()
     actions: tuple[SuggestedAction, ...] = ()
     problems: tuple[str, ...] = ()
+    cut: Cut | None = None
+    """Where each position of the message went in :attr:`text`."""
 
 
 def extract_suggestions(text: str, *, server_actions: Container[str] | None = None) -> Suggestions:
@@ -132,9 +135,13 @@ def extract_suggestions(text: str, *, server_actions: Container[str] | None = No
                     actions.append(parsed)
     for problem in problems:
         log.warning("suggestions: %s", problem)
-    cleaned = tidy(remove_spans(text, spans)) if spans else text
+    cleaned = cut(text, spans)
     return Suggestions(
-        text=cleaned, values=tuple(values), actions=tuple(actions), problems=tuple(problems)
+        text=cleaned.text,
+        values=tuple(values),
+        actions=tuple(actions),
+        problems=tuple(problems),
+        cut=cleaned,
     )
 
 

@@ -26,12 +26,10 @@ class ActionRequest:
 class ProtocolOptions:
     """What a protocol's clients can show and the limits it sets, declared once per protocol
     beside the request (workflow assistant: 20 turns and answers in English; chat tray: 5
-    turns, tool markers and suggestions). The defaults suit a library user's own client."""
+    turns and suggestions). The defaults suit a library user's own client."""
 
     max_turns: int | None = None
     """The turn limit (``None``: the agent's own)."""
-    tool_markers: bool = False
-    """Place ``[[tool:N]]`` markers in the shaped answer where each tool call finished."""
     suggestions: bool = True
     """The client shows suggested values and actions and custom payloads, so the model may
     be asked for them. Protocols without them say ``False``: their clients would show the

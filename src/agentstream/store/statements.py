@@ -49,7 +49,6 @@ from agentstream.store.views import (
     StoredRun,
     active_run,
     display_messages,
-    strip_markers,
 )
 
 __all__ = [
@@ -503,12 +502,13 @@ def run_outcome(
         if shaped is not None:
             # Only the fields shown: the diagnostics (the whole prompt, in development) are
             # the client's to see once, not the store's to keep.
-            shown = _SHAPED_ADAPTER.dump_python(
-                shaped, mode="json", fallback=str, include=_SHOWN_FIELDS
-            )
+            fields = _SHOWN_FIELDS | {"tool_history"} if shaped.tool_history else _SHOWN_FIELDS
+            shown = _SHAPED_ADAPTER.dump_python(shaped, mode="json", fallback=str, include=fields)
             result.update(shown)
         values["result"] = result
-        values["answer"] = strip_markers(result["message"])
+        # Exactly the text the client streamed (marker blocks aside): presenters place tool
+        # markers from the offsets beside it.
+        values["answer"] = result["message"]
     return values
 
 

@@ -4,8 +4,9 @@ The provider history has one row per model turn (assistant text and tool calls, 
 results). A person reads a conversation differently: their message, then *one* answer per run
 with the tool round-trips folded into it. :func:`display_messages` does that fold:
 
-* ``content`` is the run's answer text without ``[[tool:N]]`` markers (the cleaned message of
-  the run's ``RunCompleted`` when there is one, else the text of its turns joined);
+* ``content`` is the run's answer text exactly as its client streamed it (the shaped message
+  of a run that answered, else the text of its turns joined), without tool markers:
+  presenters place them;
 * ``tool_history`` lists the tool calls that finished, each with the ``text_offset`` where its
   marker belongs in ``content``; a call that never got a result (the run was interrupted while
   it ran) is left out;
@@ -27,7 +28,6 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from agentstream.agent.loop import INTERRUPTED_MESSAGE, TURN_SEPARATOR
-from agentstream.chat.markers import strip_tool_markers
 from agentstream.conversation import (
     ActiveRun,
     ConversationDetail,
@@ -51,7 +51,6 @@ __all__ = [
     "active_run",
     "display_messages",
     "isoformat_z",
-    "strip_markers",
 ]
 
 _RUN_STATUS: dict[str, DisplayStatus] = {
@@ -210,12 +209,6 @@ def _pending(result: dict[str, Any]) -> tuple[DisplayPendingCall, ...]:
         for call in calls
         if isinstance(call, dict) and call.get("waiting_for") != "approved"
     )
-
-
-def strip_markers(text: str) -> str:
-    """``text`` without ``[[tool:N]]`` markers, exactly as the loop wrote it (so each tool's
-    ``text_offset`` still points where it did): the UI places tool cards by offset."""
-    return strip_tool_markers(text)
 
 
 def _tool_from_result(entry: dict[str, Any]) -> DisplayToolCall:

@@ -77,7 +77,8 @@ def _answer_parts(message: DisplayMessage) -> list[dict[str, Any]]:
 
 
 def _text(text: str) -> list[dict[str, Any]]:
-    return [{"type": "text", "text": text, "state": "done"}] if text.strip() else []
+    # Whitespace too: the parts join to exactly the text the client streamed.
+    return [{"type": "text", "text": text, "state": "done"}] if text else []
 
 
 def _tool(call: DisplayToolCall) -> dict[str, Any]:

@@ -9,7 +9,8 @@ the ``[[tool:N]]`` marker, then ``complete {payload}``, ``error {message}`` or `
 ``include_reasoning: true`` the model's reasoning streams as ``thinking {text}`` frames (an
 opt-in extension for the web UI; other clients never see them).
 
-The ``complete`` payload serves every tray client: ``message`` (with tool markers),
+The ``complete`` payload serves every tray client: ``message`` (the answer with its tool
+markers placed where each call's ``text_offset`` says, set off by blank lines),
 ``suggested_values``, ``suggested_actions``, ``custom_payload``, ``tool_history`` (top level,
 for clients that read it there), ``conversation_id``, ``payloads``, ``usage`` and
 ``diagnostics`` when the run has them, and ``pending_approvals`` (``[{call_id, tool_name,
@@ -32,7 +33,7 @@ from typing import Annotated, Any, assert_never
 from fastapi import APIRouter, Depends, Response
 from pydantic import BaseModel, Field
 
-from agentstream.chat.markers import tool_history_entry, tool_marker
+from agentstream.chat.markers import insert_tool_markers, tool_history_entry, tool_marker
 from agentstream.errors import RunNotFound
 from agentstream.events import (
     AnswerShaped,
@@ -98,7 +99,7 @@ __all__ = [
 
 PATH = "/api/chat/stream"
 CANCEL_PATH = "/api/chat/runs/{run_id}/cancel"
-PROTOCOL = ProtocolOptions(max_turns=5, tool_markers=True)
+PROTOCOL = ProtocolOptions(max_turns=5)
 
 
 class ChatAction(RequestModel):
@@ -314,8 +315,11 @@ class TrayEncoder:
 
     def payload(self, done: RunCompleted) -> dict[str, Any]:
         shown = self._shown
-        # With its [[tool:N]] markers: the chat hooks place them.
-        message = shown.message if shown is not None else done.message
+        text, calls = done.message, done.tool_history
+        if shown is not None:
+            text, calls = shown.message, shown.tool_history or calls
+        # The tray's [[tool:N]] markers, each where its call's text_offset says.
+        message = insert_tool_markers(text, calls)
         history = [tool_history_entry(entry) for entry in done.tool_history]
         custom: dict[str, Any] | None = None
         if shown is not None:
