@@ -159,6 +159,10 @@ class DisplayMessage:
     pending_calls: tuple[DisplayPendingCall, ...] = ()
     """The calls this answer stopped at that no later run has answered yet (only the
     conversation's last answer can have them)."""
+    stop_reason: str | None = None
+    """Why the model's last turn of this answer ended
+    (:data:`~agentstream.events.StopReason`): ``max_tokens`` and ``refusal`` mean it was cut
+    off. ``None`` for an answer that did not complete (or was stored before it was kept)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -177,6 +181,7 @@ class DisplayMessage:
             "payloads": self.payloads,
             "usage": self.usage,
             "pending_calls": [call.to_json() for call in self.pending_calls],
+            "stop_reason": self.stop_reason,
         }
 
 

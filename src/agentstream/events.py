@@ -36,6 +36,8 @@ __all__ = [
     "RunFailed",
     "RunStarted",
     "RunWarning",
+    "CUT_OFF",
+    "StopReason",
     "SuggestedAction",
     "SuggestedValue",
     "TextDelta",
@@ -60,6 +62,17 @@ __all__ = [
 
 
 # --- values carried by events ---------------------------------------------------------------
+
+
+StopReason = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal", "other"]
+"""Why a model turn ended, in every vendor's terms at once: it answered (``end_turn``), asked
+for tools (``tool_use``), reached its output limit (``max_tokens``; a context window that
+filled up counts as one), wrote a stop sequence, was stopped by the vendor's content filter
+or safety system (``refusal``), or something else the vendor named."""
+
+CUT_OFF: frozenset[StopReason] = frozenset({"max_tokens", "refusal"})
+"""The stop reasons of an answer that did not end where the model meant it to: a client says
+it was cut off (and may offer to continue)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -393,7 +406,11 @@ class RunCompleted:
     ``pending_calls`` is not empty when the run stopped at tool calls it does not run itself:
     frontend tools (``waiting_for="client"``) and calls that need a person's approval
     (``"approval"``). The conversation continues with the run that answers them (see
-    :mod:`agentstream.pending`)."""
+    :mod:`agentstream.pending`).
+
+    ``stop_reason`` is why the last model turn ended: ``max_tokens`` (the output limit) or
+    ``refusal`` (a content filter) mean the answer is cut off (:attr:`cut_off`), and each
+    protocol says so its own way."""
 
     run_id: str
     seq: int
@@ -402,7 +419,13 @@ class RunCompleted:
     tool_history: tuple[ToolHistoryEntry, ...] = ()
     payloads: tuple[Payload, ...] = ()
     pending_calls: tuple[PendingToolCall, ...] = ()
+    stop_reason: StopReason = "end_turn"
     type: Literal["run_completed"] = "run_completed"
+
+    @property
+    def cut_off(self) -> bool:
+        """The answer stopped before the model meant it to (see :data:`CUT_OFF`)."""
+        return self.stop_reason in CUT_OFF
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -153,11 +153,7 @@ async def test_a_failed_response_carries_its_message(
 async def test_an_incomplete_response_is_a_max_tokens_stop(
     upstream: FakeUpstream, provider: OpenAIResponsesProvider
 ) -> None:
-    events = fake.Events().message("Cut")
-    response = fake._response("incomplete", events.output, fake.usage_body(10, 5))
-    response["incomplete_details"] = {"reason": "max_output_tokens"}
-    events.emit("response.incomplete", response=response)
-    upstream.queue(fake.Reply(chunks=events.chunks))
+    upstream.queue(fake.Events().message("Cut").incomplete("max_output_tokens"))
 
     done = completion(await collect(provider))
     assert done.stop_reason == "max_tokens"

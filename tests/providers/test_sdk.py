@@ -316,6 +316,23 @@ async def test_the_agent_loop_runs_through_each_vendor(
         assert vendor.SIGNATURE in second  # the call's thought signature went back with it
 
 
+async def test_an_answer_cut_off_at_the_output_limit_says_so(
+    upstream: FakeUpstream, vendor: ModuleType, make: Any
+) -> None:
+    """Each vendor's own way of saying it stopped at the output limit reaches the end of the
+    run, so every protocol can tell its client the answer was cut off."""
+    from agentstream.agent import Agent
+    from agentstream.events import RunCompleted
+
+    upstream.queue(vendor.truncated("The first half of a long", " answer, and th"))
+    events = [e async for e in Agent(model=make()).run("Tell me everything.")]
+
+    assert isinstance(events[-1], RunCompleted), events[-1]
+    assert events[-1].message == "The first half of a long answer, and th"
+    assert events[-1].stop_reason == "max_tokens"
+    assert events[-1].cut_off
+
+
 async def test_a_long_retry_after_fails_at_once(
     upstream: FakeUpstream, vendor: ModuleType, make: Any
 ) -> None:

@@ -37,6 +37,7 @@ from agentstream.events import (
     RunFailed,
     RunStarted,
     RunWarning,
+    StopReason,
     TextDelta,
     ToolCallDelta,
     ToolCallStarted,
@@ -105,6 +106,8 @@ class Loop:
         self._calls = ToolCalls(run_input, self._outlet, agent.tool_timeout)
         self._segments: list[str] = []
         """The text of each finished turn; the final message joins them."""
+        self._stop: StopReason = "end_turn"
+        """Why the latest model turn ended (the run's answer is cut off if that is a limit)."""
         self._usage = Usage()
         self._turn: TurnBuilder | None = None
         self._used_checks: set[int] = set()
@@ -347,8 +350,9 @@ class Loop:
                                 index=call.index,
                             )
                         )
-                    case MessageComplete(usage=usage):
+                    case MessageComplete(usage=usage, stop_reason=stop):
                         self._end_part()
+                        self._stop = stop
                         self._usage = self._usage + usage
                         emit(UsageEvent(run_id=run_id, seq=next_seq(), usage=usage, turn=turn))
                     case MessageStart() | TextChunk():
@@ -387,6 +391,7 @@ class Loop:
                 tool_history=tuple(sorted(self._calls.history, key=lambda h: h.index)),
                 payloads=tuple(self._calls.payloads),
                 pending_calls=pending,
+                stop_reason=self._stop,
             )
         )
         self._outlet.closed = True

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from agentstream.errors import ErrorKind, ProviderError
-from agentstream.events import Usage
+from agentstream.events import StopReason, Usage
 from agentstream.messages import Message
 
 __all__ = [
@@ -58,9 +58,6 @@ class ChatRequest:
     options: Mapping[str, Any] = field(default_factory=dict)
     """Vendor-neutral model options: ``reasoning`` (``True``, ``False`` or an effort such as
     ``"low"``), ``reasoning_budget`` (tokens), ``stop`` (sequences). Unknown keys are ignored."""
-
-
-StopReason = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal", "other"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

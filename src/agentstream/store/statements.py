@@ -498,6 +498,7 @@ def run_outcome(
             "suggested_actions": [],
             "custom_payload": None,
             "pending_calls": dumped["pending_calls"],
+            "stop_reason": completed.stop_reason,
         }
         if shaped is not None:
             # Only the fields shown: the diagnostics (the whole prompt, in development) are

@@ -190,6 +190,7 @@ def _answer(
         payloads=list(result.get("payloads") or []),
         usage=run.usage,
         pending_calls=_pending(result) if latest else (),
+        stop_reason=result.get("stop_reason"),
     )
 
 

@@ -132,6 +132,11 @@ def text(*pieces: str, hang: bool = False) -> Reply:
     return sse([message_start(), *text_block(0, *pieces), *message_end("end_turn")])
 
 
+def truncated(*pieces: str) -> Reply:
+    """A turn cut off at the output limit."""
+    return sse([message_start(), *text_block(0, *pieces), *message_end("max_tokens")])
+
+
 def tool_calls(text_: str, *calls: FakeCall) -> Reply:
     chunks = [message_start()]
     index = 0

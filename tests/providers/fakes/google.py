@@ -73,6 +73,12 @@ def text(*pieces: str, hang: bool = False) -> Reply:
     return Reply(chunks=[*body, chunk([], finish="STOP", usage=FINAL_USAGE)])
 
 
+def truncated(*pieces: str) -> Reply:
+    """A turn cut off at the output limit."""
+    body = [chunk([{"text": p}]) for p in pieces]
+    return Reply(chunks=[*body, chunk([], finish="MAX_TOKENS", usage=FINAL_USAGE)])
+
+
 def tool_calls(text_: str, *calls: FakeCall) -> Reply:
     body = [chunk([{"text": text_}])] if text_ else []
     # Parallel calls come in one chunk; only the first carries the thought signature.

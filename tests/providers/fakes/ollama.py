@@ -78,6 +78,11 @@ def text(*pieces: str, hang: bool = False) -> Reply:
     return ndjson(body, hang=True) if hang else ndjson([*body, done()])
 
 
+def truncated(*pieces: str) -> Reply:
+    """A turn cut off at the output limit."""
+    return ndjson([*(message(content=p) for p in pieces), done("length")])
+
+
 def tool_calls(text_: str, *calls: FakeCall) -> Reply:
     body = [message(content=text_)] if text_ else []
     body += [message(tool_calls=[call_entry(i, c)]) for i, c in enumerate(calls)]

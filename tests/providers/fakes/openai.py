@@ -99,6 +99,12 @@ def text(*pieces: str, hang: bool = False) -> Reply:
     return Reply(chunks=[*body, chunk({}, "stop"), usage_chunk(), DONE])
 
 
+def truncated(*pieces: str) -> Reply:
+    """A turn cut off at the output limit."""
+    body = [first(), *(chunk({"content": p}) for p in pieces)]
+    return Reply(chunks=[*body, chunk({}, "length"), usage_chunk(), DONE])
+
+
 def tool_calls(text_: str, *calls: FakeCall) -> Reply:
     body = [first()]
     if text_:

@@ -141,6 +141,13 @@ class Events:
         self.emit("response.completed", response=response)
         return Reply(chunks=self.chunks)
 
+    def incomplete(self, reason: str) -> Reply:
+        """The response stopped early (``max_output_tokens``, ``content_filter``)."""
+        response = _response("incomplete", self.output, usage_body(10, 5))
+        response["incomplete_details"] = {"reason": reason}
+        self.emit("response.incomplete", response=response)
+        return Reply(chunks=self.chunks)
+
     def failed(self, code: str, message: str) -> Reply:
         response = _response("failed", self.output, None)
         response["error"] = {"code": code, "message": message}
@@ -153,6 +160,11 @@ def text(*pieces: str, hang: bool = False) -> Reply:
     if hang:
         return Reply(chunks=events.chunks, hang=True)
     return events.completed()
+
+
+def truncated(*pieces: str) -> Reply:
+    """A turn cut off at the output limit."""
+    return Events().message(*pieces).incomplete("max_output_tokens")
 
 
 def tool_calls(text_: str, *calls: FakeCall) -> Reply:

@@ -4,8 +4,10 @@
 {content}``, ``tool_start {tool_call_id, tool_name, args, ts, display?}``, ``tool_end {...,
 status: "success", duration_ms, result, ts, display?}``, ``tool_error {..., status: "error",
 error {message, kind}}``, ``conversation {conversation}`` (when a store recorded the run),
-``warning {code, message}``, ``approval_required {tool_call_id, tool_name, args, display?}``
-per call the run stopped at for a person's approval (additive: the next request answers with
+``warning {code, message}`` (``code: "max_tokens"`` or ``"refusal"`` just before ``done`` when
+the answer was cut off at the model's output limit or by its content filter),
+``approval_required {tool_call_id, tool_name, args, display?}`` per call the run stopped at
+for a person's approval (additive: the next request answers with
 ``approvals: [{tool_call_id, approved, reason?}]`` and may leave ``message`` empty), ``error
 {message}`` and ``done`` last, whatever happened.
 Authenticated by the session cookie (or a bearer token).
@@ -59,6 +61,7 @@ from agentstream.server.dialects.approvals import (
 from agentstream.server.dialects.base import (
     Frame,
     RequestModel,
+    cut_off_notice,
     dumps,
     iso_ms,
     quote,
@@ -152,7 +155,10 @@ class AgentEncoder:
                     "conversation": conversation.to_agent_conversation(),
                 }
                 return (("conversation", dumps(update)),)
-            case RunCompleted():
+            case RunCompleted(stop_reason=stop):
+                if event.cut_off:  # never a cut answer that looks whole
+                    warning = {"type": "warning", "code": stop, "message": cut_off_notice(stop)}
+                    return (*_approvals(event), ("warning", dumps(warning)), _DONE)
                 return (*_approvals(event), _DONE)
             case RunFailed(message=message):
                 return self.fail(message)

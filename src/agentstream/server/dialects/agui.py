@@ -28,8 +28,9 @@ Events: RUN_STARTED; STEP_STARTED / STEP_FINISHED around each model turn (``turn
 TEXT_MESSAGE_START / CONTENT / END per text part; REASONING_START, REASONING_MESSAGE_START /
 CONTENT / END, REASONING_END per reasoning part; TOOL_CALL_START / ARGS / END as the model
 writes a call, TOOL_CALL_RESULT when a server tool returns; CUSTOM ``payload``,
-``tool_progress`` and ``warning``; RUN_FINISHED (``success``, ``interrupt`` or ``cancelled``)
-or RUN_ERROR last.
+``tool_progress`` and ``warning``; RUN_FINISHED (``success``, ``interrupt`` or ``cancelled``;
+its ``result`` is ``{message, stopReason?}``, ``stopReason`` being ``max_tokens`` or ``refusal``
+when the answer was cut off) or RUN_ERROR last.
 
 Reference: ``docs/protocols/ag-ui.md``.
 """
@@ -292,10 +293,13 @@ class AgUiEncoder:
         else:
             waiting = [p.call_id for p in event.pending_calls] or None
             outcome = RunFinishedSuccessOutcome(pending_tool_call_ids=waiting)
+        result: dict[str, Any] = {"message": event.message} if event.message else {}
+        if event.cut_off:
+            result["stopReason"] = event.stop_reason
         return RunFinishedEvent(
             thread_id=self._thread,
             run_id=self._run,
-            result={"message": event.message} if event.message else None,
+            result=result or None,
             outcome=outcome,
             usage=self._usage(event),
         )

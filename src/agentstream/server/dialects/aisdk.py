@@ -18,8 +18,9 @@ and ``reasoning-start/-delta/-end`` (ids ``text-N``/``reasoning-N``), ``tool-inp
 waits for a person, ``data-<kind>`` for payloads (``id``: the payload's id),
 ``data-tool-progress`` (one part per call, updated in place), a transient ``data-warning``,
 ``message-metadata {usage}`` after each model turn, then ``finish {finishReason,
-messageMetadata}`` or ``error {errorText}`` + ``finish {finishReason: "error"}`` or ``abort
-{reason}``.
+messageMetadata}`` (``length`` or ``content-filter`` for an answer cut off at the model's
+output limit or by its content filter) or ``error {errorText}`` + ``finish {finishReason:
+"error"}`` or ``abort {reason}``.
 
 A client that hangs up leaves the run going (it is stored when it ends):
 ``GET /ai-sdk/chat/{id}/stream`` (the transport's ``reconnectToStream``) replays the
@@ -103,6 +104,8 @@ HEADERS = {"x-vercel-ai-ui-message-stream": "v1"}
 PROTOCOL = ProtocolOptions(suggestions=False)
 
 _DONE: Frame = ("done", "[DONE]")
+_FINISH = {"max_tokens": "length", "refusal": "content-filter"}
+"""The SDK's ``finishReason`` of an answer cut off (the rest finish with ``stop``)."""
 _START_STEP: Frame = ("start-step", '{"type":"start-step"}')
 _FINISH_STEP: Frame = ("finish-step", '{"type":"finish-step"}')
 
@@ -309,7 +312,7 @@ class AiSdkEncoder:
                     "transient": True,
                 }
                 return (("data", dumps(warning)),)
-            case RunCompleted(pending_calls=pending):
+            case RunCompleted(pending_calls=pending, stop_reason=stop):
                 # Calls waiting for a person: the client shows them for approval.
                 requests = [
                     (
@@ -327,7 +330,7 @@ class AiSdkEncoder:
                 ]
                 finish = {
                     "type": "finish",
-                    "finishReason": "tool-calls" if requests else "stop",
+                    "finishReason": "tool-calls" if requests else _FINISH.get(stop, "stop"),
                     "messageMetadata": self._metadata(),
                 }
                 return (*self._close_step(), *requests, ("finish", dumps(finish)), _DONE)

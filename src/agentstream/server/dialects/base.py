@@ -25,7 +25,7 @@ from starlette.types import Receive
 
 from agentstream.chat.markers import MarkerLineFilter
 from agentstream.errors import InvalidConversationId, ModelUnavailable, RefusedRequest
-from agentstream.events import TERMINAL_EVENTS, RunEvent, TextDelta, TurnStarted
+from agentstream.events import TERMINAL_EVENTS, RunEvent, StopReason, TextDelta, TurnStarted
 from agentstream.pending import InvalidAnswers
 from agentstream.principal import Principal
 from agentstream.runs import BrokerUnavailable, RunNotFound, RunRequest, RunSession
@@ -49,6 +49,7 @@ __all__ = [
     "as_text",
     "begin_run",
     "choose_model",
+    "cut_off_notice",
     "disconnect_policy",
     "fold_run",
     "dumps",
@@ -102,6 +103,18 @@ dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
 quote = json.encoder.encode_basestring
 """A string as a JSON string literal, the same as ``dumps(text)`` for text but without the
 encoder object: the per-delta frames are built from it around a fixed prefix."""
+
+
+_CUT_OFF_NOTICES = {
+    "max_tokens": "The answer was cut off: the model reached its output limit.",
+    "refusal": "The answer was cut off by the model's content filter.",
+}
+
+
+def cut_off_notice(stop_reason: StopReason) -> str:
+    """What to tell a user whose answer stopped for ``stop_reason`` (one of
+    :data:`~agentstream.events.CUT_OFF`), for protocols that say it in words."""
+    return _CUT_OFF_NOTICES.get(stop_reason, "The answer was cut off.")
 
 
 def as_text(value: Any) -> str:

@@ -4,9 +4,11 @@
 ``tool_call_result`` with the call's id and name only (tool inputs and results never reach
 the client), ``workflow_preview`` from a ``workflow_preview`` payload, ``approval_required
 {tool_use_id, name}`` per call the run stopped at for a person's approval (additive; like the
-other tool events it carries no input), ``error {message}`` and ``message_complete {}``. The
-next request answers with ``approvals: [{tool_use_id, approved, reason?}]`` and may leave
-``message`` empty. A cancelled run (the client left) just ends the stream.
+other tool events it carries no input), ``error {message}`` and ``message_complete {}``
+(``{stop_reason}``, ``max_tokens`` or ``refusal``, when the answer was cut off at the model's
+output limit or by its content filter). The next request answers with ``approvals:
+[{tool_use_id, approved, reason?}]`` and may leave ``message`` empty. A cancelled run (the
+client left) just ends the stream.
 ``context_type`` selects the tool scope and prompt (through the run hooks), ``context`` is
 injected into the system prompt, and the caller's bearer token reaches tools verbatim.
 Bearer auth only: no cookie, since CORS callers on other origins post here.
@@ -146,10 +148,11 @@ class IchorEncoder:
             case PayloadEvent(payload=payload) if payload.kind in PREVIEW_KINDS:
                 return ((payload.kind, dumps(payload.data)),)
             case RunCompleted():
+                complete = _COMPLETE
+                if event.cut_off:  # additive: only an answer cut off says why it stopped
+                    complete = (("message_complete", dumps({"stop_reason": event.stop_reason})),)
                 waiting = waiting_for_approval(event)
-                if not waiting:
-                    return _COMPLETE
-                return (*(_approval_required(call) for call in waiting), *_COMPLETE)
+                return (*(_approval_required(call) for call in waiting), *complete)
             case RunFailed(message=message):
                 return self.fail(message)
             case (

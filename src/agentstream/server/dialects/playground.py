@@ -10,7 +10,9 @@ Events: ``status {executionId, state}`` first and last (``started``, then ``comp
 ``failed``), ``message {delta}``, ``thinking {text}``, ``tool_call {toolName, input}`` (input
 as a JSON string), ``tool_result {toolName, output}`` (a string; ``isError: true`` is added
 when the tool failed), ``metadata {tokensUsed, promptTokens, completionTokens, model}`` before
-``final {type: "text", content: {message}, tokenBreakdown}``, and ``error {message}``.
+``final {type: "text", content: {message}, tokenBreakdown}`` (with ``stopReason: "max_tokens"``
+or ``"refusal"`` when the answer was cut off at the model's output limit or by its content
+filter), and ``error {message}``.
 
 Choices the data playground protocol leaves open:
 
@@ -228,7 +230,7 @@ class PlaygroundEncoder:
                 message = message if self.shown is None else self.shown
                 return (
                     ("metadata", dumps(self._metadata(usage))),
-                    ("final", dumps(self._final(message, usage))),
+                    ("final", dumps(self._final(message, event))),
                     self._status("completed"),
                 )
             case RunFailed(message=message):
@@ -265,7 +267,8 @@ class PlaygroundEncoder:
             "model": self.model,
         }
 
-    def _final(self, message: str, usage: Usage) -> dict[str, Any]:
+    def _final(self, message: str, done: RunCompleted) -> dict[str, Any]:
+        usage = done.usage
         breakdown = {
             "promptTokens": usage.input_tokens,
             "completionTokens": usage.output_tokens,
@@ -280,6 +283,8 @@ class PlaygroundEncoder:
             final["format"] = "markdown"
         final["content"] = {"message": message}
         final["tokenBreakdown"] = breakdown
+        if done.cut_off:  # additive: only an answer cut off has it
+            final["stopReason"] = done.stop_reason
         return final
 
 
@@ -317,7 +322,7 @@ class PlaygroundDocument:
             case RunCompleted(message=message, usage=usage):
                 message = message if encoder.shown is None else encoder.shown
                 doc["metadata"] = encoder._metadata(usage)
-                doc.update(encoder._final(message, usage))
+                doc.update(encoder._final(message, event))
                 doc["state"] = "completed"
             case RunFailed(message=message):
                 doc["error"], doc["state"] = {"message": message}, "failed"

@@ -16,7 +16,9 @@ for clients that read it there), ``conversation_id``, ``payloads``, ``usage`` an
 ``diagnostics`` when the run has them, and ``pending_approvals`` (``[{call_id, tool_name,
 input, display?}]``) when the run stopped at tools that wait for a person's approval: the next
 request answers them in ``approvals: [{call_id, approved, reason?}]``, its ``message`` may
-then be empty. When no custom payload was produced and tools ran,
+then be empty; ``stop_reason`` (``max_tokens`` or ``refusal``) when the answer was cut off at
+the model's output limit or by its content filter. When no custom payload was produced and
+tools ran,
 ``custom_payload`` is the tool history ``{"type": "tool_history", "data": [...]}``, so tray
 clients that read ``custom_payload`` as tool history work as well as those that read the
 top-level ``tool_history``; with neither it is left out (``custom_payload`` is optional, not
@@ -348,6 +350,8 @@ class TrayEncoder:
         }
         if shown is not None and shown.diagnostics is not None:
             payload["diagnostics"] = shown.diagnostics
+        if done.cut_off:  # additive: only an answer cut off has it
+            payload["stop_reason"] = done.stop_reason
         waiting = waiting_for_approval(done)
         if waiting:  # additive: only a run that stopped for a person has it
             payload["pending_approvals"] = [self._approval(call) for call in waiting]
