@@ -178,6 +178,11 @@ RULES = {
         {"match": "approve", "turns": [{"text": "The workflow is approved and saved."}]},
         {"match": "reject", "turns": [{"text": "Understood, I discarded the preview."}]},
         {
+            "match": "cut me off",
+            "turns": [{"text": "The first half of a long answer, and th", "stop_reason": "max_tokens"}],
+        },
+        {"match": "^continue$", "turns": [{"text": "...e second half of it."}]},
+        {
             "match": "hello",
             "turns": [
                 {

@@ -264,6 +264,22 @@ describe("chat", () => {
     await page.getByTestId("load-error").getByText("does not exist").waitFor();
   });
 
+  it("says an answer was cut off, live and after a reload, and continues it", async () => {
+    await page.goto("/");
+    await send("cut me off");
+    const cut = lastAnswer().getByTestId("cut-off");
+    await cut.getByText("The answer was cut off: the model reached its output limit.").waitFor();
+    await page.reload();
+    await cut.getByText("The answer was cut off").waitFor();
+    await screenshot(page, "15-cut-off");
+    await cut.getByRole("button", { name: "Continue" }).click();
+    await page.getByTestId("user-message").filter({ hasText: "Continue" }).waitFor();
+    await lastAnswer().getByText("e second half of it.").waitFor();
+    await waitIdle();
+    // Only the last answer offers to continue.
+    await expect(page.getByRole("button", { name: "Continue" }).count()).resolves.toBe(0);
+  });
+
   it("shows an error inline with a retry", async () => {
     await page.goto("/");
     await send("fail now");

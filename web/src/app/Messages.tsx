@@ -6,7 +6,7 @@
 import type { ComponentChildren } from "preact";
 import { useId, useState } from "preact/hooks";
 import type { ApprovalView, AssistantItem, ChatItem, ToolCall, ToolProgressView } from "../chat/model";
-import { payloadKind, totalTokens } from "../chat/model";
+import { CONTINUE_MESSAGE, cutOffNotice, payloadKind, totalTokens } from "../chat/model";
 import type { PayloadTypeView } from "../lib/payloads";
 import { formatCount, formatValue, splitMarkers } from "../lib/render";
 import type { CustomPayload, SuggestedAction, Usage } from "../lib/stream";
@@ -121,6 +121,21 @@ function Answer(props: { item: AssistantItem; isLast: boolean; busy: boolean; ha
         <p class="note note-stopped" data-testid="stopped">
           Stopped.
         </p>
+      )}
+      {item.status === "complete" && item.cutOff && (
+        <div class="note note-cut-off" role="status" data-testid="cut-off">
+          <span>{cutOffNotice(item.cutOff)}</span>
+          {props.isLast && (
+            <button
+              type="button"
+              class="btn btn-secondary btn-small"
+              onClick={() => handlers.onSend(CONTINUE_MESSAGE)}
+              disabled={props.busy}
+            >
+              Continue
+            </button>
+          )}
+        </div>
       )}
       {item.status === "error" && (
         <div class="error-box" role="alert" data-testid="error">

@@ -4,6 +4,7 @@ import {
   applyEvent,
   approvalRequest,
   collectPayloads,
+  cutOffNotice,
   decideApproval,
   itemsFromMessages,
   newAnswer,
@@ -93,6 +94,28 @@ describe("applyEvent", () => {
     ]);
     expect(a.text).toBe("Before.\n\n[[tool:0]]\n\nAfter.");
     expect(a.payloads).toEqual([]);
+  });
+});
+
+describe("an answer cut off", () => {
+  it("is marked from the complete payload's stop_reason, and only then", () => {
+    const cut = play([{ type: "complete", payload: { message: "The first half", stop_reason: "max_tokens" } }]);
+    expect(cut.cutOff).toBe("max_tokens");
+    expect(cutOffNotice(cut.cutOff!)).toBe("The answer was cut off: the model reached its output limit.");
+    expect(play([{ type: "complete", payload: { message: "Whole." } }]).cutOff).toBeNull();
+  });
+
+  it("is marked when a stored conversation says so", () => {
+    const items = itemsFromMessages([
+      { role: "user", content: "Tell me" },
+      { role: "assistant", content: "The first half", status: "complete", stop_reason: "refusal" },
+      { role: "user", content: "Again" },
+      { role: "assistant", content: "Whole.", status: "complete", stop_reason: "end_turn" },
+    ]);
+    const [first, second] = items.filter((i): i is AssistantItem => i.kind === "assistant");
+    expect(first!.cutOff).toBe("refusal");
+    expect(cutOffNotice(first!.cutOff!)).toBe("The answer was cut off by the model's content filter.");
+    expect(second!.cutOff).toBeNull();
   });
 });
 

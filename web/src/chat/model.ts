@@ -81,6 +81,8 @@ export interface AssistantItem {
   runId: string | null;
   /** The request that produced this answer, for Retry. */
   request: ChatRequest | null;
+  /** Why the answer stopped before the model meant it to (`max_tokens`, `refusal`), if it did. */
+  cutOff: string | null;
 }
 
 export type ChatItem = UserItem | AssistantItem;
@@ -110,8 +112,26 @@ export function newAnswer(request: ChatRequest | null): AssistantItem {
     error: null,
     runId: null,
     request,
+    cutOff: null,
   };
 }
+
+/** The stop reasons of an answer cut off: the tray says so and offers to continue. */
+const CUT_OFF = new Set(["max_tokens", "refusal"]);
+
+function cutOff(stopReason: string | null | undefined): string | null {
+  return stopReason && CUT_OFF.has(stopReason) ? stopReason : null;
+}
+
+/** What the tray says about an answer cut off. */
+export function cutOffNotice(reason: string): string {
+  return reason === "refusal"
+    ? "The answer was cut off by the model's content filter."
+    : "The answer was cut off: the model reached its output limit.";
+}
+
+/** The message the Continue button sends after an answer cut off. */
+export const CONTINUE_MESSAGE = "Continue";
 
 /** Apply one stream event to the answer being streamed (returns a new object). */
 export function applyEvent(item: AssistantItem, event: TrayEvent): AssistantItem {
@@ -206,6 +226,7 @@ function completeAnswer(item: AssistantItem, payload: CompletePayload): Assistan
     approvals: (payload.pending_approvals ?? []).map(approvalView),
     usage: payload.usage ?? null,
     diagnostics: payload.diagnostics ?? null,
+    cutOff: cutOff(payload.stop_reason),
   };
 }
 
@@ -319,6 +340,7 @@ export function itemsFromMessages(messages: StoredMessage[]): ChatItem[] {
           .map(approvalView),
         usage: m.usage ?? null,
         error: status === "error" ? (m.error ?? "This answer did not finish.") : null,
+        cutOff: status === "complete" ? cutOff(m.stop_reason) : null,
       });
     }
   }

@@ -46,6 +46,8 @@ export interface StoredMessage {
   /** The calls this answer stopped at, still unanswered (only on the last answer; absent
    * from servers that predate it). */
   pending_calls?: StoredPendingCall[] | null;
+  /** Why the model's last turn ended; `max_tokens` and `refusal` mean the answer was cut off. */
+  stop_reason?: string | null;
 }
 
 /** A call waiting for a person's approval (`"approval"`) or for the client (`"client"`). */

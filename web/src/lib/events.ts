@@ -106,6 +106,9 @@ export interface CompletePayload {
   usage?: Usage | null;
   /** Calls waiting for a person's approval (absent when none wait). */
   pending_approvals?: PendingApproval[] | null;
+  /** Why an answer cut off stopped: `max_tokens` (the model's output limit) or `refusal` (its
+   * content filter); absent when the answer is whole. */
+  stop_reason?: string | null;
 }
 
 export interface StatusEvent {
