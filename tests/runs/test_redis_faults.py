@@ -217,6 +217,42 @@ async def test_runs_stream_through_an_outage_and_stops_reach_them_again_after(
         await worker_b.aclose()
 
 
+async def test_stop_and_follow_cross_workers_soon_after_redis_answers_again(
+    own_redis: OwnRedis,
+) -> None:
+    """However far the listeners' backoff had grown during the outage, a run started after
+    Redis came back can be followed and stopped from another worker within 2 s: a request
+    that finds Redis answering wakes them, rather than waiting out their timer."""
+    shared = prefix()
+    worker_c = Runner(counting_agent(0.01), broker=RedisBroker(own_redis.url, prefix=shared))
+    worker_d = Runner(counting_agent(0.01), broker=RedisBroker(own_redis.url, prefix=shared))
+    await worker_c.start()
+    await worker_d.start()
+    channel = f"{shared}cancel"
+    try:
+        await wait_for(lambda: own_redis.subscribers(channel) == 2)
+        own_redis.kill()
+        await asyncio.sleep(8)  # the listeners' backoff has grown to 8 s
+        own_redis.start()
+        await asyncio.sleep(1.5)
+
+        session = await worker_c.begin(RunRequest(message="count", principal=ALICE))
+        stream = session.events()
+        seen = [await anext(stream) for _ in range(3)]
+        assert worker_d.broker is not None
+        async with asyncio.timeout(2):
+            followed = worker_d.broker.replay(session.run_id, ALICE)
+            assert (await anext(followed)).seq == 0  # followed from another worker
+            await followed.aclose()
+            assert await worker_d.request_cancel(session.run_id, ALICE, "stopped elsewhere")
+            seen += [event async for event in stream]
+        assert isinstance(seen[-1], RunCancelled)
+        assert seen[-1].reason == "stopped elsewhere"
+    finally:
+        await worker_c.aclose()
+        await worker_d.aclose()
+
+
 WORKER = textwrap.dedent(
     """
     import asyncio, sys

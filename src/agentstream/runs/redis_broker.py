@@ -46,8 +46,9 @@ class RedisBroker:
 
     Every run of this worker is also kept by an in-process :class:`LocalBroker`, so it is
     replayed from memory here and keeps streaming while Redis is down: an outage is logged
-    once, publishing and listening resume with backoff when Redis is back, and only what
-    needs another worker (following or stopping its runs) fails, as
+    once, every request still tries Redis, and the first that finds it answering brings the
+    cancel listener back at once (its backoff only paces retries while nothing else talks
+    to Redis); only what needs another worker (following or stopping its runs) fails, as
     :class:`BrokerUnavailable`. A worker renews a short lease (``{id}:alive``) on each of its
     runs; a reader that finds the lease gone before the run's last event knows the worker
     died, ends the run for its client with ``run_failed`` rather than waiting forever, and
@@ -81,6 +82,9 @@ class RedisBroker:
         self._flushing: asyncio.Task[None] | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._down = False
+        self._redis_back = asyncio.Event()
+        """Set when a request finds Redis answering after an outage: the cancel listener
+        resubscribes at once instead of waiting out its backoff."""
         self._active_keys: dict[str, str] = {}
         """The conversation key of each run of this worker that has one (``active_run``)."""
         self._on_orphan: OrphanHandler | None = None
@@ -100,6 +104,7 @@ class RedisBroker:
     def _available(self) -> None:
         if self._down:
             self._down = False
+            self._redis_back.set()
             log.warning("Redis is back: runs are shared between workers again")
 
     async def start(self, on_cancel: CancelHandler, on_orphan: OrphanHandler | None = None) -> None:
@@ -111,9 +116,13 @@ class RedisBroker:
         ]
 
     async def _listen(self, on_cancel: CancelHandler) -> None:
-        """Stop requests from other workers, resubscribing with backoff after an outage."""
+        """Stop requests from other workers, resubscribing with backoff after an outage, and
+        at once when any request of this worker finds Redis answering again (a run that
+        starts here, its events, its lease): whatever the backoff had reached, stops from
+        other workers reach this one's runs again as soon as Redis does."""
         delay = 0.5
         while True:
+            self._redis_back.clear()
             pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
             try:
                 await pubsub.subscribe(self._channel)
@@ -128,7 +137,8 @@ class RedisBroker:
             finally:
                 with contextlib.suppress(Exception):
                     await pubsub.aclose()  # type: ignore[no-untyped-call]
-            await asyncio.sleep(delay)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._redis_back.wait(), delay)
             delay = min(delay * 2, 10.0)
 
     async def _renew_leases(self) -> None:
@@ -232,6 +242,7 @@ class RedisBroker:
         except (aioredis.RedisError, OSError) as exc:
             self._unavailable(exc)
             raise BrokerUnavailable("runs of other workers cannot be reached") from exc
+        self._available()
         if run_id is not None and self._local.has(run_id):
             return None  # this worker's run, ended (its key goes a moment after its last event)
         return run_id
@@ -259,7 +270,9 @@ class RedisBroker:
         self, run_id: str, requester: Principal, after: int
     ) -> AsyncGenerator[RunEvent, None]:
         key = self._key(run_id)
-        if _text(await self._redis.get(key + ":owner")) != requester.owner:
+        owner = _text(await self._redis.get(key + ":owner"))
+        self._available()
+        if owner != requester.owner:
             raise RunNotFound(run_id)
         last, seq = (f"{after + 1}-0" if after >= 0 else "0-0"), after
         while True:
@@ -296,6 +309,7 @@ class RedisBroker:
         except (aioredis.RedisError, OSError) as exc:
             self._unavailable(exc)
             raise BrokerUnavailable("runs of other workers cannot be reached") from exc
+        self._available()
         if _text(owner) != requester.owner:
             raise RunNotFound(run_id)
         found = json.loads(reader) if reader is not None else None
@@ -325,6 +339,7 @@ class RedisBroker:
         except (aioredis.RedisError, OSError) as exc:
             self._unavailable(exc)
             raise BrokerUnavailable("runs of other workers cannot be reached") from exc
+        self._available()
         return True
 
     def _orphaned(self, run_id: str) -> None:
@@ -352,6 +367,7 @@ class RedisBroker:
         except (aioredis.RedisError, OSError) as exc:
             self._unavailable(exc)
             raise BrokerUnavailable("runs of other workers cannot be reached") from exc
+        self._available()
         if isinstance(event, TERMINAL_EVENTS):
             return LogEnd(event.seq, True)
         seq = -1 if event is None else event.seq
