@@ -48,4 +48,5 @@ docs-serve:
 EXAMPLES := example-workflows example-ops example-playground example-research
 $(EXAMPLES): example-%:
 	scripts/setup.sh
-	$(VENV)/agentstream serve examples.$*.app:agent --chat examples.$*.app:chat --host $(HOST) --port $(PORT)
+	$(VENV)/agentstream serve examples.$*.app:agent --chat examples.$*.app:chat \
+		--server examples.$*.app:server --host $(HOST) --port $(PORT)

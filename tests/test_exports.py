@@ -122,7 +122,7 @@ PUBLIC = {
         "ToolUseStart",
         "resolve_provider",
     ],
-    "agentstream.server": ["Settings", "SettingsError", "create_app"],
+    "agentstream.server": ["ServerConfig", "Settings", "SettingsError", "create_app"],
     "agentstream.store": [
         "ActiveRun",
         "ConversationDetail",

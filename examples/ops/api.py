@@ -1,5 +1,5 @@
 """The ops example's REST API and sign-in page, mounted by the server under
-``/example-api`` (``ChatConfig.mounts``), and the sessions that authenticate the chat.
+``/example-api`` (``ServerConfig.mounts``), and the sessions that authenticate the chat.
 
 * ``GET /sign-in`` a sign-in page; ``POST /sign-in`` (form: ``username``, ``password``,
   ``next``) sets the session cookie and returns to the chat; ``POST /sign-out``.

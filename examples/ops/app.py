@@ -2,7 +2,8 @@
 
 Serve it from the repository root::
 
-    agentstream serve examples.ops.app:agent --chat examples.ops.app:chat
+    agentstream serve examples.ops.app:agent --chat examples.ops.app:chat \\
+        --server examples.ops.app:server
 
 then sign in at http://127.0.0.1:8000/example-api/sign-in. Its endpoint of record is
 ``POST /agent/stream`` (the agent API: ``start``, ``token``, ``tool_start``/``tool_end`` with
@@ -23,13 +24,14 @@ from pathlib import Path
 
 from agentstream import Agent
 from agentstream.chat import ChatConfig
+from agentstream.server.config import ServerConfig
 from examples._common import data_dir, model_or
 from examples.ops.api import MOUNT, SIGN_IN, OpsSessions, ops_api
 from examples.ops.database import OpsDatabase
 from examples.ops.demo import ops_demo_model
 from examples.ops.tools import MonitoringTools, alert_admin_tool
 
-__all__ = ["agent", "build", "chat"]
+__all__ = ["agent", "build", "chat", "server"]
 
 IDENTITY = """You are the ops agent, the on-call engineers' assistant.
 When someone reports a problem, check the service they name before anything else, then
@@ -38,9 +40,9 @@ and what you found, and choose the priority from the impact on customers. Never 
 healthy service. Answer briefly, with the ticket number when you opened one."""
 
 
-def build(directory: Path | None = None) -> tuple[Agent, ChatConfig]:
-    """The agent and its chat configuration, with data in ``directory`` (default: the
-    examples' data directory)."""
+def build(directory: Path | None = None) -> tuple[Agent, ChatConfig, ServerConfig]:
+    """The agent, its chat configuration and what it adds to the server (its REST API, its
+    sign-in sessions), with data in ``directory`` (default: the examples' data directory)."""
     db = OpsDatabase((directory or data_dir("ops")) / "ops.db")
     agent = Agent(
         model=model_or(ops_demo_model()),
@@ -51,11 +53,11 @@ def build(directory: Path | None = None) -> tuple[Agent, ChatConfig]:
     chat = ChatConfig(
         app_name="Ops agent",
         starter_prompts=["The billing page is down for customers", "Is search healthy?"],
-        mounts={MOUNT: ops_api(db)},
-        authenticator=OpsSessions(db),
-        sign_in_url=SIGN_IN,
     )
-    return agent, chat
+    server = ServerConfig(
+        mounts={MOUNT: ops_api(db)}, authenticator=OpsSessions(db), sign_in_url=SIGN_IN
+    )
+    return agent, chat, server
 
 
-agent, chat = build()
+agent, chat, server = build()

@@ -2,7 +2,8 @@
 
 Serve it from the repository root::
 
-    agentstream serve examples.playground.app:agent --chat examples.playground.app:chat
+    agentstream serve examples.playground.app:agent --chat examples.playground.app:chat \\
+        --server examples.playground.app:server
 
 Its endpoint of record is ``POST /api/chat/agent-chat/stream?brandRef=acme`` (the agent chat
 stream API: ``status``, ``thinking``, ``message`` deltas in Markdown, ``tool_call``,
@@ -23,12 +24,13 @@ from pathlib import Path
 
 from agentstream import Agent, Toolset
 from agentstream.chat import ChatConfig, ContextField
+from agentstream.server.config import ServerConfig
 from examples._common import data_dir
 from examples.playground.demo import playground_models
 from examples.playground.tenants import TENANTS, TenantData
 from examples.playground.tools import RAG_SCOPE, search_documents_tool, sql_pattern_tool
 
-__all__ = ["agent", "build", "chat"]
+__all__ = ["agent", "build", "chat", "server"]
 
 IDENTITY = """You are the data playground's analyst for a brand's admin team.
 Answer data questions with `sqlPatternTool` (pass the request in plain words) and show rows as
@@ -37,8 +39,9 @@ with `searchDocuments` when it is available, quoting the passages' titles. You o
 the current brand's data."""
 
 
-def build(directory: Path | None = None) -> tuple[Agent, ChatConfig]:
-    """The agent and its chat configuration, with tenant data in ``directory``."""
+def build(directory: Path | None = None) -> tuple[Agent, ChatConfig, ServerConfig]:
+    """The agent, its chat configuration and what it adds to the server (nothing), with
+    tenant data in ``directory``."""
     data = TenantData(directory or data_dir("playground"))
     toolset = Toolset([sql_pattern_tool(data)])
     toolset.add(search_documents_tool(data), scope=RAG_SCOPE)
@@ -51,7 +54,7 @@ def build(directory: Path | None = None) -> tuple[Agent, ChatConfig]:
         instructions=IDENTITY,
         name="playground",
     )
-    return agent, ChatConfig(
+    chat = ChatConfig(
         app_name="Data playground",
         starter_prompts=[
             "Show 10 customers",
@@ -67,6 +70,7 @@ def build(directory: Path | None = None) -> tuple[Agent, ChatConfig]:
             ),
         ],
     )
+    return agent, chat, ServerConfig()
 
 
-agent, chat = build()
+agent, chat, server = build()

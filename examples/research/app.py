@@ -2,7 +2,8 @@
 
 Serve it from the repository root::
 
-    agentstream serve examples.research.app:agent --chat examples.research.app:chat
+    agentstream serve examples.research.app:agent --chat examples.research.app:chat \\
+        --server examples.research.app:server
 
 Its endpoint of record is ``POST /api/chat/stream`` (the chat tray protocol: ``status``,
 ``text_delta`` with ``[[tool:N]]`` markers, ``tool_start``, ``tool_progress``,
@@ -29,6 +30,7 @@ from starlette.staticfiles import StaticFiles
 
 from agentstream import Agent
 from agentstream.chat import ChatConfig
+from agentstream.server.config import ServerConfig
 from examples._common import data_dir, model_or
 from examples.research.corpus import Library
 from examples.research.demo import research_demo_model
@@ -36,7 +38,7 @@ from examples.research.pages import research_pages
 from examples.research.payloads import CLOSE_CHAT, PAYLOAD_TYPES, actions_for
 from examples.research.tools import ResearchTools
 
-__all__ = ["agent", "build", "chat"]
+__all__ = ["agent", "build", "chat", "server"]
 
 IDENTITY = """You are a research assistant for analysts. Search the article corpus with
 `search_articles`, read articles with `fetch_article`, cite articles by id (A0042), and say
@@ -49,8 +51,9 @@ GUIDELINES = """Answer in Markdown, briefly: a sentence, then the articles as a 
 Offer suggested values for the obvious next questions."""
 
 
-def build(directory: Path | None = None) -> tuple[Agent, ChatConfig]:
-    """The agent and its chat configuration, with the corpus in ``directory``."""
+def build(directory: Path | None = None) -> tuple[Agent, ChatConfig, ServerConfig]:
+    """The agent, its chat configuration and what it adds to the server (the portal the tray
+    is embedded in, at ``/host/``), with the corpus in ``directory``."""
     library = Library((directory or data_dir("research")) / "library.db")
     tools = ResearchTools(library)
     agent = Agent(
@@ -72,9 +75,9 @@ def build(directory: Path | None = None) -> tuple[Agent, ChatConfig]:
         payload_types=PAYLOAD_TYPES,
         client_actions=[CLOSE_CHAT],
         server_actions=actions_for(library),
-        mounts={"/host": StaticFiles(directory=HOST_DIR, html=True)},
     )
-    return agent, chat
+    server = ServerConfig(mounts={"/host": StaticFiles(directory=HOST_DIR, html=True)})
+    return agent, chat, server
 
 
-agent, chat = build()
+agent, chat, server = build()

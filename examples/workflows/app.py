@@ -1,11 +1,13 @@
 """The workflow assistant, served with::
 
-    agentstream serve examples.workflows.app:agent --chat examples.workflows.app:chat
+    agentstream serve examples.workflows.app:agent --chat examples.workflows.app:chat \\
+        --server examples.workflows.app:server
 
 ``agent`` has the 17 workflow tools (``context_type: "workflow"``, also the default for the web
 UI) and the two table tools (``context_type: "tables"``); ``chat`` holds the system prompt
-blocks, the ``workflow_preview`` card (drawn as a graph, with Approve and Reject), the server
-actions behind those buttons, and the backend's REST API mounted under ``/example-api``.
+blocks, the ``workflow_preview`` card (drawn as a graph, with Approve and Reject) and the
+server actions behind those buttons; ``server`` mounts the backend's REST API under
+``/example-api``.
 
 The model is ``$AGENTSTREAM_MODEL``; without one, the scripted offline demo
 (:mod:`examples.workflows.demo`) plays the main story against the real backend.
@@ -30,6 +32,7 @@ from agentstream.chat import (
 )
 from agentstream.chat.toolhooks import is_uuid
 from agentstream.server.auth import Authenticator
+from agentstream.server.config import ServerConfig
 from agentstream.tools import Toolset
 from examples.workflows.backend.api import Backend, create
 from examples.workflows.client import BackendError, WorkflowApi
@@ -107,9 +110,10 @@ def _server_actions(api: WorkflowApi) -> ServerActions:
 
 def build(
     *, database: Path | None = None, authenticator: Authenticator | None = None, model: Any = None
-) -> tuple[Agent, ChatConfig]:
-    """The agent and its chat configuration over a backend at ``database`` (default: the
-    data directory), checking callers with ``authenticator`` (default: the server's
+) -> tuple[Agent, ChatConfig, ServerConfig]:
+    """The agent, its chat configuration and what it adds to the server (the backend's REST
+    API) over a backend at ``database`` (default: the data directory), checking callers with
+    ``authenticator`` (default: the server's
     settings), answered by ``model`` (default: ``$AGENTSTREAM_MODEL``, else the offline
     demo)."""
     backend_app = create(Backend(database, authenticator))
@@ -151,9 +155,8 @@ def build(
             )
         ],
         server_actions=server_actions,
-        mounts={API_PREFIX: backend_app},
     )
-    return agent, chat
+    return agent, chat, ServerConfig(mounts={API_PREFIX: backend_app})
 
 
-agent, chat = build()
+agent, chat, server = build()

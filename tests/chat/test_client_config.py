@@ -26,6 +26,7 @@ from agentstream.events import Payload
 from agentstream.principal import Principal
 from agentstream.providers.scripted import ScriptedProvider
 from agentstream.runs import RunRequest
+from agentstream.server.config import ServerConfig
 from agentstream.tools import ToolResult, Toolset, tool
 from tests.server.conftest import Serve
 from tests.server.helpers import datas, parse_sse
@@ -113,10 +114,9 @@ def test_payload_type_client_view_names_title_view_and_actions() -> None:
             "'charts' is not one of the context types ['tables']",
         ),
         (lambda: ChatConfig(max_turns=0), "max_turns must be between 1 and 100, got 0"),
-        (lambda: ChatConfig(mounts={"example": FastAPI()}), "must start with '/'"),
-        (lambda: ChatConfig(mounts={"/example/": FastAPI()}), "not end with '/'"),
-        (lambda: ChatConfig(mounts={"/api/mine": FastAPI()}), "shadow the server's own routes"),
-        (lambda: ChatConfig(mounts={"/mine": "not an app"}), "not an ASGI application"),
+        (lambda: ServerConfig(mounts={"example": FastAPI()}), "must start with '/'"),
+        (lambda: ServerConfig(mounts={"/example/": FastAPI()}), "not end with '/'"),
+        (lambda: ServerConfig(mounts={"/mine": "not an app"}), "not an ASGI application"),
     ],
 )
 def test_bad_client_configuration_is_refused_with_a_clear_error(build: Any, message: str) -> None:
@@ -168,13 +168,17 @@ def _agent() -> Agent:
     return Agent(model=model, tools=toolset, instructions="You plan.")
 
 
-def _config(**extra: Any) -> ChatConfig:
+def _backend() -> ServerConfig:
     backend = FastAPI()
 
     @backend.get("/ping")
     async def ping() -> dict[str, str]:
         return {"pong": "yes"}
 
+    return ServerConfig(mounts={"/example-api": backend})
+
+
+def _config(**extra: Any) -> ChatConfig:
     return ChatConfig(
         app_name="Planner",
         starter_prompts=["Plan my quarter"],
@@ -182,13 +186,12 @@ def _config(**extra: Any) -> ChatConfig:
         server_actions=ACTIONS,
         context_types={"planning": ContextType(identity="You plan."), "tables": ContextType()},
         default_context_type="planning",
-        mounts={"/example-api": backend},
         **extra,
     )
 
 
 def test_the_server_serves_the_client_config_and_the_mounted_app(serve: Serve) -> None:
-    server = serve(_agent(), hooks=ChatHooks(_config()))
+    server = serve(_agent(), hooks=ChatHooks(_config()), server=_backend())
     with server.client() as client:
         config = client.get("/api/chat/config")
         assert config.status_code == 200

@@ -14,6 +14,7 @@ import pytest
 from agentstream import Agent, ToolContext, Toolset, tool
 from agentstream.chat import ChatConfig, ChatHooks, ContextField, LocationKeys, Page, Tab
 from agentstream.providers.scripted import ScriptedProvider
+from agentstream.server.config import ServerConfig
 from agentstream.store import SqlConversationStore
 from tests.server.conftest import Serve
 from tests.server.helpers import datas, parse_sse
@@ -55,7 +56,6 @@ CONFIG = ChatConfig(
     ],
     context_fields=[BRAND, DOCUMENTS],
     option_scopes={"rag": "documents"},
-    sign_in_url="/example-api/sign-in",
 )
 
 
@@ -164,7 +164,8 @@ def test_fields_may_not_be_declared_twice_or_take_the_location_keys() -> None:
 
 
 def test_every_401_names_the_sign_in_page(serve: Serve) -> None:
-    server = serve(agent([{"text": "ok"}]), hooks=ChatHooks(CONFIG), auth=True)
+    signing_in = ServerConfig(sign_in_url="/example-api/sign-in")
+    server = serve(agent([{"text": "ok"}]), hooks=ChatHooks(CONFIG), server=signing_in, auth=True)
     with server.client() as client:
         for answer in (
             client.get("/api/chat/config"),

@@ -1,5 +1,6 @@
 """Each example served the way ``agentstream serve examples.<name>.app:agent --chat
-examples.<name>.app:chat`` serves it (its ChatConfig's mounts and authenticator included),
+examples.<name>.app:chat --server examples.<name>.app:server`` serves it (its mounts and
+authenticator included),
 on a real uvicorn, with a SQLite conversation store and the example's data in a temporary
 directory, on its offline scripted model."""
 
@@ -15,12 +16,15 @@ from agentstream import Agent
 from agentstream.chat import ChatConfig, ChatHooks
 from agentstream.providers.registry import ModelRegistry
 from agentstream.server.app import create_app
+from agentstream.server.config import ServerConfig
 from agentstream.server.settings import Settings
 from agentstream.store import SqlConversationStore, create_engine, upgrade
 from tests.server.conftest import serve  # noqa: F401  (the workflow tests use it)
 from tests.server.helpers import LiveServer
 
 ServeExample = Callable[..., LiveServer]
+Example = tuple[Agent, ChatConfig, ServerConfig]
+"""What an example's ``build`` gives."""
 
 
 @pytest.fixture(autouse=True)
@@ -32,12 +36,12 @@ def offline(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def serve_example(tmp_path: Path) -> Iterator[ServeExample]:
-    """``serve_example(build, **settings)``: ``build(data_dir)`` gives the example's agent and
-    chat configuration; the live server is returned."""
+    """``serve_example(build, **settings)``: ``build(data_dir)`` gives the example's agent,
+    chat configuration and server configuration; the live server is returned."""
     started: list[tuple[LiveServer, SqlConversationStore]] = []
 
-    def start(build: Callable[[Path], tuple[Agent, ChatConfig]], **overrides: Any) -> LiveServer:
-        agent, chat = build(tmp_path / "example")
+    def start(build: Callable[[Path], Example], **overrides: Any) -> LiveServer:
+        agent, chat, server = build(tmp_path / "example")
         store = SqlConversationStore(
             create_engine(f"sqlite+aiosqlite:///{tmp_path / 'conversations.db'}")
         )
@@ -47,6 +51,7 @@ def serve_example(tmp_path: Path) -> Iterator[ServeExample]:
             settings=settings,
             store=store,
             hooks=ChatHooks(chat),
+            server=server,
             models=ModelRegistry([], discover=False),
         )
         server = LiveServer(app).start()

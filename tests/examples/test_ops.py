@@ -11,10 +11,9 @@ import httpx
 import pytest
 
 from agentstream import Agent
-from agentstream.chat import ChatConfig
 from agentstream.providers.scripted import ScriptedProvider
 from examples.ops.app import build
-from tests.examples.conftest import ServeExample
+from tests.examples.conftest import Example, ServeExample
 from tests.server.helpers import ISO_MS, UUID, datas, parse_sse, stream_text
 
 PATH = "/agent/stream"
@@ -162,8 +161,8 @@ def test_monitoring_outage_gives_the_tool_fallback_warning(client: httpx.Client)
 
 
 def test_bad_alert_arguments_are_a_tool_error_not_a_ticket(serve_example: ServeExample) -> None:
-    def build_with_model(directory: Path) -> tuple[Agent, ChatConfig]:
-        example, chat = build(directory)
+    def build_with_model(directory: Path) -> Example:
+        example, chat, extras = build(directory)
         model = ScriptedProvider(
             {
                 "turns": [
@@ -180,7 +179,7 @@ def test_bad_alert_arguments_are_a_tool_error_not_a_ticket(serve_example: ServeE
             }
         )
         tools = [*example.toolset.resolve(), *example.tool_sources]
-        return Agent(model=model, tools=tools, instructions=example.instructions), chat
+        return Agent(model=model, tools=tools, instructions=example.instructions), chat, extras
 
     server = serve_example(build_with_model)
     with server.client() as client:

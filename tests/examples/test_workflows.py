@@ -71,12 +71,14 @@ def start(serve: Serve, tmp_path: Path) -> Callable[..., App]:
     def started(model: ScriptedProvider | None = None, tenant_claim: str | None = None) -> App:
         provider = model or demo_model()
         settings = Settings(host="127.0.0.1", jwt_secret=SECRET, tenant_claim=tenant_claim)
-        agent, chat = build(
+        agent, chat, extras = build(
             database=tmp_path / f"workflows-{len(list(tmp_path.iterdir()))}.sqlite",
             authenticator=authenticator_from_settings(settings),
             model=provider,
         )
-        server = serve(agent, hooks=ChatHooks(chat), auth=True, tenant_claim=tenant_claim)
+        server = serve(
+            agent, hooks=ChatHooks(chat), server=extras, auth=True, tenant_claim=tenant_claim
+        )
         return App(server, provider)
 
     return started

@@ -19,7 +19,7 @@ Serve = Callable[..., LiveServer]
 @pytest.fixture
 def serve() -> Iterator[Serve]:
     """``serve(agent, **settings)`` starts the app for ``agent`` and returns the live server.
-    ``store=``/``hooks=``/``broker=``/``dialects=`` go to ``create_app``; other keywords are :class:`Settings` fields.
+    ``store=``/``hooks=``/``broker=``/``dialects=``/``server=`` go to ``create_app``; other keywords are :class:`Settings` fields.
     ``auth=True`` configures HS256 with the test secret."""
     started: list[LiveServer] = []
 
@@ -32,6 +32,7 @@ def serve() -> Iterator[Serve]:
         models: Any = None,
         broker: Any = None,
         dialects: Any = None,
+        server: Any = None,
         **overrides: Any,
     ) -> LiveServer:
         values: dict[str, Any] = {"host": "127.0.0.1", "heartbeat_seconds": 15.0}
@@ -46,11 +47,12 @@ def serve() -> Iterator[Serve]:
             hooks=hooks,
             models=registry,
             broker=broker,
+            server=server,
             **({"dialects": dialects} if dialects is not None else {}),
         )
-        server = LiveServer(app).start()
-        started.append(server)
-        return server
+        live = LiveServer(app).start()
+        started.append(live)
+        return live
 
     yield start
     for server in started:

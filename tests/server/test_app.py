@@ -60,10 +60,10 @@ def test_openapi_describes_every_endpoint_and_body(serve: Serve) -> None:
         assert operation["responses"]["400"]["content"]["application/json"]
     assert "get" in paths["/api/chat/models"]
     assert "post" in paths["/api/chat/runs/{run_id}/cancel"]
-    required = schema["components"]["schemas"]["IchorChatRequest"]["required"]
+    required = schema["components"]["schemas"]["WorkflowChatRequest"]["required"]
     # ``message`` may be left out by a request that only answers approvals (a 400 otherwise).
     assert set(required) == {"context_type"}
-    assert "approvals" in schema["components"]["schemas"]["IchorChatRequest"]["properties"]
+    assert "approvals" in schema["components"]["schemas"]["WorkflowChatRequest"]["properties"]
 
 
 def test_web_ui_fallback_and_api_precedence(tmp_path: Path) -> None:
@@ -117,6 +117,7 @@ def test_serve_command_serves_the_demo_with_a_store(tmp_path: Path) -> None:
 
 
 CHAT_MODULE = """
+from agentstream.server.config import ServerConfig
 from agentstream import Agent
 from agentstream.chat import ActionCall, ChatConfig, ServerActions
 from agentstream.providers.scripted import ScriptedProvider
@@ -132,7 +133,28 @@ def echo(request):
 
 agent = Agent(model=ScriptedProvider(echo))
 chat = ChatConfig(server_actions=actions)
+
+from starlette.responses import PlainTextResponse
+
+async def backend(scope, receive, send):
+    await PlainTextResponse("the application's own API")(scope, receive, send)
+
+server = ServerConfig(mounts={"/backend": backend}, sign_in_url="/backend/sign-in")
 """
+
+
+@pytest.mark.timeout(120)
+def test_serve_command_takes_a_server_config(tmp_path: Path) -> None:
+    (tmp_path / "myapp3.py").write_text(CHAT_MODULE)
+    serving = serve_process("myapp3:agent", "--server", "myapp3:server", "--no-store", cwd=tmp_path)
+    with serving as url, httpx.Client(base_url=url, timeout=30) as client:
+        assert client.get("/backend/anything").text == "the application's own API"
+    result = subprocess.run(
+        [sys.executable, "-m", "agentstream.cli", "serve", "myapp3:agent", "--server", "myapp3:chat"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert "is a ChatConfig, not a ServerConfig" in result.stderr
 
 
 @pytest.mark.timeout(120)

@@ -1,6 +1,6 @@
-"""What an application adds to the server through its ``ChatConfig`` and ``Agent``: mounted
-sub-applications, its own authentication, offered models, and the friendly text of a tool's
-end."""
+"""What an application adds to the server through its ``ServerConfig``, ``ChatConfig`` and
+``Agent``: mounted sub-applications, its own authentication, offered models, and the friendly
+text of a tool's end."""
 
 from __future__ import annotations
 
@@ -11,10 +11,14 @@ from fastapi import FastAPI
 from starlette.requests import HTTPConnection
 
 from agentstream import Agent, ToolResult, tool
-from agentstream.chat import ChatConfig, ChatHooks
+from agentstream.errors import ConfigurationError
 from agentstream.principal import Principal
 from agentstream.providers.scripted import ScriptedProvider
+from agentstream.server.app import create_app
 from agentstream.server.auth import AuthError
+from agentstream.server.config import ServerConfig
+from agentstream.server.dialects import Dialect
+from agentstream.server.settings import Settings
 from tests.server.conftest import Serve
 from tests.server.helpers import datas, parse_sse, stream_text
 
@@ -31,17 +35,70 @@ def sub_app() -> FastAPI:
 
 def test_mounts_are_served_beside_the_chat_and_before_the_web_ui(serve: Serve) -> None:
     agent = Agent(model=ScriptedProvider({"turns": [{"text": "hi"}]}))
-    server = serve(agent, hooks=ChatHooks(ChatConfig(mounts={"/example-api": sub_app()})))
+    server = serve(agent, server=ServerConfig(mounts={"/example-api": sub_app()}))
     with server.client() as client:
         assert client.get("/example-api/tickets").json() == {"tickets": [1, 2]}
         assert client.get("/example-api/nothing").status_code == 404
         assert client.get("/api/chat/models").status_code == 200
 
 
-@pytest.mark.parametrize("prefix", ["example-api", "/", "/x/", "/api", "/api/mine", "/v1/x"])
-def test_a_mount_may_not_shadow_the_server(prefix: str) -> None:
-    with pytest.raises(ValueError, match="mount prefix"):
-        ChatConfig(mounts={prefix: sub_app()})
+@pytest.mark.parametrize("prefix", ["example-api", "/", "/x/"])
+def test_a_mount_names_a_path(prefix: str) -> None:
+    with pytest.raises(ConfigurationError, match="mount prefix"):
+        ServerConfig(mounts={prefix: sub_app()})
+
+
+TAKEN = [
+    "/api",  # the server's own API
+    "/api/mine",
+    "/v1/x",  # the workflow assistant's
+    "/ag-ui",  # the open protocols', which a hand-kept list once missed
+    "/ai-sdk",
+    "/ai-sdk/chat/x",  # under a route with a path parameter
+    "/agent",
+    "/docs",
+    "/openapi.json",
+    "/assets",  # the web UI's files
+    "/embed",
+]
+
+
+@pytest.mark.parametrize("prefix", TAKEN)
+def test_a_mount_may_not_take_a_path_of_the_server(prefix: str) -> None:
+    agent = Agent(model=ScriptedProvider({"turns": [{"text": "hi"}]}))
+    with pytest.raises(ConfigurationError, match=f"mount prefix {prefix!r} would shadow"):
+        create_app(agent, settings=Settings(), server=ServerConfig(mounts={prefix: sub_app()}))
+
+
+def test_a_mount_may_not_take_a_routes_path_nor_another_mounts() -> None:
+    agent = Agent(model=ScriptedProvider({"turns": [{"text": "hi"}]}))
+
+    def mount(*prefixes: str, dialects: tuple[Dialect, ...] = ()) -> None:
+        mounts = {prefix: sub_app() for prefix in prefixes}
+        create_app(
+            agent, settings=Settings(), server=ServerConfig(mounts=mounts), dialects=dialects
+        )
+
+    # Served without the AI SDK, its paths are free; the runs API's routes never are.
+    mount("/ai-sdk")
+    with pytest.raises(
+        ConfigurationError, match=r"would shadow the server's own routes \(under /api\)"
+    ):
+        mount("/api/runs")
+    with pytest.raises(ConfigurationError, match="overlaps another mount"):
+        mount("/example-api", "/example-api/v2")
+    mount("/example-api", "/example-apis")
+
+
+def test_a_dialect_may_only_serve_under_the_prefixes_it_declares() -> None:
+    from dataclasses import replace
+
+    from agentstream.server.dialects import tray
+
+    confined = replace(tray.DIALECT, prefixes=("/api/chat/stream",))
+    agent = Agent(model=ScriptedProvider({"turns": [{"text": "hi"}]}))
+    with pytest.raises(ConfigurationError, match="/api/chat/runs/{run_id}/cancel"):
+        create_app(agent, settings=Settings(), dialects=(confined,))
 
 
 class HeaderSessions:
@@ -56,7 +113,7 @@ class HeaderSessions:
 
 def test_the_applications_authenticator_decides_who_calls(serve: Serve) -> None:
     agent = Agent(model=ScriptedProvider({"turns": [{"text": "hi"}]}))
-    server = serve(agent, hooks=ChatHooks(ChatConfig(authenticator=HeaderSessions())))
+    server = serve(agent, server=ServerConfig(authenticator=HeaderSessions()))
     with server.client() as client:
         refused = client.post("/agent/stream", json={"message": "hello"})
         assert refused.status_code == 401

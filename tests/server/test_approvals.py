@@ -16,7 +16,7 @@ from agentstream import Agent
 from agentstream.events import RunCompleted
 from agentstream.messages import PendingToolCall, ToolResultsMessage, UserMessage
 from agentstream.providers.scripted import ScriptedProvider
-from agentstream.server.dialects.agent import AgentEncoder
+from agentstream.server.dialects.ops import OpsEncoder
 from agentstream.server.dialects.tray import TrayEncoder
 from agentstream.store import SqlConversationStore, create_engine, upgrade
 from tests.agent.pending_helpers import Refunds, script, vendor_problem
@@ -244,7 +244,7 @@ def test_a_waiting_calls_friendly_text_reaches_tray_and_ops_clients() -> None:
             "display": "Refund 500 EUR",
         }
     ]
-    [(_, required), (_, finished)] = AgentEncoder().encode(done)
+    [(_, required), (_, finished)] = OpsEncoder().encode(done)
     assert json.loads(required)["display"] == "Refund 500 EUR"
     assert json.loads(finished) == {"type": "done"}
 

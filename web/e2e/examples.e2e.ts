@@ -1,6 +1,7 @@
 /**
  * The main story of each example application (examples/<name>/app.py) in the web UI, against
- * the real `agentstream serve examples.<name>.app:agent --chat examples.<name>.app:chat` on
+ * the real `agentstream serve examples.<name>.app:agent --chat examples.<name>.app:chat --server
+ * examples.<name>.app:server` on
  * the example's offline scripted model, in headless Chromium.
  *
  * With EXAMPLE_SCREENSHOTS=1 each story's last screen is also saved as the example's README
@@ -34,6 +35,7 @@ function exampleSession(name: string): { page: () => Page; server: () => Running
     server = await startServer({
       agent: `examples.${name}.app:agent`,
       chat: `examples.${name}.app:chat`,
+      server: `examples.${name}.app:server`,
       env: { AGENTSTREAM_MODEL: "" },
     });
     context = await browser.newContext({ viewport: { width: 1280, height: 1000 }, baseURL: server.url });

@@ -63,9 +63,10 @@ export function missingPrerequisite(): string | null {
 }
 
 export interface ServedApp {
-  /** `module:agent` and `module:chat` as `agentstream serve` takes them. */
+  /** `module:agent`, `module:chat` and `module:server` as `agentstream serve` takes them. */
   agent: string;
   chat: string;
+  server?: string;
   /** Extra environment for the server (e.g. `AGENTSTREAM_MODEL: ""` for an offline demo). */
   env?: Record<string, string>;
 }
@@ -85,7 +86,17 @@ export async function startServer(
   let log = "";
   const child: ChildProcess = spawn(
     AGENTSTREAM,
-    ["serve", app.agent, "--chat", app.chat, "--host", "127.0.0.1", "--port", String(port)],
+    [
+      "serve",
+      app.agent,
+      "--chat",
+      app.chat,
+      ...(app.server ? ["--server", app.server] : []),
+      "--host",
+      "127.0.0.1",
+      "--port",
+      String(port),
+    ],
     {
       cwd: home,
       env: {

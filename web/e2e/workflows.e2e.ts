@@ -30,6 +30,7 @@ beforeAll(async () => {
   server = await startServer({
     agent: "examples.workflows.app:agent",
     chat: "examples.workflows.app:chat",
+    server: "examples.workflows.app:server",
     env: { AGENTSTREAM_MODEL: "" },
   });
   browser = await launchBrowser();

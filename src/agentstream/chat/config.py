@@ -15,8 +15,9 @@ them), payload types and actions::
 
 It also carries what a browser UI shows before the first answer (``app_name``,
 ``starter_prompts``, how each payload type is drawn and which actions its card offers), served
-as :meth:`ChatConfig.client_view` on ``GET /api/chat/config``, and the application's own
-ASGI apps to mount beside the chat API (``mounts``: an example's REST backend).
+as :meth:`ChatConfig.client_view` on ``GET /api/chat/config``. What an application adds to
+the server itself (its mounted apps, its sessions, its sign-in page) is the server's
+configuration, not the chat's: :class:`agentstream.server.config.ServerConfig`.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agentstream.chat.actions import ClientAction, ServerActions
 from agentstream.chat.context import DEFAULT_PREAMBLE, IdKeys
@@ -37,13 +38,7 @@ from agentstream.chat.redaction import SECRET_KEYS
 from agentstream.runs.request import RunRequest
 from agentstream.tools import Toolset
 
-if TYPE_CHECKING:
-    from agentstream.server.auth import Authenticator
-
-__all__ = ["RESERVED_PREFIXES", "ChatConfig", "ContextType", "Instructions"]
-
-RESERVED_PREFIXES = ("/api", "/v1", "/agent", "/assets", "/docs", "/openapi.json", "/redoc")
-"""Paths the server's own routes use; a mount may not shadow them."""
+__all__ = ["ChatConfig", "ContextType", "Instructions"]
 
 Instructions = str | Callable[[RunRequest], str | None] | None
 """Custom instructions: fixed text, or text chosen per request (the chat tray's
@@ -113,25 +108,14 @@ class ChatConfig:
     """The application's name, shown by the web UI (default: "agentstream")."""
     starter_prompts: Sequence[str] = ()
     """Prompts the web UI offers on an empty chat (default: a generic few)."""
-    mounts: Mapping[str, Any] = field(default_factory=dict)
-    """ASGI applications the server mounts beside the chat API, by path prefix
-    (``{"/example-api": backend}``): an application's own REST API, served by the same
-    process. Prefixes start with ``/`` and may not shadow the server's own routes."""
     option_scopes: Mapping[str, str] = field(default_factory=dict)
     """Request options that offer a tool scope while they are true: ``{"rag_enabled": "rag"}``
     offers the tools registered under ``"rag"`` only to requests whose ``rag_enabled``
     option is on (the data playground's ``ragEnabled``), so the model never sees a tool it may
     not use."""
-    authenticator: Authenticator | None = None
-    """Who is calling, when the application keeps its own sessions (a sign-in page that sets a
-    cookie); ``None`` uses the authentication the server settings describe."""
     context_fields: Sequence[ContextField] = ()
     """Values the user sets in the chat UI (a brand, a switch) that travel in every request's
     context; checked by the server, never trusted as authorisation."""
-    sign_in_url: str | None = None
-    """The application's own sign-in page: every 401 names it (``sign_in_url`` in the body),
-    so a chat UI can send a user who is not signed in there. The web UI adds
-    ``next=<the page it was on>``."""
 
     def __post_init__(self) -> None:
         check_layout(self.layout)
@@ -176,16 +160,6 @@ class ChatConfig:
         empty = [p for p in self.starter_prompts if not isinstance(p, str) or not p.strip()]
         if empty:
             raise ValueError(f"starter_prompts holds empty or non-text prompts: {empty!r}")
-        for prefix, app in self.mounts.items():
-            if not prefix.startswith("/") or prefix == "/" or prefix.endswith("/"):
-                raise ValueError(
-                    f"mount prefix {prefix!r} must start with '/', name a path, and not end "
-                    "with '/'"
-                )
-            if any(prefix == r or prefix.startswith(r + "/") for r in RESERVED_PREFIXES):
-                raise ValueError(f"mount prefix {prefix!r} would shadow the server's own routes")
-            if not callable(app):
-                raise ValueError(f"the mount at {prefix!r} is not an ASGI application")
         for payload_type in self.payload_types:
             for action in payload_type.actions:
                 if action.handler == "server" and action.action not in self.server_actions:

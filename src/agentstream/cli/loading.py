@@ -1,5 +1,5 @@
-"""Finding the user's agent (and chat configuration) from ``module:attribute``, the way
-``uvicorn main:app`` does."""
+"""Finding the user's agent (and its chat and server configurations) from
+``module:attribute``, the way ``uvicorn main:app`` does."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ from agentstream.agent import Agent
 from agentstream.chat import ChatConfig, ChatHooks
 from agentstream.errors import AgentLoadError
 from agentstream.runs import RunHooks
+from agentstream.server.config import ServerConfig
 
-__all__ = ["AgentLoadError", "load_agent", "load_hooks", "load_object"]
+__all__ = ["AgentLoadError", "load_agent", "load_hooks", "load_object", "load_server"]
 
 
 def load_object(spec: str) -> object:
@@ -67,6 +68,17 @@ def load_hooks(spec: str | None, *, demo: bool = False) -> RunHooks:
     found = load_object(spec)
     if isinstance(found, ChatConfig):
         return ChatHooks(found)
-    if all(hasattr(found, name) for name in ("check", "prepare", "finish", "answer_markers")):
-        return found  # type: ignore[return-value]
+    if isinstance(found, RunHooks):
+        return found
     raise AgentLoadError(f"{spec!r} is a {type(found).__name__}, not a ChatConfig or RunHooks")
+
+
+def load_server(spec: str | None) -> ServerConfig | None:
+    """The :class:`~agentstream.server.config.ServerConfig` at ``spec`` (what the application
+    adds to the server: mounted apps, its sessions, its sign-in page), or ``None``."""
+    if spec is None:
+        return None
+    found = load_object(spec)
+    if not isinstance(found, ServerConfig):
+        raise AgentLoadError(f"{spec!r} is a {type(found).__name__}, not a ServerConfig")
+    return found

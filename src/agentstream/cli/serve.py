@@ -1,11 +1,13 @@
-"""``agentstream serve [module:agent] [--chat module:config]``: every dialect, the
-conversations API and the web UI.
+"""``agentstream serve [module:agent] [--chat module:config] [--server module:config]``: every
+dialect, the conversations API and the web UI.
 
 With no agent it serves the built-in offline demo. Conversations are stored in the database
 ``AGENTSTREAM_DATABASE_URL`` names (default: a SQLite file under ``./data``) unless
 ``--no-store``. The chat semantics (prompt sections, payloads, suggestions, server actions)
 come from ``--chat``: a :class:`~agentstream.chat.ChatConfig`, or any
-:class:`~agentstream.runs.RunHooks`; without it the defaults of ``ChatHooks()`` apply.
+:class:`~agentstream.runs.RunHooks`; without it the defaults of ``ChatHooks()`` apply. What the
+application adds to the server (its own mounted apps, sessions and sign-in page) comes from
+``--server``: a :class:`~agentstream.server.config.ServerConfig`.
 """
 
 from __future__ import annotations
@@ -19,9 +21,10 @@ from collections.abc import Callable
 from typing import Any
 
 from agentstream.agent import Agent
-from agentstream.cli.loading import AgentLoadError, load_agent, load_hooks
+from agentstream.cli.loading import AgentLoadError, load_agent, load_hooks, load_server
 from agentstream.providers.registry import missing_key
 from agentstream.runs import RunHooks
+from agentstream.server.config import ServerConfig
 from agentstream.server.process import tune_gc
 from agentstream.server.settings import Settings, SettingsError
 from agentstream.store import SqlConversationStore, resolve_database_url
@@ -41,6 +44,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="MODULE:CONFIG",
         help="a ChatConfig (pages, payload types, server actions...) or RunHooks",
     )
+    parser.add_argument(
+        "--server",
+        metavar="MODULE:CONFIG",
+        help="a ServerConfig (mounted apps, the application's sessions, its sign-in page)",
+    )
     parser.add_argument("--host", help="address to bind (default $AGENTSTREAM_HOST or 127.0.0.1)")
     parser.add_argument("--port", type=int, help="port (default $AGENTSTREAM_PORT or 8000)")
     parser.add_argument(
@@ -59,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         agent = load_agent(args.agent)
         hooks = load_hooks(args.chat, demo=args.agent is None)
+        server = load_server(getattr(args, "server", None))
     except AgentLoadError as exc:
         log.error("%s", exc)
         return 2
@@ -79,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     if workers > 1:
         return _serve_workers(args, settings, workers)
     with asyncio.Runner(loop_factory=_loop_factory()) as runner:
-        return runner.run(_serve(agent, hooks, settings, use_store=not args.no_store))
+        return runner.run(_serve(agent, hooks, server, settings, use_store=not args.no_store))
 
 
 _WORKER_ENV = "AGENTSTREAM_SERVE_WORKER"
@@ -123,7 +132,12 @@ def _serve_workers(args: argparse.Namespace, settings: Settings, workers: int) -
         log.error("%s", exc)
         return 2
     os.environ[_WORKER_ENV] = json.dumps(
-        {"agent": args.agent, "chat": args.chat, "store": use_store}
+        {
+            "agent": args.agent,
+            "chat": args.chat,
+            "server": getattr(args, "server", None),
+            "store": use_store,
+        }
     )
     log.info("serving %d workers; open http://%s:%d", workers, _shown(settings.host), settings.port)
     uvicorn.run(
@@ -149,8 +163,11 @@ def worker_app() -> Any:
     spec = json.loads(os.environ[_WORKER_ENV])
     agent = load_agent(spec["agent"])
     hooks = load_hooks(spec["chat"], demo=spec["agent"] is None)
+    server = load_server(spec["server"])
     url = resolve_database_url() if spec["store"] else None
-    app = create_app(agent, settings=Settings.from_env(), database_url=url, hooks=hooks)
+    app = create_app(
+        agent, settings=Settings.from_env(), database_url=url, hooks=hooks, server=server
+    )
     tune_gc()
     return app
 
@@ -180,7 +197,14 @@ def _check_model(agent: Agent) -> bool:
     return True
 
 
-async def _serve(agent: Agent, hooks: RunHooks, settings: Settings, *, use_store: bool) -> int:
+async def _serve(
+    agent: Agent,
+    hooks: RunHooks,
+    server: ServerConfig | None,
+    settings: Settings,
+    *,
+    use_store: bool,
+) -> int:
     import uvicorn
 
     from agentstream.server.app import create_app
@@ -193,7 +217,7 @@ async def _serve(agent: Agent, hooks: RunHooks, settings: Settings, *, use_store
     # The app opens the database when it starts (migrating SQLite) and closes it when it
     # stops, as it does for `uvicorn myapp:app`.
     url = resolve_database_url() if use_store else None
-    app = create_app(agent, settings=settings, database_url=url, hooks=hooks)
+    app = create_app(agent, settings=settings, database_url=url, hooks=hooks, server=server)
     tune_gc()
     config = uvicorn.Config(
         app,
@@ -212,9 +236,9 @@ async def _serve(agent: Agent, hooks: RunHooks, settings: Settings, *, use_store
     log.info(
         "open http://%s:%d in a browser (Ctrl+C to stop)", _shown(settings.host), settings.port
     )
-    server = uvicorn.Server(config)
-    await server.serve(sockets=[listener])
-    return 0 if server.started else 2  # uvicorn has logged why the app could not start
+    serving = uvicorn.Server(config)
+    await serving.serve(sockets=[listener])
+    return 0 if serving.started else 2  # uvicorn has logged why the app could not start
 
 
 def _shown(host: str) -> str:

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from agentstream.agent import Agent, AnswerCheck, RunInput
 from agentstream.events import AnswerShaped, Payload, RunCompleted
 from agentstream.messages import Message
 from agentstream.runs.request import RunRequest
 
-__all__ = ["NoHooks", "Preparation", "RunHooks"]
+__all__ = ["NoHooks", "Preparation", "RunHooks", "ToolContributor"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -36,10 +36,10 @@ class Preparation:
     """The options tools see (``ToolContext.options``); ``None`` keeps the request's."""
 
 
+@runtime_checkable
 class RunHooks(Protocol):
-    """What a runner asks of response semantics. Hooks may also have ``attach(agent)``: the
-    runner calls it once, when it is built, so hooks that bring tools (the chat pages') add
-    them to the agent's toolset before the first request."""
+    """What a runner asks of response semantics. Hooks that bring tools of their own are also
+    a :class:`ToolContributor`."""
 
     answer_markers: Sequence[str]
     """The marker lines (``SUGGESTED_VALUES:``, ...) these hooks parse out of the model's
@@ -68,6 +68,16 @@ class RunHooks(Protocol):
         """After the loop answered: the answer as a chat client shows it (markers parsed,
         suggested values and actions, diagnostics), sent just before ``run_completed``;
         ``None`` when there is nothing to shape. Its ``seq`` is set by the runner."""
+        ...
+
+
+@runtime_checkable
+class ToolContributor(Protocol):
+    """Hooks that bring tools of their own (the chat pages'): the runner calls :meth:`attach`
+    once, when it is built, so they join the agent's toolset before the first request."""
+
+    def attach(self, agent: Agent) -> None:
+        """Add the hooks' tools to ``agent``'s toolset (once per toolset)."""
         ...
 
 

@@ -37,7 +37,7 @@ from agentstream.messages import AssistantMessage, Message
 from agentstream.pending import InvalidAnswers, check_answers, open_calls
 from agentstream.principal import Principal
 from agentstream.runs.broker import INTERRUPTED_MESSAGE, Handoff, RunBroker
-from agentstream.runs.hooks import NoHooks, RunHooks
+from agentstream.runs.hooks import NoHooks, RunHooks, ToolContributor
 from agentstream.runs.local_broker import LocalBroker
 from agentstream.runs.request import RefusedRequest, RunRequest
 from agentstream.runs.store import ConversationStore, InterruptedRuns, RunStatus
@@ -70,9 +70,8 @@ class Runner:
         self.agent = agent
         self.store = store
         self.hooks: RunHooks = hooks or NoHooks()
-        attach = getattr(self.hooks, "attach", None)
-        if attach is not None:  # hooks that bring tools (the chat pages') add them now
-            attach(agent)
+        if isinstance(self.hooks, ToolContributor):  # the chat pages' tools join now
+            self.hooks.attach(agent)
         self.broker: RunBroker = broker if broker is not None else LocalBroker()
         self.titles = titles
         self._active: dict[str, RunSession] = {}

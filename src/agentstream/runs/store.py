@@ -3,9 +3,13 @@
 The pipeline commits the user message before the model is called, appends the messages of each
 finished tool round-trip as the run goes, and finishes the run with the final (or partial)
 assistant message and a status. ``agentstream.store`` implements this on SQLAlchemy; anything
-else with these methods works too (a test double, a remote service). A store that also has
-the two methods of :class:`InterruptedRuns` gets the runs of workers that died marked
-``interrupted`` instead of left ``running``.
+else with these methods works too (a test double, a remote service).
+
+Beside them, a store may offer optional capabilities, each a named protocol the server checks
+for with ``isinstance``: :class:`InterruptedRuns` (the runs of workers that died are marked
+``interrupted`` instead of left ``running``), :class:`ConversationReader` (the conversations
+REST API and the AI SDK's reload read conversations back) and :class:`ConversationEditor`
+(people rename and delete them).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from agentstream.conversation import ConversationDetail
+from agentstream.conversation import ConversationDetail, ConversationPage, ConversationSummary
 from agentstream.errors import ConversationNotFound
 from agentstream.events import AnswerShaped, Payload, RunCompleted
 from agentstream.messages import Message
@@ -22,7 +26,9 @@ from agentstream.pending import Answers
 from agentstream.principal import Principal
 
 __all__ = [
+    "ConversationEditor",
     "ConversationNotFound",
+    "ConversationReader",
     "ConversationStore",
     "InterruptedRuns",
     "RunStatus",
@@ -127,4 +133,45 @@ class InterruptedRuns(Protocol):
         """Mark those of ``run_ids`` still ``running`` as ``interrupted`` (a run that ended
         meanwhile keeps how it ended); returns how many were marked. The worker that really
         runs a run always has the last word: its own end overwrites the mark."""
+        ...
+
+
+@runtime_checkable
+class ConversationReader(Protocol):
+    """What a store offers (optionally) to read conversations back: a person's list of them,
+    one as they read it, and one's history as the model sees it. The server serves
+    ``GET /api/conversations`` and the AI SDK's stored messages only from a store that has
+    it."""
+
+    async def list_conversations(
+        self, principal: Principal, *, limit: int = 20, cursor: str | None = None
+    ) -> ConversationPage:
+        """The principal's conversations, newest first, a page at a time."""
+        ...
+
+    async def get_conversation(
+        self, principal: Principal, conversation_id: str
+    ) -> ConversationDetail:
+        """The conversation as a person reads it. Raises :class:`ConversationNotFound` for
+        one that is not the principal's."""
+        ...
+
+    async def history(self, principal: Principal, conversation_id: str) -> Sequence[Message]:
+        """The conversation's messages as a provider takes them."""
+        ...
+
+
+@runtime_checkable
+class ConversationEditor(Protocol):
+    """What a store offers (optionally) so people rename and delete their conversations
+    (``PATCH`` and ``DELETE /api/conversations/{id}``)."""
+
+    async def rename_conversation(
+        self, principal: Principal, conversation_id: str, title: str
+    ) -> ConversationSummary:
+        """Give the conversation the user's title; the summary as it now stands."""
+        ...
+
+    async def delete_conversation(self, principal: Principal, conversation_id: str) -> None:
+        """Delete the conversation with its runs and messages."""
         ...

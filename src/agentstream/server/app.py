@@ -5,7 +5,10 @@ Layers, outermost first: CORS (when origins are configured), the body limit (413
 exception handling (our JSON error shapes, see :mod:`agentstream.server.errors`), then the
 routes: the dialects it is given (default: all six), ``/api/conversations`` when a store is
 configured, ``/api/chat/config`` for the web UI, the application's own mounted apps
-(``ChatConfig.mounts``), and the web UI last so API routes always win.
+(:class:`~agentstream.server.config.ServerConfig`), and the web UI last so API routes always
+win. What the dialects declare decides the rest: the OpenAPI tags and the app's description,
+the paths under which an unknown path is the API's 404 rather than the web UI, and the paths
+no mount may take.
 
 Streamed bodies skip those layers: they only look at a response's start (its status and
 headers), so once a stream has started, its chunks go straight to the server's ``send``,
@@ -16,11 +19,11 @@ wraps *around* the app (compression, say) still sees every chunk.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from fastapi import FastAPI
+from fastapi import APIRouter, FastAPI
 from starlette.exceptions import HTTPException
 from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -37,23 +40,28 @@ from agentstream.runs import (
     Runner,
     model_titles,
 )
-from agentstream.runs.store import ConversationStore
+from agentstream.runs.store import ConversationReader, ConversationStore
 from agentstream.server import client_config, runs, web
-from agentstream.server.auth import Authenticator, authenticator_from_settings
+from agentstream.server.auth import authenticator_from_settings
+from agentstream.server.config import ServerConfig
 from agentstream.server.dialects import BUILT_IN, Dialect
-from agentstream.server.dialects.declaration import registry
+from agentstream.server.dialects.declaration import registry, under
 from agentstream.server.direct import DirectRoute, DirectRoutes
 from agentstream.server.errors import document_errors, install_error_handlers
 from agentstream.server.models import ModelCatalog
-from agentstream.server.reference import OPENAPI_TAGS
+from agentstream.server.reference import description, openapi_tags
 from agentstream.server.settings import Settings
 from agentstream.server.sse import SERVER_SEND
 from agentstream.server.state import ServerContext
 
-__all__ = ["create_app"]
+__all__ = ["API_PREFIX", "create_app", "reserved_prefixes"]
 
 LOOPBACK_ORIGIN = r"https?://(localhost|127\.0\.0\.1|\[::1\])(:\d+)?"
 """Origins of pages served from this machine."""
+
+API_PREFIX = "/api"
+"""Where the server's own REST API lives (conversations, runs, the chat UI's configuration),
+beside the dialects' paths."""
 
 
 def create_app(
@@ -63,7 +71,7 @@ def create_app(
     store: ConversationStore | None = None,
     database_url: str | None = None,
     hooks: RunHooks | None = None,
-    authenticator: Authenticator | None = None,
+    server: ServerConfig | None = None,
     static_dir: Path | None = None,
     models: ModelRegistry | None = None,
     broker: RunBroker | None = None,
@@ -75,15 +83,17 @@ def create_app(
     (:class:`~agentstream.store.SqlConversationStore`), which the app opens when it starts
     (SQLite is migrated; PostgreSQL must be at the current revision, ``agentstream db
     upgrade``) and closes when it stops; ``hooks`` shape prompts and answers (default
-    ``ChatHooks()``, as ``agentstream serve``: :mod:`agentstream.chat`); ``authenticator``
-    replaces the one the settings describe; ``static_dir`` holds the built web UI (default
+    ``ChatHooks()``, as ``agentstream serve``: :mod:`agentstream.chat`); ``server`` is what the
+    application adds to the server (:class:`~agentstream.server.config.ServerConfig`: its
+    mounted apps, its own authenticator instead of the one the settings describe, its
+    sign-in page); ``static_dir`` holds the built web UI (default
     ``agentstream/server/static``); ``models`` lists the other models clients may pick
     (default: :class:`ModelRegistry` from the environment); ``broker`` shares runs between
     workers (default: Redis when ``AGENTSTREAM_REDIS_URL`` is set, else this process only);
     ``dialects`` are the wire protocols served (default: all built-in; a deployment may serve
-    a subset, or add its own :class:`~agentstream.server.dialects.Dialect`).
-    When ``hooks`` are :class:`~agentstream.chat.ChatHooks`, their configuration's ``mounts``
-    are served and its ``authenticator`` is used unless one is given here.
+    a subset, or add its own :class:`~agentstream.server.dialects.Dialect`). Raises
+    :class:`~agentstream.errors.ConfigurationError` for a dialect whose routes leave its
+    declared prefixes and for a mount that would take a path of the server's.
 
     ``agentstream serve`` builds this app; build it yourself to mount it in a larger
     application or to run it under another ASGI server (``uvicorn myapp:app``)::
@@ -100,9 +110,7 @@ def create_app(
         owned = SqlConversationStore(create_engine(database_url))
         store = owned
     hooks = hooks if hooks is not None else ChatHooks()
-    config = client_config.chat_config_of(hooks)
-    if authenticator is None and config is not None:
-        authenticator = config.authenticator
+    server = server or ServerConfig()
     settings.check()
     served = registry(tuple(dialects))
     if broker is None:
@@ -124,26 +132,23 @@ def create_app(
             if owned is not None:
                 await owned.close()
 
-    server = ServerContext(
+    context = ServerContext(
         runner=runner,
         settings=settings,
-        authenticator=authenticator or authenticator_from_settings(settings),
+        authenticator=server.authenticator or authenticator_from_settings(settings),
         models=ModelCatalog(agent, models),
     )
     app = _App(
         title="agentstream",
-        summary=(
-            "Stream a tool-using agent to chat UIs, in the dialects of the workflow assistant, "
-            "data playground, chat tray and ops agent protocols."
-        ),
+        summary=description(served.values()),
         version="0.1.0",
-        openapi_tags=OPENAPI_TAGS,
+        openapi_tags=openapi_tags(served.values()),
         lifespan=lifespan,
     )
-    app.state.server = server
-    install_error_handlers(app, sign_in_url=config.sign_in_url if config is not None else None)
+    app.state.server = context
+    install_error_handlers(app, sign_in_url=server.sign_in_url)
     document_errors(app)
-    dialect_routers = [dialect.routes(server) for dialect in served.values()]
+    dialect_routers = [_routes(dialect, context) for dialect in served.values()]
     for dialect_router in dialect_routers:
         app.include_router(dialect_router)
     app.serve_directly(
@@ -152,16 +157,18 @@ def create_app(
         for route in router.routes
         if isinstance(route, DirectRoute)
     )
-    app.include_router(runs.router(server, served))
-    if store is not None and hasattr(store, "list_conversations"):
+    app.include_router(runs.router(context, served))
+    if isinstance(store, ConversationReader):
         from agentstream.server.conversations import conversations_router
 
-        principal = server.principal(allow_cookie=True)
-        app.include_router(conversations_router(store, principal))  # type: ignore[arg-type]
-    app.include_router(client_config.router(server))
-    for prefix, mounted in (config.mounts if config is not None else {}).items():
+        principal = context.principal(allow_cookie=True)
+        app.include_router(conversations_router(store, principal))
+    app.include_router(client_config.router(context))
+    _check_paths(app, reserved_prefixes(served.values(), app), server.mounts)
+    for prefix, mounted in server.mounts.items():
         app.mount(prefix, mounted)
-    app.include_router(web.router(static_dir or web.STATIC_DIR))
+    api_prefixes = (API_PREFIX, *(p for d in served.values() for p in d.prefixes))
+    app.include_router(web.router(static_dir or web.STATIC_DIR, api_prefixes))
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
     if not settings.cors_origins and settings.anonymous:
         # Local development: a dev server on another loopback port (Vite on :5173, Next on
@@ -191,6 +198,52 @@ def create_app(
             max_age=600,
         )
     return app
+
+
+def _routes(dialect: Dialect, context: ServerContext) -> APIRouter:
+    """The dialect's router, once its routes are checked against the prefixes it declares."""
+    router = dialect.routes(context)
+    for route in router.routes:
+        path = getattr(route, "path", "")
+        if not dialect.owns(path):
+            raise ConfigurationError(
+                f"the {dialect.name!r} dialect serves {path}, outside its declared prefixes "
+                f"{list(dialect.prefixes)}"
+            )
+    return router
+
+
+def reserved_prefixes(dialects: Iterable[Dialect], app: FastAPI) -> tuple[str, ...]:
+    """The paths the server keeps for itself, which no mount may take: its own API, each
+    dialect's prefixes, the OpenAPI document and its viewers, and the web UI's files."""
+    documents = (app.openapi_url, app.docs_url, app.redoc_url)
+    return (
+        API_PREFIX,
+        *(prefix for dialect in dialects for prefix in dialect.prefixes),
+        *(path for path in documents if path),
+        *web.FILE_PREFIXES,
+    )
+
+
+def _check_paths(app: FastAPI, reserved: Sequence[str], mounts: Mapping[str, object]) -> None:
+    """Every route of the server lies under a reserved prefix, so a mount that takes none of
+    them collides with no route (a mount there would answer the methods a route does not,
+    and hide it); and no mount takes another's paths."""
+    for path in (getattr(route, "path", "") for route in app.routes):
+        if path and not any(under(path, prefix) for prefix in reserved):
+            raise ConfigurationError(f"the route {path} lies outside the server's prefixes")
+    for prefix in mounts:
+        taken = [r for r in reserved if under(prefix, r) or under(r, prefix)]
+        if taken:
+            raise ConfigurationError(
+                f"mount prefix {prefix!r} would shadow the server's own routes "
+                f"(under {', '.join(taken)})"
+            )
+        overlapping = [m for m in mounts if m != prefix and (under(prefix, m) or under(m, prefix))]
+        if overlapping:
+            raise ConfigurationError(
+                f"mount prefix {prefix!r} overlaps another mount ({', '.join(overlapping)})"
+            )
 
 
 class _App(FastAPI):

@@ -15,7 +15,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends
 from pydantic import BaseModel
 
-from agentstream.chat import ChatConfig
+from agentstream.chat import ChatConfig, ChatHooks
 from agentstream.principal import Principal
 from agentstream.runs import RunHooks
 from agentstream.server.state import ServerContext
@@ -39,9 +39,8 @@ class ClientConfig(BaseModel):
 
 
 def chat_config_of(hooks: RunHooks) -> ChatConfig | None:
-    """The chat configuration behind ``hooks``, when they are configured by one."""
-    config = getattr(hooks, "config", None)
-    return config if isinstance(config, ChatConfig) else None
+    """The chat configuration behind ``hooks``, when they are the chat's."""
+    return hooks.config if isinstance(hooks, ChatHooks) else None
 
 
 def router(server: ServerContext) -> APIRouter:

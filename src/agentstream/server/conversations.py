@@ -33,8 +33,8 @@ from fastapi import APIRouter, Depends, Query, Response
 from pydantic import AfterValidator, BaseModel, ConfigDict, model_validator
 
 from agentstream.principal import Principal
+from agentstream.runs.store import ConversationEditor, ConversationReader
 from agentstream.server.limits import validate_body
-from agentstream.store import SqlConversationStore
 from agentstream.store.models import TITLE_LENGTH
 from agentstream.store.repository import MAX_PAGE
 from agentstream.store.titles import clean_title
@@ -54,10 +54,12 @@ class RenameBody(BaseModel):
 
 
 def conversations_router(
-    store: SqlConversationStore, principal_dependency: Callable[..., Any]
+    store: ConversationReader, principal_dependency: Callable[..., Any]
 ) -> APIRouter:
     """The conversation endpoints for ``store``; ``principal_dependency`` is a FastAPI
-    dependency that returns (or yields) the authenticated :class:`Principal`."""
+    dependency that returns (or yields) the authenticated :class:`Principal`. Renaming and
+    deleting are served when the store is also a
+    :class:`~agentstream.runs.store.ConversationEditor`."""
     router = APIRouter(prefix="/api/conversations", tags=["conversations"])
     CurrentPrincipal = Annotated[Principal, Depends(principal_dependency)]
 
@@ -75,16 +77,20 @@ def conversations_router(
         detail = await store.get_conversation(principal, conversation_id)
         return detail.to_json()
 
+    if not isinstance(store, ConversationEditor):
+        return router
+    editor = store
+
     @router.patch("/{conversation_id}")
     async def rename_conversation(
         principal: CurrentPrincipal, conversation_id: str, body: RenameBody
     ) -> dict[str, Any]:
-        summary = await store.rename_conversation(principal, conversation_id, body.title)
+        summary = await editor.rename_conversation(principal, conversation_id, body.title)
         return summary.to_json()
 
     @router.delete("/{conversation_id}", status_code=204)
     async def delete_conversation(principal: CurrentPrincipal, conversation_id: str) -> Response:
-        await store.delete_conversation(principal, conversation_id)
+        await editor.delete_conversation(principal, conversation_id)
         return Response(status_code=204)
 
     return router

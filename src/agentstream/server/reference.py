@@ -1,31 +1,45 @@
-"""Where each group of routes in ``/openapi.json`` is documented: the page of the docs site
-(built from ``docs/`` with ``make docs``) that describes its protocol, events and errors.
+"""What ``/openapi.json`` says about the server as a whole: its description and, for each
+group of routes, the page of the docs site (built from ``docs/`` with ``make docs``) that
+describes its protocol, events and errors.
 
 The OpenAPI schema can say what a body looks like, not what a stream carries; a client author
-reading ``/openapi.json`` (or ``/docs``) is sent to the page that does.
+reading ``/openapi.json`` (or ``/docs``) is sent to the page that does. The dialects' groups
+come from their declarations, so a server serving a subset, or a protocol of a third party,
+is described as served.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["OPENAPI_TAGS"]
+from agentstream.server.dialects.declaration import Dialect
 
-# (tag, what it is, its page under docs/)
-_PAGES = (
-    ("workflow assistant", "The workflow assistant protocol", "protocols/workflow.md"),
-    ("data playground", "The data playground protocol", "protocols/playground.md"),
-    ("chat tray", "The chat tray protocol, which the built-in web UI speaks", "protocols/tray.md"),
-    ("ops agent", "The ops agent protocol", "protocols/ops.md"),
-    ("AG-UI", "The AG-UI protocol (CopilotKit's HttpAgent)", "protocols/ag-ui.md"),
-    ("AI SDK", "The Vercel AI SDK UI message stream (useChat)", "protocols/ai-sdk.md"),
+__all__ = ["SERVER_TAGS", "description", "openapi_tags"]
+
+SERVER_TAGS = (
     ("runs", "Runs: resume, replay, follow and stop", "protocols/runs.md"),
     ("conversations", "The conversations REST API", "protocols/conversations.md"),
     ("web UI", "What a chat UI shows before its first message", "protocols/index.md"),
 )
+"""The server's own route groups, beside the dialects': (tag, what it is, its page)."""
 
-OPENAPI_TAGS: list[dict[str, Any]] = [
-    {"name": tag, "description": f"{what}. Reference: `docs/{page}` (the docs site's page)."}
-    for tag, what, page in _PAGES
-]
-"""``FastAPI(openapi_tags=...)``: each route group's description, naming its reference page."""
+
+def openapi_tags(dialects: Iterable[Dialect]) -> list[dict[str, Any]]:
+    """``FastAPI(openapi_tags=...)``: each route group's description, naming its reference
+    page; the dialects' first, in the order they are served."""
+    pages = [(d.title, d.summary, d.reference) for d in dialects]
+    return [
+        {"name": tag, "description": f"{what}. Reference: `docs/{page}` (the docs site's page)."}
+        for tag, what, page in (*pages, *SERVER_TAGS)
+    ]
+
+
+def description(dialects: Iterable[Dialect]) -> str:
+    """The app's one-line summary, naming the protocols it serves."""
+    titles = [d.title for d in dialects]
+    if not titles:
+        return "Stream a tool-using agent to chat UIs."
+    listed = titles[0] if len(titles) == 1 else f"{', '.join(titles[:-1])} and {titles[-1]}"
+    noun = "protocol" if len(titles) == 1 else "protocols"
+    return f"Stream a tool-using agent to chat UIs, in the dialects of the {listed} {noun}."

@@ -2,8 +2,9 @@
 
 Registered after every API route, so the API always wins. A path that names a built file
 serves it; any other path outside the API (a client route such as ``/c/<id>``) serves
-``index.html`` and the app routes in the browser. Unknown paths under the API prefixes are a
-JSON 404, not the UI. Without a build, ``/`` explains how to make one.
+``index.html`` and the app routes in the browser. Unknown paths under the API's prefixes (the
+server's own and each served dialect's) are a JSON 404, not the UI. Without a build, ``/``
+explains how to make one.
 
 ``/embed/agentstream-chat.js`` is the chat tray as one script for other sites' pages
 (``<script src>``); its address never changes, so it is served ``no-cache`` (revalidated,
@@ -13,15 +14,17 @@ than the UI's HTML, which a script tag would fail to parse with a less helpful e
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from fastapi import APIRouter
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 
-__all__ = ["EMBED_SCRIPT", "STATIC_DIR", "router"]
+__all__ = ["EMBED_SCRIPT", "FILE_PREFIXES", "STATIC_DIR", "router"]
 
 STATIC_DIR = Path(__file__).parent / "static"
-API_PREFIXES = ("api/", "v1/", "agent/")
+FILE_PREFIXES = ("/assets", "/embed")
+"""Where the built UI keeps its files (the app's scripts and styles, the embeddable tray)."""
 EMBED_PREFIX = "embed/"
 EMBED_SCRIPT = "embed/agentstream-chat.js"
 
@@ -36,13 +39,16 @@ NOT_BUILT = """<!doctype html>
 """
 
 
-def router(static_dir: Path = STATIC_DIR) -> APIRouter:
+def router(static_dir: Path = STATIC_DIR, api_prefixes: Sequence[str] = ()) -> APIRouter:
+    """The UI's routes; an unknown path under ``api_prefixes`` is the API's 404."""
     api = APIRouter(include_in_schema=False)
     root = static_dir.resolve()
+    below = tuple(prefix.strip("/") + "/" for prefix in api_prefixes)
+    exact = frozenset(prefix.strip("/") for prefix in api_prefixes)
 
     @api.get("/{path:path}")
     async def web_ui(path: str) -> Response:
-        if path.startswith(API_PREFIXES) or path in ("api", "v1", "agent"):
+        if path.startswith(below) or path in exact:
             return JSONResponse({"detail": "Not Found"}, status_code=404)
         if path:
             candidate = (root / path).resolve()

@@ -443,7 +443,7 @@ def _on_disconnect(body: RunAgentInput) -> DisconnectPolicy | None:
 
 
 def router(server: ServerContext) -> APIRouter:
-    api = APIRouter(tags=["AG-UI"], route_class=DirectRoute)
+    api = APIRouter(tags=[DIALECT.title], route_class=DirectRoute)
     CurrentPrincipal = Annotated[Principal, Depends(server.principal(allow_cookie=True))]
 
     @api.post(
@@ -478,7 +478,16 @@ def _stream(options: StreamOptions) -> tuple[Encoder, WireFormat]:
     return AgUiEncoder(options), SSE_DATA
 
 
-DIALECT = Dialect(name="agui", routes=router, stream=_stream, on_disconnect="detach")
+DIALECT = Dialect(
+    name="agui",
+    title="AG-UI",
+    summary="The AG-UI protocol (CopilotKit's HttpAgent)",
+    reference="protocols/ag-ui.md",
+    prefixes=("/ag-ui",),
+    routes=router,
+    stream=_stream,
+    on_disconnect="detach",
+)
 """AG-UI; a client that hangs up leaves its run going to completion (``HttpAgent`` has no
 reconnect, and the run's answer is in the thread's history for its next run), unless the
 input's ``forwardedProps.onDisconnect`` is ``"cancel"``."""

@@ -67,6 +67,7 @@ from agentstream.events import (
 from agentstream.pending import Answers, ApprovalDecision, open_calls
 from agentstream.principal import Principal
 from agentstream.runs import ConversationNotFound, ProtocolOptions, RunNotFound, RunRequest
+from agentstream.runs.store import ConversationReader
 from agentstream.server.dialects.aisdk_history import ui_messages
 from agentstream.server.dialects.base import (
     Frame,
@@ -419,7 +420,7 @@ class StopAnswer(BaseModel):
 
 
 def router(server: ServerContext) -> APIRouter:
-    api = APIRouter(tags=["AI SDK"], route_class=DirectRoute)
+    api = APIRouter(tags=[DIALECT.title], route_class=DirectRoute)
     CurrentPrincipal = Annotated[Principal, Depends(server.principal(allow_cookie=True))]
 
     @api.post(
@@ -479,13 +480,12 @@ def router(server: ServerContext) -> APIRouter:
     )
     async def messages(id: str, principal: CurrentPrincipal) -> list[dict[str, Any]]:
         conversation_id = client_conversation_id(principal, id, "id")
-        read = getattr(server.runner.store, "get_conversation", None)
-        if read is None:
+        store = server.runner.store
+        if not isinstance(store, ConversationReader):
             raise ApiError(404, "This server keeps no conversations")
         try:
-            detail = await read(principal, conversation_id)
-            history = getattr(server.runner.store, "history", None)
-            waiting = open_calls(await history(principal, conversation_id)) if history else ()
+            detail = await store.get_conversation(principal, conversation_id)
+            waiting = open_calls(list(await store.history(principal, conversation_id)))
         except ConversationNotFound:
             return []  # not started yet (ids are the caller's own: nobody else's is found)
         return ui_messages(detail.messages, waiting)
@@ -512,7 +512,15 @@ def _stream(options: StreamOptions) -> tuple[Encoder, WireFormat]:
 
 
 DIALECT = Dialect(
-    name="ai-sdk", routes=router, stream=_stream, on_disconnect="detach", headers=HEADERS
+    name="ai-sdk",
+    title="AI SDK",
+    summary="The Vercel AI SDK UI message stream (useChat)",
+    reference="protocols/ai-sdk.md",
+    prefixes=("/ai-sdk",),
+    routes=router,
+    stream=_stream,
+    on_disconnect="detach",
+    headers=HEADERS,
 )
 """The AI SDK's UI message stream: a client that hangs up leaves its run going, to be resumed
 (``reconnectToStream``) or stopped (``POST /ai-sdk/chat/{id}/stop``)."""

@@ -345,7 +345,7 @@ def _wants_ndjson(request: Request) -> bool:
 
 
 def router(server: ServerContext) -> APIRouter:
-    api = APIRouter(tags=["data playground"], route_class=DirectRoute)
+    api = APIRouter(tags=[DIALECT.title], route_class=DirectRoute)
     CurrentPrincipal = Annotated[Principal, Depends(server.principal(allow_cookie=True))]
 
     @api.post(
@@ -398,5 +398,13 @@ def _stream(options: StreamOptions) -> tuple[Encoder, WireFormat]:
     return PlaygroundEncoder(markdown=bool(options.get("markdown"))), wire
 
 
-DIALECT = Dialect(name="playground", routes=router, stream=_stream)
+DIALECT = Dialect(
+    name="playground",
+    title="data playground",
+    summary="The data playground protocol",
+    reference="protocols/playground.md",
+    prefixes=("/api/chat/agent-chat", "/api/chat/models"),
+    routes=router,
+    stream=_stream,
+)
 """The data playground protocol; a client that hangs up stops its run."""

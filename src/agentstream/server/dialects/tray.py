@@ -385,7 +385,7 @@ class CancelAnswer(BaseModel):
 
 
 def router(server: ServerContext) -> APIRouter:
-    api = APIRouter(tags=["chat tray"], route_class=DirectRoute)
+    api = APIRouter(tags=[DIALECT.title], route_class=DirectRoute)
     CurrentPrincipal = Annotated[Principal, Depends(server.principal(allow_cookie=True))]
 
     @api.post(
@@ -425,6 +425,14 @@ def _stream(options: StreamOptions) -> tuple[Encoder, WireFormat]:
     return TrayEncoder(include_reasoning=bool(options.get("include_reasoning"))), SSE_DATA
 
 
-DIALECT = Dialect(name="tray", routes=router, stream=_stream)
+DIALECT = Dialect(
+    name="tray",
+    title="chat tray",
+    summary="The chat tray protocol, which the built-in web UI speaks",
+    reference="protocols/tray.md",
+    prefixes=("/api/chat/stream", "/api/chat/runs"),
+    routes=router,
+    stream=_stream,
+)
 """The chat tray protocol: a client that hangs up stops its run, unless the request asks
 for ``detach`` (the web UI does, so a reload resumes the answer instead of losing it)."""

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from agentstream.server.dialects.ichor import IchorEncoder
+from agentstream.server.dialects.workflow import WorkflowEncoder
 from tests.server import agents
 from tests.server.agents import WORKFLOW, ichor_agent
 from tests.server.conftest import Serve
@@ -192,7 +192,7 @@ def test_cors_preflight(serve: Serve) -> None:
 def test_encoder_never_sends_tool_inputs_or_results() -> None:
     from agentstream.events import ToolCallArgs, ToolCallFinished
 
-    encoder = IchorEncoder()
+    encoder = WorkflowEncoder()
     args = ToolCallArgs(run_id="r", seq=1, call_id="t1", name="x", index=0, arguments={"a": 1})
     done = ToolCallFinished(
         run_id="r", seq=2, call_id="t1", name="x", index=0, is_error=True, result="secret"

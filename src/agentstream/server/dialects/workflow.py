@@ -1,4 +1,4 @@
-"""``ichor``, the workflow assistant protocol: ``POST /v1/agent/chat``, named SSE events.
+"""The workflow assistant protocol: ``POST /v1/agent/chat``, named SSE events.
 
 ``message_start {turn}`` per model turn, ``content_chunk {chunk}``, ``tool_call_start`` and
 ``tool_call_result`` with the call's id and name only (tool inputs and results never reach
@@ -75,9 +75,9 @@ __all__ = [
     "PROTOCOL",
     "DIALECT",
     "PATH",
-    "IchorApproval",
-    "IchorChatRequest",
-    "IchorEncoder",
+    "WorkflowApproval",
+    "WorkflowChatRequest",
+    "WorkflowEncoder",
     "router",
     "to_run_request",
 ]
@@ -87,7 +87,7 @@ PROTOCOL = ProtocolOptions(max_turns=20, suggestions=False, response_language="E
 PREVIEW_KINDS = frozenset({"workflow_preview"})
 
 
-class IchorApproval(Approval):
+class WorkflowApproval(Approval):
     """``{tool_use_id, approved, reason?}``: the answer to an ``approval_required`` event."""
 
     tool_use_id: CallId
@@ -96,7 +96,7 @@ class IchorApproval(Approval):
         return self.tool_use_id
 
 
-class IchorChatRequest(RequestModel):
+class WorkflowChatRequest(RequestModel):
     """The workflow assistant's request body (``approvals`` is additive)."""
 
     message: str = ""
@@ -104,10 +104,10 @@ class IchorChatRequest(RequestModel):
     context_type: Literal["workflow", "tables"]
     context: dict[str, Any] | None = None
     conversation_id: str | None = None
-    approvals: list[IchorApproval] = Field(default_factory=list, max_length=MAX_APPROVALS)
+    approvals: list[WorkflowApproval] = Field(default_factory=list, max_length=MAX_APPROVALS)
 
 
-def to_run_request(body: IchorChatRequest, principal: Principal) -> RunRequest:
+def to_run_request(body: WorkflowChatRequest, principal: Principal) -> RunRequest:
     # conversation_id is the client's tracking id: its conversation is created on
     # first use and continued after, under an id scoped to the caller.
     client_id = body.conversation_id
@@ -133,7 +133,7 @@ _EMPTY: tuple[Frame, ...] = ()
 _COMPLETE: tuple[Frame, ...] = (("message_complete", "{}"),)
 
 
-class IchorEncoder:
+class WorkflowEncoder:
     def encode(self, event: RunEvent) -> Sequence[Frame]:
         match event:
             case TextDelta(text=text):
@@ -184,7 +184,7 @@ def _approval_required(call: PendingToolCall) -> Frame:
 
 
 def router(server: ServerContext) -> APIRouter:
-    api = APIRouter(tags=["workflow assistant"], route_class=DirectRoute)
+    api = APIRouter(tags=[DIALECT.title], route_class=DirectRoute)
     CurrentPrincipal = Annotated[Principal, Depends(server.principal(allow_cookie=False))]
 
     @api.post(
@@ -193,7 +193,7 @@ def router(server: ServerContext) -> APIRouter:
         response_class=Response,
         responses={200: {"content": {"text/event-stream": {}}}},
     )
-    async def agent_chat(body: IchorChatRequest, principal: CurrentPrincipal) -> Response:
+    async def agent_chat(body: WorkflowChatRequest, principal: CurrentPrincipal) -> Response:
         return await stream_run(
             server, to_run_request(body, principal), DIALECT, answers_field="approvals"
         )
@@ -208,8 +208,16 @@ def router(server: ServerContext) -> APIRouter:
 
 
 def _stream(options: StreamOptions) -> tuple[Encoder, WireFormat]:
-    return IchorEncoder(), SSE_NAMED
+    return WorkflowEncoder(), SSE_NAMED
 
 
-DIALECT = Dialect(name="ichor", routes=router, stream=_stream)
+DIALECT = Dialect(
+    name="ichor",  # as stored with its runs since before the module was named for the product
+    title="workflow assistant",
+    summary="The workflow assistant protocol",
+    reference="protocols/workflow.md",
+    prefixes=("/v1",),
+    routes=router,
+    stream=_stream,
+)
 """The workflow assistant protocol; its clients expect a request that hangs up to stop."""

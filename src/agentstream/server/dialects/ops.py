@@ -1,4 +1,4 @@
-"""``agent``, the ops agent protocol: ``POST /agent/stream``, ``data: {json}`` frames by ``type``.
+"""The ops agent protocol: ``POST /agent/stream``, ``data: {json}`` frames by ``type``.
 
 ``start {user_id, conversation_id, conversation_title, tools_enabled, tool_names}``, ``token
 {content}``, ``tool_start {tool_call_id, tool_name, args, ts, display?}``, ``tool_end {...,
@@ -76,9 +76,9 @@ __all__ = [
     "PROTOCOL",
     "DIALECT",
     "PATH",
-    "AgentApproval",
-    "AgentEncoder",
-    "AgentStreamRequest",
+    "OpsApproval",
+    "OpsEncoder",
+    "OpsStreamRequest",
     "router",
     "to_run_request",
 ]
@@ -88,7 +88,7 @@ PROTOCOL = ProtocolOptions(suggestions=False, conversation_snapshot=True)
 _DONE: Frame = ("done", '{"type":"done"}')
 
 
-class AgentApproval(Approval):
+class OpsApproval(Approval):
     """``{tool_call_id, approved, reason?}``: the answer to an ``approval_required`` event."""
 
     tool_call_id: CallId
@@ -97,17 +97,17 @@ class AgentApproval(Approval):
         return self.tool_call_id
 
 
-class AgentStreamRequest(RequestModel):
+class OpsStreamRequest(RequestModel):
     """The ops agent's request body (``approvals`` is additive)."""
 
     message: str = ""
     """Required unless ``approvals`` answers the calls the conversation waits on."""
     context: str | None = None
     conversation_id: uuid.UUID | None = None
-    approvals: list[AgentApproval] = Field(default_factory=list, max_length=MAX_APPROVALS)
+    approvals: list[OpsApproval] = Field(default_factory=list, max_length=MAX_APPROVALS)
 
 
-def to_run_request(body: AgentStreamRequest, principal: Principal) -> RunRequest:
+def to_run_request(body: OpsStreamRequest, principal: Principal) -> RunRequest:
     given = answers(body.approvals)
     return RunRequest(
         message=message_or_answers(body.message, given),
@@ -119,7 +119,7 @@ def to_run_request(body: AgentStreamRequest, principal: Principal) -> RunRequest
     )
 
 
-class AgentEncoder:
+class OpsEncoder:
     def encode(self, event: RunEvent) -> Sequence[Frame]:
         match event:
             case TextDelta(text=text):
@@ -223,7 +223,7 @@ def _approvals(event: RunCompleted) -> list[Frame]:
 
 
 def router(server: ServerContext) -> APIRouter:
-    api = APIRouter(tags=["ops agent"], route_class=DirectRoute)
+    api = APIRouter(tags=[DIALECT.title], route_class=DirectRoute)
     CurrentPrincipal = Annotated[Principal, Depends(server.principal(allow_cookie=True))]
 
     @api.post(
@@ -232,7 +232,7 @@ def router(server: ServerContext) -> APIRouter:
         response_class=Response,
         responses={200: {"content": {"text/event-stream": {}}}},
     )
-    async def agent_stream(body: AgentStreamRequest, principal: CurrentPrincipal) -> Response:
+    async def agent_stream(body: OpsStreamRequest, principal: CurrentPrincipal) -> Response:
         return await stream_run(
             server, to_run_request(body, principal), DIALECT, answers_field="approvals"
         )
@@ -254,8 +254,16 @@ def _result(value: Any) -> Any:
 
 
 def _stream(options: StreamOptions) -> tuple[Encoder, WireFormat]:
-    return AgentEncoder(), SSE_DATA
+    return OpsEncoder(), SSE_DATA
 
 
-DIALECT = Dialect(name="agent", routes=router, stream=_stream)
+DIALECT = Dialect(
+    name="agent",  # as stored with its runs since before the module was named for the product
+    title="ops agent",
+    summary="The ops agent protocol",
+    reference="protocols/ops.md",
+    prefixes=("/agent",),
+    routes=router,
+    stream=_stream,
+)
 """The ops agent protocol; a client that hangs up stops its run."""
