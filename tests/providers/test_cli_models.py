@@ -4,11 +4,16 @@ the provider tests own their fake servers)."""
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
+from pathlib import Path
 
 import pytest
 
 from agentstream.cli import models
+from agentstream.cli.loading import load_agent
+from agentstream.providers.registry import ModelRegistry
+from agentstream.server.models import ModelCatalog
 
 from .fakes import FakeUpstream, Reply
 
@@ -53,3 +58,40 @@ def test_a_bad_configured_id_is_reported(
     monkeypatch.setenv("AGENTSTREAM_MODELS", "gpt-4.1-mini")
     assert models.run(_args("--no-discover")) == 2
     assert "unknown model id 'gpt-4.1-mini'" in capsys.readouterr().err
+
+
+AGENT_MODULE = """
+from agentstream import Agent
+from agentstream.providers.scripted import ScriptedProvider
+
+own = ScriptedProvider({"turns": [{"text": "own"}]}, model="own")
+other = ScriptedProvider({"turns": [{"text": "other"}]}, model="other")
+agent = Agent(
+    model=own,
+    offered_models={"scripted:own=Own model": own, "scripted:other=Other model": other},
+)
+"""
+
+
+def test_lists_what_the_server_offers_for_the_agent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same list as the server's ``GET /api/chat/models``, built by the same catalogue:
+    the agent's own model first and default, then the models it offers, then the
+    configured ones."""
+    (tmp_path / "offering.py").write_text(AGENT_MODULE)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("AGENTSTREAM_MODELS", "ollama:qwen3:14b")
+    assert models.run(_args("-a", "offering:agent", "--json", "--no-discover")) == 0
+    listed = json.loads(capsys.readouterr().out)
+
+    catalog = ModelCatalog(load_agent("offering:agent"), ModelRegistry(discover=False))
+    served = asyncio.run(catalog.models())
+    assert [(m["id"], m["display_name"], m["default"]) for m in listed] == [
+        (m["id"], m["name"], m["default"]) for m in served
+    ]
+    assert [(m["id"], m["display_name"], m["default"], m["source"]) for m in listed] == [
+        ("scripted:own", "Own model", True, "agent"),
+        ("scripted:other", "Other model", False, "agent"),
+        ("ollama:qwen3:14b", "qwen3:14b (Ollama)", False, "configured"),
+    ]

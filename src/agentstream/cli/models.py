@@ -1,8 +1,10 @@
 """``agentstream models``: print the models this deployment offers.
 
-The same list the data playground's ``listModels()`` serves: configured models
-(``AGENTSTREAM_MODELS``) plus what reachable Ollama and OpenAI-compatible servers report. ``--json``
-prints it for scripts.
+The list the server serves (the data playground's ``listModels()``), built by the same
+:class:`~agentstream.server.models.ModelCatalog` for the same agent (``-a``, else the demo
+``agentstream serve`` would serve): the agent's model first and default, the models it offers
+itself, the configured ones (``AGENTSTREAM_MODELS``) and what reachable Ollama and
+OpenAI-compatible servers report. ``--json`` prints it for scripts.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from rich.table import Table
 
 from agentstream.cli.loading import AgentLoadError, load_agent
 from agentstream.providers.registry import ModelInfo, ModelRegistry
+from agentstream.server.models import ModelCatalog
 
 __all__ = ["configure", "run"]
 
@@ -26,7 +29,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "-a",
         "--agent",
         metavar="MODULE:AGENT",
-        help="mark this agent's model as the default, as `agentstream serve` would",
+        help="the agent whose models to list, as `agentstream serve` would serve it "
+        "(default: the demo)",
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.add_argument(
@@ -46,16 +50,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        default = load_agent(args.agent).model_id if getattr(args, "agent", None) else None
+        agent = load_agent(getattr(args, "agent", None))
         registry = ModelRegistry(
-            default=default,
             discover=getattr(args, "discover", True),
             discovery_timeout=getattr(args, "timeout", 2.0),
         )
     except (ValueError, AgentLoadError) as exc:  # a bad model entry or agent reference
         Console(stderr=True).print(f"[red]error:[/red] {exc}", highlight=False)
         return 2
-    models = asyncio.run(registry.list_models())
+    models = asyncio.run(ModelCatalog(agent, registry).offered())
     if getattr(args, "json", False):
         print(json.dumps([dataclasses.asdict(m) for m in models], indent=2))
     else:

@@ -106,7 +106,9 @@ def missing_key(model_id: str) -> str | None:
 # --- the registry -------------------------------------------------------------------------
 
 
-Source = Literal["configured", "discovered"]
+Source = Literal["configured", "discovered", "agent"]
+"""Where a listed model comes from: the configuration (``AGENTSTREAM_MODELS``, the default),
+a server that reported it, or the agent itself (its own provider, its offered models)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,7 +1,8 @@
 """The models this deployment offers (the data playground's ``listModels()``,
-``GET /api/chat/models``).
+``GET /api/chat/models``, and ``agentstream models``: one list, built here).
 
-The agent's own model is always offered, first and as the default. The others come from
+The agent's own model is always offered, first and as the default, then the models the agent
+offers itself (:attr:`~agentstream.Agent.offered_models`). The others come from
 :class:`agentstream.providers.registry.ModelRegistry`: the configured models
 (``AGENTSTREAM_MODELS``) and the ones a local Ollama or OpenAI-compatible server reports. A
 request naming any other model is a 400, so a client cannot make the server call an arbitrary
@@ -11,12 +12,13 @@ vendor model on the operator's key (or load a script file by path).
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 
 from typing_extensions import TypedDict
 
 from agentstream.agent import Agent
 from agentstream.errors import ModelUnavailable
-from agentstream.providers.registry import ModelRegistry, model_info
+from agentstream.providers.registry import ModelInfo, ModelRegistry, model_info
 
 __all__ = ["ModelCatalog", "OfferedModel", "ModelUnavailable"]
 
@@ -34,30 +36,49 @@ class OfferedModel(TypedDict):
 
 
 class ModelCatalog:
+    """The models an agent's deployment offers, and the choice of one for a run."""
+
     def __init__(self, agent: Agent, registry: ModelRegistry | None = None) -> None:
         self._agent = agent
         self._registry = registry if registry is not None else ModelRegistry()
 
-    async def models(self) -> list[OfferedModel]:
-        own = self._agent.model_id
-        listed: list[OfferedModel] = [_own(own, self._agent.model_names.get(own))]
-        for model_id, name in self._agent.model_names.items():
-            if model_id != own:
-                provider = model_id.partition(":")[0] if ":" in model_id else "agent"
-                listed.append(
-                    {"id": model_id, "name": name, "provider": provider, "default": False}
-                )
-        for info in await self._registry.list_models():
-            if info.id != own and info.id not in self._agent.model_names:
-                listed.append(
-                    {
-                        "id": info.id,
-                        "name": info.display_name,
-                        "provider": info.provider,
-                        "default": False,
-                    }
-                )
+    async def offered(self) -> list[ModelInfo]:
+        """Every model on offer, the agent's own first (``default``), then the agent's
+        offered models (``source="agent"``), then the registry's, each once."""
+        registered = await self._registry.list_models()
+        known = {info.id: info for info in registered}
+        own_id = self._agent.model_id
+        names = self._agent.model_names
+        listed = [replace(self._described(own_id, known), default=True)]
+        listed += [
+            _brought(model_id, name) for model_id, name in names.items() if model_id != own_id
+        ]
+        listed += [
+            replace(info, default=False)
+            for info in registered
+            if info.id != own_id and info.id not in names
+        ]
         return listed
+
+    async def models(self) -> list[OfferedModel]:
+        """:meth:`offered` as the wire lists it."""
+        return [
+            {"id": m.id, "name": m.display_name, "provider": m.provider, "default": m.default}
+            for m in await self.offered()
+        ]
+
+    def _described(self, model_id: str, known: dict[str, ModelInfo]) -> ModelInfo:
+        """The agent's own model as the agent names it, else as the registry lists it, else
+        from its id."""
+        name = self._agent.model_names.get(model_id)
+        if name is not None:
+            return _brought(model_id, name)
+        if model_id in known:
+            return known[model_id]
+        try:
+            return model_info(model_id)
+        except ValueError:  # a provider object of the application's own
+            return _brought(model_id, model_id.partition(":")[2] or model_id)
 
     async def choose(self, model: str | None) -> str | None:
         """The model id a run should use: ``None`` for the agent's own (so an agent built on
@@ -82,14 +103,13 @@ class ModelCatalog:
         return info.id
 
 
-def _own(model_id: str, name: str | None = None) -> OfferedModel:
-    if name is not None:
-        provider = model_id.partition(":")[0] if ":" in model_id else "agent"
-        return {"id": model_id, "name": name, "provider": provider, "default": True}
-    try:
-        info = model_info(model_id)
-        name, provider = info.display_name, info.provider
-    except ValueError:
-        provider, sep, rest = model_id.partition(":")
-        name, provider = (rest, provider) if sep else (model_id, "agent")
-    return {"id": model_id, "name": name, "provider": provider, "default": True}
+def _brought(model_id: str, name: str) -> ModelInfo:
+    """A model the agent brings itself (``Agent.offered_models``)."""
+    provider, sep, rest = model_id.partition(":")
+    return ModelInfo(
+        id=model_id,
+        display_name=name,
+        provider=provider if sep else "agent",
+        model=rest if sep else model_id,
+        source="agent",
+    )
