@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
+from agentstream.messages import ToolOutcome
+
 if TYPE_CHECKING:
     from agentstream.store.models import ConversationRow
 
@@ -89,10 +91,15 @@ class DisplayToolCall:
     duration_ms: float | None
     """None when the run did not finish: durations come with its final answer."""
     text_offset: int
-    stopped: bool = False
-    """The run was stopped while the call ran: it has no result (not a failure)."""
     display: str | None = None
     """The tool's friendly text for the call, when it has one."""
+    outcome: ToolOutcome = "ok"
+    """How the call ended (:data:`~agentstream.messages.ToolOutcome`)."""
+
+    @property
+    def stopped(self) -> bool:
+        """The run was stopped while the call ran: it has no result (not a failure)."""
+        return self.outcome == "interrupted"
 
     def to_json(self) -> dict[str, Any]:
         shown = {
@@ -105,6 +112,7 @@ class DisplayToolCall:
             "duration_ms": self.duration_ms,
             "text_offset": self.text_offset,
             "stopped": self.stopped,
+            "outcome": self.outcome,
         }
         if self.display:
             shown["display"] = self.display

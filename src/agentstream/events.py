@@ -20,13 +20,14 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, TypeAdapter
 
 from agentstream.conversation import ConversationDetail
-from agentstream.messages import PendingToolCall
+from agentstream.messages import PendingToolCall, ToolOutcome
 
 __all__ = [
     "RUN_EVENT_ADAPTER",
     "AnswerShaped",
     "ConversationSaved",
     "TERMINAL_EVENTS",
+    "ToolOutcome",
     "Payload",
     "PayloadEvent",
     "ReasoningDelta",
@@ -153,10 +154,13 @@ class ToolHistoryEntry:
     input: dict[str, Any]
     output: Any
     is_error: bool = False
+    """The model read the result as a failure (``outcome`` is ``error`` or ``interrupted``)."""
     duration_ms: float = 0.0
     text_offset: int = 0
     display: str | None = None
     """The tool's friendly text for this call (``Tool.display``), for clients' tool cards."""
+    outcome: ToolOutcome = "ok"
+    """How the call ended (:data:`~agentstream.messages.ToolOutcome`)."""
 
 
 # --- the events -----------------------------------------------------------------------------
@@ -308,7 +312,9 @@ class ToolProgress:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCallFinished:
     """A tool call ended. ``result`` is the text the model receives; ``output`` is the value the
-    tool returned (JSON-able) for clients that show it; ``payload`` is client-only data."""
+    tool returned (JSON-able) for clients that show it; ``payload`` is client-only data.
+    ``outcome`` says how it ended (``ok``, ``error``, ``interrupted``, ``denied``: a person
+    declined it); ``is_error`` is whether the model reads it as a failure."""
 
     run_id: str
     seq: int
@@ -323,6 +329,7 @@ class ToolCallFinished:
     duration_ms: float = 0.0
     display: str | None = None
     finished_at: float = 0.0
+    outcome: ToolOutcome = "ok"
     type: Literal["tool_call_finished"] = "tool_call_finished"
 
 

@@ -16,17 +16,24 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, TypeAdapter
 
 __all__ = [
+    "ERROR_OUTCOMES",
     "MESSAGES_ADAPTER",
+    "TURN_SEPARATOR",
     "AssistantMessage",
     "Message",
     "PendingToolCall",
     "Reasoning",
     "ToolCall",
+    "ToolOutcome",
     "ToolResultPart",
     "ToolResultsMessage",
     "UserMessage",
     "WaitingFor",
 ]
+
+
+TURN_SEPARATOR = "\n\n"
+"""Between the text of two model turns in a run's answer (and in the streamed text)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -63,12 +70,28 @@ class AssistantMessage:
     role: Literal["assistant"] = "assistant"
 
 
+ToolOutcome = Literal["ok", "error", "interrupted", "denied"]
+"""How a tool call ended: it returned (``ok``); it failed, and the model is told why
+(``error``); it was stopped before it returned, by a cancelled run, a worker that died or a
+conversation that went on without its answer (``interrupted``); or a person declined it
+(``denied``: the model reads the decision, not an error to retry)."""
+
+ERROR_OUTCOMES: frozenset[ToolOutcome] = frozenset({"error", "interrupted"})
+"""The outcomes the model reads as a failed call (a vendor's ``is_error``)."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolResultPart:
     tool_call_id: str
     name: str
     content: str
-    is_error: bool = False
+    """What the model reads."""
+    outcome: ToolOutcome = "ok"
+
+    @property
+    def is_error(self) -> bool:
+        """The model reads the result as a failure (vendors mark it so)."""
+        return self.outcome in ERROR_OUTCOMES
 
 
 WaitingFor = Literal["client", "approval", "approved"]

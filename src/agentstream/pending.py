@@ -161,7 +161,7 @@ def answered_message(waiting: Sequence[PendingToolCall], answers: Answers) -> To
             tool_call_id=r.call_id,
             name=by_id[r.call_id].name,
             content=r.content,
-            is_error=r.is_error,
+            outcome="error" if r.is_error else "ok",
         )
         for r in answers.results
     ]
@@ -176,6 +176,7 @@ def answered_message(waiting: Sequence[PendingToolCall], answers: Answers) -> To
                     tool_call_id=call.call_id,
                     name=call.name,
                     content=denial_result(decision.reason),
+                    outcome="denied",
                 )
             )
     return ToolResultsMessage(results=tuple(results), pending=tuple(approved))
@@ -241,7 +242,7 @@ def provider_history(messages: Sequence[Message], *, keep_open: bool = True) -> 
                     if call.id in waiting and waiting[call.id].waiting_for != "approved"
                     else INTERRUPTED_TOOL_RESULT
                 ),
-                is_error=True,
+                outcome="interrupted",
             )
             for call in message.tool_calls
         )

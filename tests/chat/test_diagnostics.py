@@ -123,7 +123,7 @@ async def test_diagnostics_list_tool_round_trips_as_role_and_content_messages() 
             results=(
                 ToolResultPart(tool_call_id="t1", name="search_articles", content="5 found"),
                 ToolResultPart(
-                    tool_call_id="t2", name="broken", content='{"error":"x"}', is_error=True
+                    tool_call_id="t2", name="broken", content='{"error":"x"}', outcome="error"
                 ),
             )
         ),

@@ -124,7 +124,7 @@ def tool_round_trip(other_vendor_reasoning: bool = True) -> tuple[Message, ...]:
                     tool_call_id="call_2",
                     name="get_weather",
                     content='{"error": "unknown city"}',
-                    is_error=True,
+                    outcome="error",
                 ),
             )
         ),

@@ -157,6 +157,7 @@ async def test_get_conversation_with_folded_tool_calls(
             "duration_ms": 12.5,
             "text_offset": 9,
             "stopped": False,
+            "outcome": "ok",
         }
     ]
     assert answer["usage"]["output_tokens"] == 7

@@ -24,7 +24,7 @@ CALL_B = ToolCall(id="b", name="second")
 
 def interrupted(call: ToolCall) -> ToolResultPart:
     return ToolResultPart(
-        tool_call_id=call.id, name=call.name, content=INTERRUPTED_TOOL_RESULT, is_error=True
+        tool_call_id=call.id, name=call.name, content=INTERRUPTED_TOOL_RESULT, outcome="interrupted"
     )
 
 
@@ -37,7 +37,7 @@ def test_round_trip_is_exact() -> None:
             tool_calls=(CALL_A,),
         ),
         ToolResultsMessage(
-            results=(ToolResultPart(tool_call_id="a", name="first", content="e", is_error=True),)
+            results=(ToolResultPart(tool_call_id="a", name="first", content="e", outcome="error"),)
         ),
     ]
     rows = [dump_message(message) for message in messages]

@@ -212,7 +212,7 @@ async def test_tool_round_trip_rebuilds_exact_provider_history(
         results=(
             ToolResultPart(tool_call_id="call_1", name="alert_admin", content='{"ticket": 42}'),
             ToolResultPart(
-                tool_call_id="call_2", name="lookup", content="boom: timeout", is_error=True
+                tool_call_id="call_2", name="lookup", content="boom: timeout", outcome="error"
             ),
         )
     )
@@ -350,7 +350,10 @@ async def test_interrupted_run_keeps_user_message_and_partial_answer(
     assert history[-1] == ToolResultsMessage(
         results=(
             ToolResultPart(
-                tool_call_id="c2", name="fetch", content=INTERRUPTED_TOOL_RESULT, is_error=True
+                tool_call_id="c2",
+                name="fetch",
+                content=INTERRUPTED_TOOL_RESULT,
+                outcome="interrupted",
             ),
         )
     )

@@ -48,6 +48,7 @@ from agentstream.events import (
 )
 from agentstream.ids import uuid7
 from agentstream.messages import (
+    TURN_SEPARATOR,
     AssistantMessage,
     Message,
     PendingToolCall,
@@ -83,8 +84,6 @@ MAX_TURNS_MESSAGE = "Maximum tool-call rounds exceeded"
 INTERNAL_ERROR_MESSAGE = "The agent failed unexpectedly. The error has been logged."
 INTERRUPTED_MESSAGE = "Interrupted before it finished"
 """The error result of a tool call the run was stopped in the middle of."""
-TURN_SEPARATOR = "\n\n"
-"""Between the text of two model turns in the answer (and in the streamed text)."""
 
 
 class Loop:
@@ -265,7 +264,7 @@ class Loop:
             if results.pending:
                 self._complete(results.pending)
                 return
-        self._add(messages, self._calls.unfinished("Not run: " + MAX_TURNS_MESSAGE))
+        self._add(messages, self._calls.unfinished("Not run: " + MAX_TURNS_MESSAGE, "error"))
         self._fail("max_turns", MAX_TURNS_MESSAGE)
 
     def _add(self, messages: list[Message], message: Message) -> None:
@@ -404,5 +403,5 @@ class Loop:
                 self.new_messages.append(self._turn.message(complete_calls=False))
             self._turn = None
         elif self._calls.running:
-            self.new_messages.append(self._calls.unfinished(INTERRUPTED_MESSAGE))
+            self.new_messages.append(self._calls.unfinished(INTERRUPTED_MESSAGE, "interrupted"))
             self._calls.running = []

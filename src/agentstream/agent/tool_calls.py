@@ -34,6 +34,7 @@ from agentstream.messages import (
     Message,
     PendingToolCall,
     ToolCall,
+    ToolOutcome,
     ToolResultPart,
     ToolResultsMessage,
 )
@@ -188,6 +189,7 @@ class ToolCalls:
                 outcome = CallOutcome(
                     result=result.content,
                     output=json.loads(result.content),
+                    outcome=result.outcome,
                     display=pending.display,
                 )
                 self._finish(call, pending.arguments, outcome, 0)
@@ -205,17 +207,19 @@ class ToolCalls:
         messages[-1] = ToolResultsMessage(results=opened.results + results)
         messages[:] = provider_history(messages, keep_open=False)
 
-    def unfinished(self, reason: str) -> ToolResultsMessage:
-        """Results for the round's calls: the finished ones, and an error for each call that
-        never finished, so the history stays valid for the next request."""
+    def unfinished(self, reason: str, outcome: ToolOutcome) -> ToolResultsMessage:
+        """Results for the round's calls: the finished ones, and for each call that never
+        finished an error the model reads (``reason``) with its ``outcome`` (``interrupted``
+        when the run was stopped, ``error`` when the turn limit kept it from running), so the
+        history stays valid for the next request."""
         return ToolResultsMessage(
             results=tuple(
                 self._finished.get(c.call_id)
                 or ToolResultPart(
                     tool_call_id=c.call_id,
                     name=c.name,
-                    content=f'{{"error": "{reason}"}}',
-                    is_error=True,
+                    content=json.dumps({"error": reason}),
+                    outcome=outcome,
                 )
                 for c in self.running
             )
@@ -239,7 +243,7 @@ class ToolCalls:
             tool_call_id=call.call_id,
             name=call.name,
             content=outcome.result,
-            is_error=outcome.is_error,
+            outcome=outcome.outcome,
         )
         payload = outcome.payload
         if payload is not None and payload.payload_id is None:
@@ -259,6 +263,7 @@ class ToolCalls:
                 duration_ms=outcome.duration_ms,
                 display=outcome.display,
                 finished_at=time.time(),
+                outcome=outcome.outcome,
             )
         )
         self.history.append(
@@ -272,6 +277,7 @@ class ToolCalls:
                 duration_ms=outcome.duration_ms,
                 text_offset=text_offset,
                 display=self._displays.get(call.call_id),
+                outcome=outcome.outcome,
             )
         )
         if payload is not None:

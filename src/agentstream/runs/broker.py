@@ -19,7 +19,7 @@ from agentstream.events import RunEvent
 from agentstream.principal import Principal
 
 __all__ = [
-    "INTERRUPTED_MESSAGE",
+    "WORKER_LOST_MESSAGE",
     "CancelHandler",
     "Handoff",
     "LogEnd",
@@ -36,7 +36,8 @@ OrphanHandler = Callable[[str], None]
 """Called with the id of a run whose worker is gone (its lease lapsed before its last event):
 the runner records it as interrupted in the store."""
 
-INTERRUPTED_MESSAGE = "The server running this answer stopped before it finished."
+WORKER_LOST_MESSAGE = "The server running this answer stopped before it finished."
+"""Why a run whose worker died ended: its followers' ``run_failed`` and the store's mark."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,7 @@ from agentstream.events import (
 )
 from agentstream.principal import Principal
 from agentstream.runs.broker import (
-    INTERRUPTED_MESSAGE,
+    WORKER_LOST_MESSAGE,
     CancelHandler,
     Handoff,
     LogEnd,
@@ -288,7 +288,7 @@ class RedisBroker:
                         continue
                     self._orphaned(run_id)
                     yield RunFailed(
-                        run_id=run_id, seq=seq + 1, kind="interrupted", message=INTERRUPTED_MESSAGE
+                        run_id=run_id, seq=seq + 1, kind="interrupted", message=WORKER_LOST_MESSAGE
                     )
                     return
                 continue

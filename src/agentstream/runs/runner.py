@@ -36,7 +36,7 @@ from agentstream.ids import uuid7
 from agentstream.messages import AssistantMessage, Message
 from agentstream.pending import InvalidAnswers, check_answers, open_calls
 from agentstream.principal import Principal
-from agentstream.runs.broker import INTERRUPTED_MESSAGE, Handoff, RunBroker
+from agentstream.runs.broker import WORKER_LOST_MESSAGE, Handoff, RunBroker
 from agentstream.runs.hooks import NoHooks, RunHooks, ToolContributor
 from agentstream.runs.local_broker import LocalBroker
 from agentstream.runs.request import RefusedRequest, RunRequest
@@ -93,7 +93,7 @@ class Runner:
         try:
             abandoned = await self.broker.abandoned(store.running_runs)
             marked = (
-                await store.mark_interrupted(abandoned, INTERRUPTED_MESSAGE) if abandoned else 0
+                await store.mark_interrupted(abandoned, WORKER_LOST_MESSAGE) if abandoned else 0
             )
             if marked:
                 log.warning("marked %d runs of workers that died as interrupted", marked)
@@ -310,7 +310,7 @@ class Runner:
 
 async def _mark_interrupted(store: InterruptedRuns, run_id: str) -> None:
     try:
-        if await store.mark_interrupted([run_id], INTERRUPTED_MESSAGE):
+        if await store.mark_interrupted([run_id], WORKER_LOST_MESSAGE):
             log.warning("marked run %s interrupted: its worker is gone", run_id)
     except Exception:
         log.exception("could not mark run %s interrupted", run_id)

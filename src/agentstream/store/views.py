@@ -21,13 +21,11 @@ Timestamps are ISO-8601 UTC ending in ``Z`` with millisecond precision, as the o
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any, Protocol
 
-from agentstream.agent.loop import INTERRUPTED_MESSAGE, TURN_SEPARATOR
 from agentstream.conversation import (
     ActiveRun,
     ConversationDetail,
@@ -39,6 +37,8 @@ from agentstream.conversation import (
     DisplayToolCall,
     isoformat_z,
 )
+from agentstream.messages import ERROR_OUTCOMES, TURN_SEPARATOR
+from agentstream.store.history import result_outcome
 
 __all__ = [
     "ActiveRun",
@@ -214,6 +214,7 @@ def _pending(result: dict[str, Any]) -> tuple[DisplayPendingCall, ...]:
 
 def _tool_from_result(entry: dict[str, Any]) -> DisplayToolCall:
     duration = entry.get("duration_ms")
+    outcome = entry.get("outcome")
     return DisplayToolCall(
         index=int(entry.get("index", 0)),
         call_id=str(entry.get("call_id", "")),
@@ -224,10 +225,9 @@ def _tool_from_result(entry: dict[str, Any]) -> DisplayToolCall:
         duration_ms=float(duration) if isinstance(duration, int | float) else None,
         text_offset=int(entry.get("text_offset", 0)),
         display=entry["display"] if isinstance(entry.get("display"), str) else None,
+        # A run's history from before outcomes were kept: its calls all finished.
+        outcome=result_outcome({"outcome": outcome, "is_error": entry.get("is_error")}),
     )
-
-
-_STOPPED = json.dumps({"error": INTERRUPTED_MESSAGE})
 
 
 def _tools_from_rows(rows: list[StoredMessage]) -> tuple[DisplayToolCall, ...]:
@@ -248,18 +248,18 @@ def _tools_from_rows(rows: list[StoredMessage]) -> tuple[DisplayToolCall, ...]:
                 if made is None:
                     continue
                 name, arguments, at = made
-                content = part.get("content")
+                outcome = result_outcome(part)
                 calls.append(
                     DisplayToolCall(
                         index=len(calls),
                         call_id=part["tool_call_id"],
                         tool_name=name,
                         input=arguments,
-                        output=content,
-                        is_error=bool(part.get("is_error", False)),
+                        output=part.get("content"),
+                        is_error=outcome in ERROR_OUTCOMES,
                         duration_ms=None,
                         text_offset=at,
-                        stopped=content == _STOPPED,
+                        outcome=outcome,
                     )
                 )
     return tuple(calls)

@@ -1,9 +1,10 @@
 """Running one tool call: parse, prepare, validate, execute, shape the result.
 
 Nothing here raises for a tool's sake: an unknown name, arguments that are not JSON or do not
-fit the schema, an exception, a timeout all become a :class:`CallOutcome` with ``is_error`` and
-a message the model can act on (tool errors are never fatal to the run). Sync tools run in a worker
-thread so a blocking tool never stalls the event loop; generator tools stream :class:`Progress`.
+fit the schema, an exception, a timeout all become a :class:`CallOutcome` whose ``outcome`` is
+``error``, with a message the model can act on (tool errors are never fatal to the run). Sync
+tools run in a worker thread so a blocking tool never stalls the event loop; generator tools
+stream :class:`Progress`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from functools import partial
 from typing import Any
 
 from agentstream.events import Payload, ToolError
+from agentstream.messages import ERROR_OUTCOMES, ToolOutcome
 from agentstream.tools.context import ToolContext
 from agentstream.tools.definition import InvalidArguments, Tool
 from agentstream.tools.results import Progress, ToolResult
@@ -43,18 +45,22 @@ class PreparedCall:
 class CallOutcome:
     result: str
     output: Any = None
-    is_error: bool = False
+    outcome: ToolOutcome = "ok"
     error: ToolError | None = None
     payload: Payload | None = None
     duration_ms: float = 0.0
     display: str | None = None
+
+    @property
+    def is_error(self) -> bool:
+        return self.outcome in ERROR_OUTCOMES
 
 
 def error_outcome(kind: str, message: str, exception_type: str | None = None) -> CallOutcome:
     return CallOutcome(
         result=json.dumps({"error": message}),
         output={"error": message},
-        is_error=True,
+        outcome="error",
         error=ToolError(kind=kind, message=message, exception_type=exception_type),
     )
 
@@ -124,7 +130,7 @@ async def run_call(
     return CallOutcome(
         result=outcome.result,
         output=outcome.output,
-        is_error=outcome.is_error,
+        outcome=outcome.outcome,
         error=outcome.error,
         payload=outcome.payload,
         duration_ms=duration,

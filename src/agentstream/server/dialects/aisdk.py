@@ -211,14 +211,12 @@ def to_run_request(body: AiSdkChatRequest, principal: Principal) -> RunRequest:
 
 def stream_options(body: AiSdkChatRequest, request: RunRequest) -> dict[str, Any]:
     """What the encoder needs to continue an answer after approval responses: the client's
-    message (the stream adds to it) and which of its calls were answered, which denied."""
+    message (the stream adds to it) and which of its calls were answered."""
     if request.answers is None:
         return {}
-    decisions = request.answers.decisions
     return {
         "message_id": body.messageId or body.last()[0].id or None,
-        "answered": [d.call_id for d in decisions],
-        "denied": [d.call_id for d in decisions if not d.approved],
+        "answered": [d.call_id for d in request.answers.decisions],
     }
 
 
@@ -247,7 +245,6 @@ class AiSdkEncoder:
         self._started: set[str] = set()  # calls whose tool-input-start went out
         # Calls this request answers (approved or denied): the client's message has them.
         self._answered: frozenset[str] = frozenset(options.get("answered") or ())
-        self._denied: frozenset[str] = frozenset(options.get("denied") or ())
 
     def encode(self, event: RunEvent) -> Sequence[Frame]:
         match event:
@@ -403,7 +400,7 @@ class AiSdkEncoder:
 
     def _tool_output(self, event: ToolCallFinished) -> Sequence[Frame]:
         self._started.discard(event.call_id)
-        if event.call_id in self._denied:
+        if event.outcome == "denied":
             return (("tool", dumps({"type": "tool-output-denied", "toolCallId": event.call_id})),)
         if event.is_error:
             error = event.error.message if event.error is not None else event.result
