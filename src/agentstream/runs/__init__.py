@@ -6,7 +6,8 @@ from agentstream.runs.hooks import NoHooks, Preparation, RunHooks
 from agentstream.runs.local_broker import LocalBroker
 from agentstream.runs.redis_broker import RedisBroker
 from agentstream.runs.request import ActionRequest, ProtocolOptions, RefusedRequest, RunRequest
-from agentstream.runs.runner import Runner, RunSession
+from agentstream.runs.runner import Runner
+from agentstream.runs.session import RunSession
 from agentstream.runs.store import (
     ConversationNotFound,
     ConversationStore,

@@ -2,14 +2,16 @@
 
 Every dialect goes through here. :meth:`Runner.begin` does the work that can still fail with
 an HTTP status (an unknown conversation is a 404 before any byte is streamed): it commits the
-user message, loads history and prepares the prompt. It then starts the run in a task the
-runner owns, not the response: the task drives the agent loop, commits each finished tool
-round-trip, shapes the final answer, commits the final or partial assistant message however
-the run ends (completed, failed, cancelled, or cut short by a shutdown), and appends every
-canonical event to the broker's log. Readers (the response that started the run, a reconnect,
-a second tab) read that log with :meth:`RunSession.events` or the broker's ``replay``; a
-reader that goes away stops nothing by itself. Whether a client that hangs up cancels the run
-is the dialect's decision (:meth:`RunSession.abandon`).
+user message, loads history and prepares the prompt. It then starts the run as a
+:class:`~agentstream.runs.session.RunSession` whose task the runner owns, not the response
+(:mod:`agentstream.runs.session`: the run drives the agent loop, stores what it produces
+however it ends, and appends every canonical event to the broker's log). Readers (the
+response that started the run, a reconnect, a second tab) read that log with
+:meth:`RunSession.events` or the broker's ``replay``; a reader that goes away stops nothing by
+itself. Whether a client that hangs up cancels the run is the dialect's decision
+(:meth:`RunSession.abandon`). The runner keeps the sessions in progress (a stop reaches them
+by id), the store writes they leave behind, and the background work (model-written titles,
+the start-up look for runs of workers that died), and waits for all of it when it closes.
 """
 
 from __future__ import annotations
@@ -17,46 +19,33 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine
-from dataclasses import replace
+from collections.abc import Coroutine
 from typing import Any, TypeVar
 
-from agentstream.agent import Agent, AgentRun, CancelToken, RunInput
-from agentstream.conversation import ConversationDetail
-from agentstream.events import (
-    AnswerShaped,
-    ConversationSaved,
-    RunCancelled,
-    RunCompleted,
-    RunEvent,
-    RunFailed,
-    TurnStarted,
-)
+from agentstream.agent import Agent, CancelToken, RunInput
 from agentstream.ids import uuid7
-from agentstream.messages import AssistantMessage, Message
+from agentstream.messages import Message
 from agentstream.pending import InvalidAnswers, check_answers, open_calls
 from agentstream.principal import Principal
-from agentstream.runs.broker import WORKER_LOST_MESSAGE, Handoff, RunBroker
+from agentstream.runs.broker import WORKER_LOST_MESSAGE, RunBroker
 from agentstream.runs.hooks import NoHooks, RunHooks, ToolContributor
 from agentstream.runs.local_broker import LocalBroker
 from agentstream.runs.request import RefusedRequest, RunRequest
-from agentstream.runs.store import ConversationStore, InterruptedRuns, RunStatus
+from agentstream.runs.session import RunSession
+from agentstream.runs.store import ConversationStore, InterruptedRuns
 from agentstream.runs.titles import TitleWriter
 
-__all__ = ["ABANDON_GRACE_SECONDS", "RunSession", "Runner"]
+__all__ = ["RunSession", "Runner"]
 
 log = logging.getLogger("agentstream.runs")
 
 T = TypeVar("T")
 
-ABANDON_GRACE_SECONDS = 1.0
-"""How long a run cancelled because its client left (or the server is stopping) may take to
-wind down through its cancel token before its task is cancelled outright."""
-
 
 class Runner:
     """Runs requests for one agent. Keeps the sessions in progress so a run can be cancelled
-    from another request (a stop button) by its owner."""
+    from another request (a stop button) by its owner; it is their
+    :class:`~agentstream.runs.session.SessionOwner`."""
 
     def __init__(
         self,
@@ -109,7 +98,7 @@ class Runner:
         """The broker found run ``run_id`` without a live worker: record it interrupted."""
         store = self.store
         if isinstance(store, InterruptedRuns):
-            self._own(_mark_interrupted(store, run_id))
+            self.keep(_mark_interrupted(store, run_id))
 
     async def settle(self) -> None:
         """Wait for the work started so far: runs, store writes, model-written titles
@@ -200,8 +189,7 @@ class Runner:
                     )
             raise
         self._active[run_id] = session
-        task = asyncio.create_task(session._drive(), name=f"agentstream run {run_id}")
-        session._task = task
+        task = session.start()
         self._runs.add(task)
         task.add_done_callback(self._runs.discard)
         return session
@@ -257,10 +245,9 @@ class Runner:
             answers=request.answers or None,
             client_tools=request.client_tools,
         )
-        session = RunSession(self, request, run_input, first_run=first_run)
-        if run_input.answers and self.store is not None and conversation_id is not None:
-            session._saved = 1  # the answers' message: the store committed it with the start
-        return session
+        # The answers' message: the store committed it with the start.
+        saved = int(bool(run_input.answers and self.store is not None and conversation_id))
+        return RunSession(self, request, run_input, first_run=first_run, saved=saved)
 
     def cancel(self, run_id: str, principal: Principal, reason: str = "cancelled") -> bool:
         """Cancel a run in progress in this process if ``principal`` owns it."""
@@ -278,17 +265,20 @@ class Runner:
             return True
         return await self.broker.request_cancel(run_id, principal, reason)
 
-    def _own(self, step: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
-        task = asyncio.create_task(step)
+    # --- what a run session needs of its owner (SessionOwner) -------------------------------
+
+    def keep(self, write: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
+        """Run a store write in a task the runner waits for when it closes."""
+        task = asyncio.create_task(write)
         self._writes.add(task)
         task.add_done_callback(_settled)
         task.add_done_callback(self._writes.discard)
         return task
 
-    def _forget(self, run_id: str) -> None:
+    def ended(self, run_id: str) -> None:
         self._active.pop(run_id, None)
 
-    def _retitle(self, principal: Principal, conversation_id: str, first_message: str) -> None:
+    def retitle(self, principal: Principal, conversation_id: str, first_message: str) -> None:
         """Ask for a model-written title in a task the runner owns (cancelled on close)."""
         if self.titles is None or self.store is None:
             return
@@ -320,213 +310,3 @@ def _settled(task: asyncio.Task[Any]) -> None:
     """Mark an owned write's outcome as seen: its awaiter, if still there, has it too."""
     if not task.cancelled():
         task.exception()
-
-
-def complete_prefix(messages: list[Message]) -> int:
-    """The length of the longest prefix of ``messages`` that a vendor accepts as history:
-    it does not end in an assistant turn whose tool calls are still waiting for results."""
-    upto = len(messages)
-    while upto:
-        last = messages[upto - 1]
-        if not (isinstance(last, AssistantMessage) and last.tool_calls):
-            break
-        upto -= 1
-    return upto
-
-
-class RunSession:
-    def __init__(
-        self, runner: Runner, request: RunRequest, run_input: RunInput, *, first_run: bool = False
-    ) -> None:
-        self.runner = runner
-        self.request = request
-        self.input = run_input
-        self.first_run = first_run
-        self.run: AgentRun = runner.agent.run(run_input)
-        self._saved = 0
-        self._finished = False
-        self._last_write: asyncio.Task[Any] | None = None
-        self._task: asyncio.Task[None] | None = None
-
-    @property
-    def run_id(self) -> str:
-        return self.run.run_id
-
-    @property
-    def conversation_id(self) -> str | None:
-        return self.input.conversation_id
-
-    def cancel(self, reason: str = "cancelled") -> None:
-        """Stop the run through its cancel token: the loop closes the provider stream,
-        cancels running tools, and the partial answer is stored as cancelled."""
-        self.run.cancel(reason)
-
-    def abandon(self, reason: str) -> None:
-        """Cancel the run for a client that left (or a stopping server): as :meth:`cancel`,
-        and if the run has not ended :data:`ABANDON_GRACE_SECONDS` later, its task is
-        cancelled outright (what it produced is still stored)."""
-        self.run.cancel(reason)
-        task = self._task
-        if task is not None and not task.done():
-            handle = asyncio.get_running_loop().call_later(ABANDON_GRACE_SECONDS, task.cancel)
-            task.add_done_callback(lambda _: handle.cancel())
-
-    @property
-    def finished(self) -> bool:
-        """The run's task has ended (its events are all in the broker's log)."""
-        return self._task is not None and self._task.done()
-
-    async def wait(self) -> None:
-        """Until the run's task has ended."""
-        if self._task is not None:
-            await asyncio.wait((self._task,))
-
-    def waiting(self, seq: int) -> bool:
-        """Events after ``seq`` are already in the run's log: a reader at ``seq`` may batch
-        its writes."""
-        return self.runner.broker.has_after(self.run_id, seq)
-
-    def events(
-        self, after: int = -1, *, handoff: Handoff | None = None
-    ) -> AsyncGenerator[RunEvent, None]:
-        """The run's canonical events with ``seq > after``, from the broker's log: those so
-        far, then new ones until the run ends (or handed to ``handoff`` as they are made,
-        see :class:`~agentstream.runs.broker.Handoff`). Closing it stops nothing but this
-        reader."""
-        return self.runner.broker.replay(
-            self.run_id, self.request.principal, after, handoff=handoff
-        )
-
-    async def _drive(self) -> None:
-        """The run itself, in a task the runner owns, which is also the loop's task. The
-        loop's events go to the broker's log as they are made; only the last event comes
-        back here, to be shaped and stored before it is appended."""
-        publish = self.runner.broker.publish
-        try:
-            event = await self.run.drive(self._forward)
-            if isinstance(event, RunCompleted):
-                before = await self._complete(event)
-                for added in before:
-                    publish(added)
-                event = replace(event, seq=event.seq + len(before))
-            elif isinstance(event, RunFailed):
-                await self._finish("failed", error=event.message)
-            elif isinstance(event, RunCancelled):
-                await self._finish("cancelled", error=event.reason)
-            publish(event)
-        except Exception:
-            log.exception("run %s failed outside the agent loop", self.run_id)
-        finally:
-            if not self._finished:
-                # The task was cancelled (a client that did not let go in time, a stopping
-                # server) or the loop crashed: keep what the run produced (the write itself
-                # survives a further cancellation).
-                await self._finish("cancelled", error="interrupted")
-            await asyncio.shield(self.runner.broker.close_run(self.run_id))
-            self.runner._forget(self.run_id)
-
-    def _forward(self, event: RunEvent) -> None:
-        """Every event but the last, in the loop's task: a new turn first saves the finished
-        round-trips (in a write the runner owns), then the event goes to the log."""
-        if type(event) is TurnStarted:
-            self._save_progress()  # the tool round-trip (or the answers) before it
-        self.runner.broker.publish(event)
-
-    async def _complete(self, event: RunCompleted) -> list[RunEvent]:
-        """Shape the answer and store it; the events that go before ``run_completed`` (the
-        run's last event, renumbered after them)."""
-        seq = event.seq
-        extra: list[RunEvent] = []
-        shaped = self.runner.hooks.shape(self.runner.agent, self.request, self.input, event)
-        if shaped is not None:
-            shaped = replace(shaped, seq=seq)
-            extra.append(shaped)
-        conversation = await self._finish("completed", completed=event, shaped=shaped)
-        if conversation is not None:
-            extra.append(
-                ConversationSaved(
-                    run_id=self.run_id, seq=seq + len(extra), conversation=conversation
-                )
-            )
-        if self.first_run and self.conversation_id is not None:
-            self.runner._retitle(self.request.principal, self.conversation_id, self.request.message)
-        return extra
-
-    def _save_progress(self) -> None:
-        store, conversation_id = self.runner.store, self.conversation_id
-        # Only up to a complete round-trip, so the store never holds an assistant tool call
-        # without its results.
-        upto = complete_prefix(self.run.new_messages)
-        if store is None or conversation_id is None or upto <= self._saved:
-            return
-        messages, self._saved = self.run.new_messages[self._saved : upto], upto
-        principal, run_id = self.request.principal, self.run_id
-
-        async def write() -> None:
-            try:
-                await store.append_messages(
-                    principal, run_id=run_id, conversation_id=conversation_id, messages=messages
-                )
-            except Exception:
-                # The run goes on for its readers; the store's own failure is what to fix.
-                log.exception("could not save the progress of run %s", run_id)
-
-        self._persist_soon(write)
-
-    async def _finish(
-        self,
-        status: RunStatus,
-        *,
-        completed: RunCompleted | None = None,
-        shaped: AnswerShaped | None = None,
-        error: str | None = None,
-    ) -> ConversationDetail | None:
-        if self._finished:
-            return None
-        self._finished = True
-        store, conversation_id = self.runner.store, self.conversation_id
-        if store is None or conversation_id is None:
-            return None
-        principal, run_id = self.request.principal, self.run_id
-        messages = self.run.new_messages[self._saved :]
-        snapshot = self.request.protocol.conversation_snapshot
-
-        async def write() -> ConversationDetail | None:
-            try:
-                return await store.finish_run(
-                    principal,
-                    run_id=run_id,
-                    conversation_id=conversation_id,
-                    messages=messages,
-                    status=status,
-                    completed=completed,
-                    shaped=shaped,
-                    error=error,
-                    snapshot=snapshot,
-                )
-            except Exception:
-                log.exception("could not save the end of run %s", run_id)
-                return None
-
-        return await self._persist(write)
-
-    async def _persist(self, write: Callable[[], Awaitable[T]]) -> T:
-        """Run a store write in a task the runner owns, after this run's earlier writes.
-
-        A client that hangs up cancels the task streaming its answer, possibly in the middle
-        of a write; the write goes on regardless (the runner waits for it on shutdown), so
-        every run ends in the store however it is interrupted."""
-        return await asyncio.shield(self._persist_soon(write))
-
-    def _persist_soon(self, write: Callable[[], Awaitable[T]]) -> asyncio.Task[T]:
-        """Start ``write`` after this run's earlier writes, in a task the runner owns."""
-        previous = self._last_write
-
-        async def step() -> T:
-            if previous is not None:
-                await asyncio.wait([previous])
-            return await write()
-
-        task = self.runner._own(step())
-        self._last_write = task
-        return task

@@ -1,13 +1,13 @@
 """One streaming response for every dialect: frames out as they are produced, heartbeats,
-and a client disconnect that stops the run.
+and a client disconnect that does to the run what the stream's policy says.
 
 A dialect's encoder turns canonical events into *frames*, ``(event name, JSON text)`` pairs;
 a :class:`WireFormat` turns frames into bytes: named SSE events (workflow assistant, data
 playground), ``data:``-only SSE (chat tray, ops agent) or NDJSON ``<eventName>{json}`` lines
-(data playground). :class:`EventStream` is a small ASGI response of our own rather than
-``sse-starlette``: the per-event path is one encoder call and one ``send`` with no per-frame
-task, queue or object model, which is what keeps the server's CPU per streamed delta near a
-bare endpoint's (see ``bench/stream_overhead.py``).
+(data playground). :class:`EventStream` is a small ASGI response of our own rather than a
+general-purpose SSE library: the per-event path is one encoder call and one ``send`` with no
+per-frame task, queue or object model, which is what keeps the server's CPU per streamed delta
+near a bare endpoint's (see ``bench/stream_overhead.py``).
 
 Lifecycle of one stream:
 
@@ -20,9 +20,13 @@ Lifecycle of one stream:
   (see :class:`EventStream`);
 * a heartbeat (an SSE comment, or a blank NDJSON line) after ``heartbeat`` seconds without
   output keeps proxies from closing an idle connection while a tool works;
-* a client disconnect cancels the run through its cancel token (``client_disconnected``): the
-  loop closes the provider stream, cancels running tools and records the partial answer. If
-  the run has not ended a second later, the stream's own task is cancelled as a last resort;
+* a client disconnect calls the stream's ``cancel`` with ``client_disconnected``: under the
+  ``cancel`` policy that stops the run through its cancel token (the loop closes the provider
+  stream, cancels running tools and records the partial answer), under ``detach`` it leaves
+  the run going to its end and the store. If the stream has not ended
+  :data:`~agentstream.runs.session.DISCONNECT_GRACE_SECONDS` later, its own task is cancelled
+  as a last resort; a client that stays connected but reads nothing for the write timeout is
+  treated the same way (``client_stalled``);
 * an exception from the event source after the headers went out becomes the dialect's error
   frame (:meth:`Encoder.fail`), since the status code can no longer change.
 """
@@ -43,10 +47,10 @@ from starlette.types import Message, Receive, Scope, Send
 
 from agentstream.events import TERMINAL_EVENTS, RunEvent
 from agentstream.runs.broker import Handoff
+from agentstream.runs.session import DISCONNECT_GRACE_SECONDS
 from agentstream.server.eager import start_eagerly
 
 __all__ = [
-    "DISCONNECT_GRACE_SECONDS",
     "NDJSON",
     "SERVER_SEND",
     "SSE_DATA",
@@ -66,9 +70,6 @@ SERVER_SEND = "agentstream.server_send"
 """The scope key under which the app keeps the ASGI server's ``send`` (see
 :mod:`agentstream.server.app`): a stream's chunks go to it directly, past the app's own
 middleware, which only looks at a response's start."""
-
-DISCONNECT_GRACE_SECONDS = 1.0
-"""How long a disconnected stream waits for its run to wind down before cancelling it."""
 
 
 class Encoder(Protocol):

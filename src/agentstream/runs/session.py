@@ -1,0 +1,298 @@
+"""One run in progress: the task that drives the agent loop, stores what it produces and
+appends every canonical event to the broker's log, and the handle its readers and its stop
+button hold.
+
+A :class:`RunSession` knows its request, its loop and the few things it needs of whoever owns
+it (:class:`SessionOwner`: the agent, store, hooks and broker, a place to keep its store
+writes until they finish, a title writer); the :class:`~agentstream.runs.runner.Runner`
+is that owner. The runner decides whether a request may run and prepares it; the session
+runs it, and every run ends in the store however it ends: completed, failed, cancelled, or
+cut short by a shutdown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine
+from dataclasses import replace
+from typing import Any, Protocol, TypeVar
+
+from agentstream.agent import Agent, AgentRun, RunInput
+from agentstream.conversation import ConversationDetail
+from agentstream.events import (
+    AnswerShaped,
+    ConversationSaved,
+    RunCancelled,
+    RunCompleted,
+    RunEvent,
+    RunFailed,
+    TurnStarted,
+)
+from agentstream.messages import AssistantMessage, Message
+from agentstream.principal import Principal
+from agentstream.runs.broker import Handoff, RunBroker
+from agentstream.runs.hooks import RunHooks
+from agentstream.runs.request import RunRequest
+from agentstream.runs.store import ConversationStore, RunStatus
+
+__all__ = ["DISCONNECT_GRACE_SECONDS", "RunSession", "SessionOwner", "complete_prefix"]
+
+log = logging.getLogger("agentstream.runs")
+
+T = TypeVar("T")
+
+DISCONNECT_GRACE_SECONDS = 1.0
+"""How long a run cancelled because its client left (or the server is stopping) may take to
+wind down through its cancel token before its task, and the stream that served it, are
+cancelled outright."""
+
+
+class SessionOwner(Protocol):
+    """What a run session needs of whoever runs it (the :class:`~agentstream.runs.Runner`)."""
+
+    agent: Agent
+    store: ConversationStore | None
+    hooks: RunHooks
+    broker: RunBroker
+
+    def keep(self, write: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
+        """Run a store write in a task the owner waits for when it closes (a write is what
+        a run leaves behind: it is finished, never cancelled)."""
+        ...
+
+    def retitle(self, principal: Principal, conversation_id: str, first_message: str) -> None:
+        """The conversation's first run has answered: a better title may be written."""
+        ...
+
+    def ended(self, run_id: str) -> None:
+        """The run's task has ended: the owner lets go of the session."""
+        ...
+
+
+def complete_prefix(messages: list[Message]) -> int:
+    """The length of the longest prefix of ``messages`` that a vendor accepts as history:
+    it does not end in an assistant turn whose tool calls are still waiting for results."""
+    upto = len(messages)
+    while upto:
+        last = messages[upto - 1]
+        if not (isinstance(last, AssistantMessage) and last.tool_calls):
+            break
+        upto -= 1
+    return upto
+
+
+class RunSession:
+    """A run in progress. :meth:`start` runs it in a task of its own; readers follow it with
+    :meth:`events`; :meth:`cancel` stops it and :meth:`abandon` stops it for a client that
+    left. ``saved`` counts the run's first messages the store already holds (the answers a
+    run starts from are committed with its start)."""
+
+    def __init__(
+        self,
+        owner: SessionOwner,
+        request: RunRequest,
+        run_input: RunInput,
+        *,
+        first_run: bool = False,
+        saved: int = 0,
+    ) -> None:
+        self._owner = owner
+        self.request = request
+        self.input = run_input
+        self.first_run = first_run
+        self.run: AgentRun = owner.agent.run(run_input)
+        self._saved = saved
+        self._finished = False
+        self._last_write: asyncio.Task[Any] | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def run_id(self) -> str:
+        return self.run.run_id
+
+    @property
+    def conversation_id(self) -> str | None:
+        return self.input.conversation_id
+
+    def start(self) -> asyncio.Task[None]:
+        """Run it, in a task of its own (which is also the loop's: see
+        :meth:`~agentstream.agent.AgentRun.drive`)."""
+        assert self._task is None, "a run session starts once"
+        self._task = asyncio.create_task(self._drive(), name=f"agentstream run {self.run_id}")
+        return self._task
+
+    def cancel(self, reason: str = "cancelled") -> None:
+        """Stop the run through its cancel token: the loop closes the provider stream,
+        cancels running tools, and the partial answer is stored as cancelled."""
+        self.run.cancel(reason)
+
+    def abandon(self, reason: str) -> None:
+        """Cancel the run for a client that left (or a stopping server): as :meth:`cancel`,
+        and if the run has not ended :data:`DISCONNECT_GRACE_SECONDS` later, its task is
+        cancelled outright (what it produced is still stored)."""
+        self.run.cancel(reason)
+        task = self._task
+        if task is not None and not task.done():
+            handle = asyncio.get_running_loop().call_later(DISCONNECT_GRACE_SECONDS, task.cancel)
+            task.add_done_callback(lambda _: handle.cancel())
+
+    @property
+    def finished(self) -> bool:
+        """The run's task has ended (its events are all in the broker's log)."""
+        return self._task is not None and self._task.done()
+
+    async def wait(self) -> None:
+        """Until the run's task has ended."""
+        if self._task is not None:
+            await asyncio.wait((self._task,))
+
+    def waiting(self, seq: int) -> bool:
+        """Events after ``seq`` are already in the run's log: a reader at ``seq`` may batch
+        its writes."""
+        return self._owner.broker.has_after(self.run_id, seq)
+
+    def events(
+        self, after: int = -1, *, handoff: Handoff | None = None
+    ) -> AsyncGenerator[RunEvent, None]:
+        """The run's canonical events with ``seq > after``, from the broker's log: those so
+        far, then new ones until the run ends (or handed to ``handoff`` as they are made,
+        see :class:`~agentstream.runs.broker.Handoff`). Closing it stops nothing but this
+        reader."""
+        return self._owner.broker.replay(
+            self.run_id, self.request.principal, after, handoff=handoff
+        )
+
+    async def _drive(self) -> None:
+        """The run itself, in a task the owner keeps, which is also the loop's task. The
+        loop's events go to the broker's log as they are made; only the last event comes
+        back here, to be shaped and stored before it is appended."""
+        broker = self._owner.broker
+        try:
+            event = await self.run.drive(self._forward)
+            if isinstance(event, RunCompleted):
+                before = await self._complete(event)
+                for added in before:
+                    broker.publish(added)
+                event = replace(event, seq=event.seq + len(before))
+            elif isinstance(event, RunFailed):
+                await self._finish("failed", error=event.message)
+            elif isinstance(event, RunCancelled):
+                await self._finish("cancelled", error=event.reason)
+            broker.publish(event)
+        except Exception:
+            log.exception("run %s failed outside the agent loop", self.run_id)
+        finally:
+            if not self._finished:
+                # The task was cancelled (a client that did not let go in time, a stopping
+                # server) or the loop crashed: keep what the run produced (the write itself
+                # survives a further cancellation).
+                await self._finish("cancelled", error="interrupted")
+            await asyncio.shield(broker.close_run(self.run_id))
+            self._owner.ended(self.run_id)
+
+    def _forward(self, event: RunEvent) -> None:
+        """Every event but the last, in the loop's task: a new turn first saves the finished
+        round-trips (in a write the owner keeps), then the event goes to the log."""
+        if type(event) is TurnStarted:
+            self._save_progress()  # the tool round-trip (or the answers) before it
+        self._owner.broker.publish(event)
+
+    async def _complete(self, event: RunCompleted) -> list[RunEvent]:
+        """Shape the answer and store it; the events that go before ``run_completed`` (the
+        run's last event, renumbered after them)."""
+        owner, seq = self._owner, event.seq
+        extra: list[RunEvent] = []
+        shaped = owner.hooks.shape(owner.agent, self.request, self.input, event)
+        if shaped is not None:
+            shaped = replace(shaped, seq=seq)
+            extra.append(shaped)
+        conversation = await self._finish("completed", completed=event, shaped=shaped)
+        if conversation is not None:
+            extra.append(
+                ConversationSaved(
+                    run_id=self.run_id, seq=seq + len(extra), conversation=conversation
+                )
+            )
+        if self.first_run and self.conversation_id is not None:
+            owner.retitle(self.request.principal, self.conversation_id, self.request.message)
+        return extra
+
+    def _save_progress(self) -> None:
+        store, conversation_id = self._owner.store, self.conversation_id
+        # Only up to a complete round-trip, so the store never holds an assistant tool call
+        # without its results.
+        upto = complete_prefix(self.run.new_messages)
+        if store is None or conversation_id is None or upto <= self._saved:
+            return
+        messages, self._saved = self.run.new_messages[self._saved : upto], upto
+        principal, run_id = self.request.principal, self.run_id
+
+        async def write() -> None:
+            try:
+                await store.append_messages(
+                    principal, run_id=run_id, conversation_id=conversation_id, messages=messages
+                )
+            except Exception:
+                # The run goes on for its readers; the store's own failure is what to fix.
+                log.exception("could not save the progress of run %s", run_id)
+
+        self._persist_soon(write)
+
+    async def _finish(
+        self,
+        status: RunStatus,
+        *,
+        completed: RunCompleted | None = None,
+        shaped: AnswerShaped | None = None,
+        error: str | None = None,
+    ) -> ConversationDetail | None:
+        if self._finished:
+            return None
+        self._finished = True
+        store, conversation_id = self._owner.store, self.conversation_id
+        if store is None or conversation_id is None:
+            return None
+        principal, run_id = self.request.principal, self.run_id
+        messages = self.run.new_messages[self._saved :]
+        snapshot = self.request.protocol.conversation_snapshot
+
+        async def write() -> ConversationDetail | None:
+            try:
+                return await store.finish_run(
+                    principal,
+                    run_id=run_id,
+                    conversation_id=conversation_id,
+                    messages=messages,
+                    status=status,
+                    completed=completed,
+                    shaped=shaped,
+                    error=error,
+                    snapshot=snapshot,
+                )
+            except Exception:
+                log.exception("could not save the end of run %s", run_id)
+                return None
+
+        return await self._persist(write)
+
+    async def _persist(self, write: Callable[[], Awaitable[T]]) -> T:
+        """Run a store write in a task the owner keeps, after this run's earlier writes.
+
+        A client that hangs up cancels the task streaming its answer, possibly in the middle
+        of a write; the write goes on regardless (the owner waits for it on shutdown), so
+        every run ends in the store however it is interrupted."""
+        return await asyncio.shield(self._persist_soon(write))
+
+    def _persist_soon(self, write: Callable[[], Awaitable[T]]) -> asyncio.Task[T]:
+        """Start ``write`` after this run's earlier writes, in a task the owner keeps."""
+        previous = self._last_write
+
+        async def step() -> T:
+            if previous is not None:
+                await asyncio.wait([previous])
+            return await write()
+
+        task = self._owner.keep(step())
+        self._last_write = task
+        return task
