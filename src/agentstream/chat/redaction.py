@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from typing import Any
 
@@ -162,9 +162,3 @@ class Scrubber:
             return [self(item) for item in value]
         return value
 
-
-def _hidden(key: Any, value: Any, names: AbstractSet[str], inner: Callable[[Any], Any]) -> Any:
-    """``value`` of ``key`` redacted if the key names a secret, else passed to ``inner``."""
-    if is_secret_key(str(key), names) and value not in (None, ""):
-        return REDACTED
-    return inner(value)

@@ -43,9 +43,6 @@ class RetryPolicy:
         return base * (1.0 - self.jitter * random.random())
 
 
-NO_RETRY = RetryPolicy(max_attempts=1)
-
-
 async def retrying(
     attempt: Callable[[], AsyncGenerator[ProviderEvent, None]],
     policy: RetryPolicy,
