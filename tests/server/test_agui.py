@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,12 +29,9 @@ from agentstream.providers.scripted import ScriptedProvider
 from agentstream.server.dialects.agui import AgUiEncoder, to_run_request
 from agentstream.store import SqlConversationStore, create_engine, upgrade
 from tests.agent.pending_helpers import Refunds, vendor_problem
+from tests.node_clients import run_client
 from tests.server.conftest import Serve
 from tests.server.helpers import LiveServer, parse_sse, wait_until
-
-NODE = shutil.which("node") or "/usr/bin/node"
-CLIENT_JS = Path(__file__).parents[1] / "js" / "agui_client.mjs"
-NODE_MODULES = CLIENT_JS.parent / "node_modules" / "@ag-ui" / "client"
 
 SCRIPT: dict[str, Any] = {
     "rules": [
@@ -101,13 +96,11 @@ class Live:
         return provider
 
     def node(self, scenario: str, **env: str) -> dict[str, Any]:
-        result = subprocess.run(
-            [NODE, str(CLIENT_JS), scenario],
-            capture_output=True,
-            text=True,
+        result = run_client(
+            "agui_client.mjs",
+            scenario,
             env={**os.environ, "BASE_URL": self.server.url, **env},
             timeout=60,
-            check=False,
         )
         assert result.returncode == 0, result.stderr
         out: dict[str, Any] = json.loads(result.stdout)
@@ -121,8 +114,6 @@ class Live:
 
 @pytest.fixture
 def live(serve: Serve, tmp_path: Path) -> Iterator[Live]:
-    if not NODE_MODULES.exists():
-        pytest.fail("tests/js/node_modules is missing: run scripts/setup.sh")
     store = SqlConversationStore(create_engine(f"sqlite+aiosqlite:///{tmp_path / 'agui.db'}"))
     refunds = Refunds()
     agent = Agent(model=ScriptedProvider(SCRIPT), tools=[*refunds.tools, get_weather])

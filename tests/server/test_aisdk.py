@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
-import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -18,12 +16,11 @@ from agentstream.events import Payload
 from agentstream.messages import AssistantMessage, UserMessage
 from agentstream.providers.scripted import ScriptedProvider
 from agentstream.tools import Progress, ToolResult, tool
+from tests import node_clients
 from tests.server.conftest import Serve
 from tests.server.helpers import LiveServer, bearer, stream_text, token
 
 PATH = "/ai-sdk/chat"
-NODE = shutil.which("node") or "/usr/bin/node"
-CLIENT = Path(__file__).parent.parent / "js" / "aisdk_client.mjs"
 
 
 @tool
@@ -108,13 +105,8 @@ def run_client(
     live: LiveServer, chat_id: str, *steps: dict[str, Any], only_last: bool = False
 ) -> list[dict[str, Any]]:
     plan = json.dumps({"chatId": chat_id, "steps": list(steps), "onlyLast": only_last})
-    result = subprocess.run(
-        [NODE, str(CLIENT), plan],
-        capture_output=True,
-        text=True,
-        env={"BASE_URL": live.url, "PATH": "/usr/bin:/bin"},
-        timeout=120,
-        check=False,
+    result = node_clients.run_client(
+        "aisdk_client.mjs", plan, env={"BASE_URL": live.url, "PATH": "/usr/bin:/bin"}
     )
     assert result.returncode == 0, result.stderr
     results: list[dict[str, Any]] = json.loads(result.stdout)
@@ -439,9 +431,6 @@ def test_regenerate_while_an_answer_is_in_progress_is_refused(
     assert json.loads(rest[-2][6:]) == {"type": "abort", "reason": "user_cancelled"}
 
 
-CHAT = Path(__file__).parent.parent / "js" / "aisdk_chat.mjs"
-
-
 @tool(requires_approval=True)
 def refund(order: str) -> dict[str, Any]:
     """Refund an order (a person approves it first)."""
@@ -476,13 +465,8 @@ def approval_chat(
             "reloadBeforeAnswer": reload,
         }
     )
-    result = subprocess.run(
-        [NODE, str(CHAT), plan],
-        capture_output=True,
-        text=True,
-        env={"BASE_URL": live.url, "PATH": "/usr/bin:/bin"},
-        timeout=120,
-        check=False,
+    result = node_clients.run_client(
+        "aisdk_chat.mjs", plan, env={"BASE_URL": live.url, "PATH": "/usr/bin:/bin"}
     )
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
@@ -680,13 +664,8 @@ def test_a_reload_mid_answer_loads_the_chat_and_resumes_the_answer(
 ) -> None:
     live, _ = server
     plan = json.dumps({"chatId": "chat-reload", "text": "count", "reload": True})
-    result = subprocess.run(
-        [NODE, str(CHAT), plan],
-        capture_output=True,
-        text=True,
-        env={"BASE_URL": live.url, "PATH": "/usr/bin:/bin"},
-        timeout=120,
-        check=False,
+    result = node_clients.run_client(
+        "aisdk_chat.mjs", plan, env={"BASE_URL": live.url, "PATH": "/usr/bin:/bin"}
     )
     assert result.returncode == 0, result.stderr
     found = json.loads(result.stdout)
