@@ -74,6 +74,10 @@ class SDKProvider(ABC, Generic[ClientT]):
 
     name: ClassVar[str]
     vendor: ClassVar[str]
+    _api_key: str | None = None
+    """The key given to the constructor, if any (else the SDK reads its environment)."""
+    _base_url: str | None = None
+    """The endpoint given to the constructor, if any."""
 
     def __init__(
         self,
@@ -108,9 +112,7 @@ class SDKProvider(ABC, Generic[ClientT]):
         spec = find_spec(self.name)
         if spec is None:
             return
-        message = spec.missing_key(
-            getattr(self, "_api_key", None), getattr(self, "_base_url", None)
-        )
+        message = spec.missing_key(self._api_key, self._base_url)
         if message is not None:
             raise ProviderError("auth", message)
 
