@@ -22,7 +22,8 @@ import sys
 import textwrap
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -171,17 +172,32 @@ async def test_a_follower_outlasts_a_silence_longer_than_the_socket_timeout(
         await worker_b.aclose()
 
 
-async def test_runs_stream_through_an_outage_and_stops_reach_them_again_after(
-    own_redis: OwnRedis, caplog: pytest.LogCaptureFixture
-) -> None:
+@asynccontextmanager
+async def two_workers(
+    own_redis: OwnRedis, delay: float
+) -> AsyncIterator[tuple[Runner, Runner, str]]:
+    """Two workers sharing ``own_redis``, both listening for stops on the channel given with
+    them, closed after."""
     shared = prefix()
-    worker_a = Runner(counting_agent(0.002), broker=RedisBroker(own_redis.url, prefix=shared))
-    worker_b = Runner(counting_agent(0.002), broker=RedisBroker(own_redis.url, prefix=shared))
-    await worker_a.start()
-    await worker_b.start()
+    workers = [
+        Runner(counting_agent(delay), broker=RedisBroker(own_redis.url, prefix=shared))
+        for _ in range(2)
+    ]
+    for worker in workers:
+        await worker.start()
     channel = f"{shared}cancel"
     try:
         await wait_for(lambda: own_redis.subscribers(channel) == 2)
+        yield workers[0], workers[1], channel
+    finally:
+        for worker in workers:
+            await worker.aclose()
+
+
+async def test_runs_stream_through_an_outage_and_stops_reach_them_again_after(
+    own_redis: OwnRedis, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with two_workers(own_redis, 0.002) as (worker_a, worker_b, channel):
         own_redis.kill()
         caplog.set_level(logging.WARNING, logger="agentstream.broker")
 
@@ -212,9 +228,6 @@ async def test_runs_stream_through_an_outage_and_stops_reach_them_again_after(
                 assert await worker_b.request_cancel(session.run_id, ALICE, "stopped elsewhere")
         assert isinstance(seen[-1], RunCancelled)
         assert seen[-1].reason == "stopped elsewhere"
-    finally:
-        await worker_a.aclose()
-        await worker_b.aclose()
 
 
 async def test_stop_and_follow_cross_workers_soon_after_redis_answers_again(
@@ -223,14 +236,7 @@ async def test_stop_and_follow_cross_workers_soon_after_redis_answers_again(
     """However far the listeners' backoff had grown during the outage, a run started after
     Redis came back can be followed and stopped from another worker within 2 s: a request
     that finds Redis answering wakes them, rather than waiting out their timer."""
-    shared = prefix()
-    worker_c = Runner(counting_agent(0.01), broker=RedisBroker(own_redis.url, prefix=shared))
-    worker_d = Runner(counting_agent(0.01), broker=RedisBroker(own_redis.url, prefix=shared))
-    await worker_c.start()
-    await worker_d.start()
-    channel = f"{shared}cancel"
-    try:
-        await wait_for(lambda: own_redis.subscribers(channel) == 2)
+    async with two_workers(own_redis, 0.01) as (worker_c, worker_d, _):
         own_redis.kill()
         await asyncio.sleep(8)  # the listeners' backoff has grown to 8 s
         own_redis.start()
@@ -248,9 +254,6 @@ async def test_stop_and_follow_cross_workers_soon_after_redis_answers_again(
             seen += [event async for event in stream]
         assert isinstance(seen[-1], RunCancelled)
         assert seen[-1].reason == "stopped elsewhere"
-    finally:
-        await worker_c.aclose()
-        await worker_d.aclose()
 
 
 WORKER = textwrap.dedent(

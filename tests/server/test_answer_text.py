@@ -11,7 +11,7 @@ the SQLite store and the conversations API (and the AI SDK's own reload endpoint
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import httpx
@@ -140,6 +140,21 @@ def _stream(client: httpx.Client, path: str, body: Any) -> list[Sse]:
     return parse_sse(text.replace("data: [DONE]\n\n", ""))  # the AI SDK's last line
 
 
+def _read(
+    items: Iterable[Any], text_of: Callable[[Any], str | None], ends: Callable[[Any], bool]
+) -> tuple[str, list[int]]:
+    """The text of ``items`` (frames, messages or parts: ``text_of`` gives an item's text,
+    ``None`` for one with none) and where in it each item that ``ends`` a tool call came."""
+    text, places = "", []
+    for item in items:
+        piece = text_of(item)
+        if piece is not None:
+            text += piece
+        elif ends(item):
+            places.append(len(text))
+    return text, places
+
+
 def _tray(client: httpx.Client, key: str) -> Streamed:
     frames = [m.data for m in _stream(client, "/api/chat/stream", {"message": key})]
     text, ends, marker_next = "", [], False
@@ -157,12 +172,11 @@ def _tray(client: httpx.Client, key: str) -> Streamed:
 
 def _ops(client: httpx.Client, key: str) -> Streamed:
     frames = [m.data for m in _stream(client, "/agent/stream", {"message": key})]
-    text, ends = "", []
-    for frame in frames:
-        if frame["type"] == "token":
-            text += frame["content"]
-        elif frame["type"] in ("tool_end", "tool_error"):
-            ends.append(len(text))
+    text, ends = _read(
+        frames,
+        lambda f: f["content"] if f["type"] == "token" else None,
+        lambda f: f["type"] in ("tool_end", "tool_error"),
+    )
     (saved,) = [f["conversation"] for f in frames if f["type"] == "conversation"]
     assert saved["conversation"][-1]["content"] == text  # the conversation it sends back
     return text, ends, frames[0]["conversation_id"]
@@ -170,28 +184,26 @@ def _ops(client: httpx.Client, key: str) -> Streamed:
 
 def _workflow(client: httpx.Client, key: str) -> Streamed:
     body = {"message": key, "context_type": "workflow", "conversation_id": key}
-    text, ends = "", []
-    for message in _stream(client, "/v1/agent/chat", body):
-        if message.event == "content_chunk":
-            text += message.data["chunk"]
-        elif message.event == "tool_call_result":
-            ends.append(len(text))
-    assert message.event == "message_complete"
+    messages = _stream(client, "/v1/agent/chat", body)
+    text, ends = _read(
+        messages,
+        lambda m: m.data["chunk"] if m.event == "content_chunk" else None,
+        lambda m: m.event == "tool_call_result",
+    )
+    assert messages[-1].event == "message_complete"
     return text, ends, _titled(client, key)
 
 
 def _playground(client: httpx.Client, key: str, model: str) -> Streamed:
     body = {"brandRef": "b", "model": model, "content": key, "metadata": {"conversationId": key}}
-    text, ends, final = "", [], None
-    path = "/api/chat/agent-chat/stream?brandRef=b"
-    for message in _stream(client, path, body):
-        if message.event == "message":
-            text += message.data["delta"]
-        elif message.event == "tool_result":
-            ends.append(len(text))
-        elif message.event == "final":
-            final = message.data["content"]["message"]
-    assert final == text  # the final answer is the streamed one
+    messages = _stream(client, "/api/chat/agent-chat/stream?brandRef=b", body)
+    text, ends = _read(
+        messages,
+        lambda m: m.data["delta"] if m.event == "message" else None,
+        lambda m: m.event == "tool_result",
+    )
+    (final,) = [m.data for m in messages if m.event == "final"]
+    assert final["content"]["message"] == text  # the final answer is the streamed one
     return text, ends, _titled(client, key)
 
 
@@ -206,12 +218,11 @@ def _agui(client: httpx.Client, key: str) -> Streamed:
         "forwardedProps": {},
     }
     frames = [m.data for m in _stream(client, "/ag-ui", body)]
-    text, ends = "", []
-    for frame in frames:
-        if frame["type"] == "TEXT_MESSAGE_CONTENT":
-            text += frame["delta"]
-        elif frame["type"] == "TOOL_CALL_RESULT":
-            ends.append(len(text))
+    text, ends = _read(
+        frames,
+        lambda f: f["delta"] if f["type"] == "TEXT_MESSAGE_CONTENT" else None,
+        lambda f: f["type"] == "TOOL_CALL_RESULT",
+    )
     finished = frames[-1]
     assert finished["type"] == "RUN_FINISHED"
     assert (finished.get("result") or {}).get("message", "") == text
@@ -221,20 +232,18 @@ def _agui(client: httpx.Client, key: str) -> Streamed:
 def _aisdk(client: httpx.Client, key: str) -> Streamed:
     user = {"id": "u", "role": "user", "parts": [{"type": "text", "text": key}]}
     frames = [m.data for m in _stream(client, "/ai-sdk/chat", {"id": key, "messages": [user]})]
-    text, ends = "", []
-    for frame in frames:
-        if frame["type"] == "text-delta":
-            text += frame["delta"]
-        elif frame["type"] in ("tool-output-available", "tool-output-error"):
-            ends.append(len(text))
+    text, ends = _read(
+        frames,
+        lambda f: f["delta"] if f["type"] == "text-delta" else None,
+        lambda f: f["type"] in ("tool-output-available", "tool-output-error"),
+    )
     # The SDK's own reload: the stored answer as UI messages.
     reloaded = client.get(f"/ai-sdk/chat/{key}/messages").json()[-1]
-    shown, places = "", []
-    for part in reloaded["parts"]:
-        if part["type"] == "text":
-            shown += part["text"]
-        elif part["type"].startswith("tool-"):
-            places.append(len(shown))
+    shown, places = _read(
+        reloaded["parts"],
+        lambda p: p["text"] if p["type"] == "text" else None,
+        lambda p: p["type"].startswith("tool-"),
+    )
     assert (shown, sorted(places)) == (text, sorted(ends))
     return text, ends, _titled(client, key)
 

@@ -149,12 +149,8 @@ def test_serve_command_takes_a_server_config(tmp_path: Path) -> None:
     serving = serve_process("myapp3:agent", "--server", "myapp3:server", "--no-store", cwd=tmp_path)
     with serving as url, httpx.Client(base_url=url, timeout=30) as client:
         assert client.get("/backend/anything").text == "the application's own API"
-    result = subprocess.run(
-        [sys.executable, "-m", "agentstream.cli", "serve", "myapp3:agent", "--server", "myapp3:chat"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
-    assert result.returncode == 2
-    assert "is a ChatConfig, not a ServerConfig" in result.stderr
+    refused = refused_to_serve(tmp_path, "myapp3:agent", "--server", "myapp3:chat")
+    assert "is a ChatConfig, not a ServerConfig" in refused
 
 
 @pytest.mark.timeout(120)
@@ -177,12 +173,18 @@ def test_serve_command_takes_a_chat_config_with_server_actions(tmp_path: Path) -
 
 def test_serve_command_rejects_a_chat_option_that_is_not_a_config(tmp_path: Path) -> None:
     (tmp_path / "myapp2.py").write_text(CHAT_MODULE)
+    refused = refused_to_serve(tmp_path, "myapp2:agent", "--chat", "myapp2:agent")
+    assert "not a ChatConfig or RunHooks" in refused
+
+
+def refused_to_serve(directory: Path, *args: str) -> str:
+    """What ``agentstream serve ARGS`` says when it refuses to start (exit status 2)."""
     result = subprocess.run(
-        [sys.executable, "-m", "agentstream.cli", "serve", "myapp2:agent", "--chat", "myapp2:agent"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False,
+        [sys.executable, "-m", "agentstream.cli", "serve", *args],
+        cwd=directory, capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
-    assert result.returncode == 2
-    assert "not a ChatConfig or RunHooks" in result.stderr
+    assert result.returncode == 2, result.stderr
+    return result.stderr
 
 
 def test_client_chosen_conversation_ids_are_scoped_to_the_caller(
