@@ -50,12 +50,8 @@ def page_scope(page: str, tab: str | None = None, subtab: str | None = None) -> 
 
 
 @dataclass(frozen=True, kw_only=True)
-class Tab:
-    """A tab of a page, or a subtab of a tab (a subtab's own ``subtabs`` are not used).
-
-    ``identity`` and ``context`` replace the page's on this tab (the innermost area that
-    sets one wins), as for a :class:`Page`.
-    """
+class _Area:
+    """What a page, a tab and a subtab each declare."""
 
     name: str
     title: str | None = None
@@ -67,6 +63,24 @@ class Tab:
     """Names of non-global payload types the model may produce here."""
     client_actions: Sequence[ClientAction] = ()
     instructions: str | None = None
+
+    def _view(self, key: str, inner: Sequence[Tab]) -> dict[str, Any]:
+        """The area (and those in it, under ``key``) as a chat UI's location picker lists
+        it."""
+        view: dict[str, Any] = {"name": self.name, "title": self.title or _humanised(self.name)}
+        if inner:
+            view[key] = [area.client_view() for area in inner]
+        return view
+
+
+@dataclass(frozen=True, kw_only=True)
+class Tab(_Area):
+    """A tab of a page, or a subtab of a tab (a subtab's own ``subtabs`` are not used).
+
+    ``identity`` and ``context`` replace the page's on this tab (the innermost area that
+    sets one wins), as for a :class:`Page`.
+    """
+
     subtabs: Sequence[Tab] = ()
 
     def subtab(self, name: str | None) -> Tab | None:
@@ -74,14 +88,11 @@ class Tab:
 
     def client_view(self) -> dict[str, Any]:
         """The tab (and its subtabs) as a chat UI's location picker lists it."""
-        view: dict[str, Any] = {"name": self.name, "title": self.title or _humanised(self.name)}
-        if self.subtabs:
-            view["subtabs"] = [s.client_view() for s in self.subtabs]
-        return view
+        return self._view("subtabs", self.subtabs)
 
 
 @dataclass(frozen=True, kw_only=True)
-class Page:
+class Page(_Area):
     """A page of the application, as the chat sees it.
 
     ``identity`` replaces the default identity section on this page; ``context`` renders the
@@ -89,15 +100,6 @@ class Page:
     join the custom instructions section.
     """
 
-    name: str
-    title: str | None = None
-    """How a chat UI names it (default: the name, humanised)."""
-    identity: str | None = None
-    context: ContextBuilder | None = None
-    tools: Sequence[Tool | Callable[..., Any]] = ()
-    payload_types: Sequence[str] = ()
-    client_actions: Sequence[ClientAction] = ()
-    instructions: str | None = None
     tabs: Sequence[Tab] = ()
 
     def tab(self, name: str | None) -> Tab | None:
@@ -105,10 +107,7 @@ class Page:
 
     def client_view(self) -> dict[str, Any]:
         """The page (and its tabs) as a chat UI's location picker lists it."""
-        view: dict[str, Any] = {"name": self.name, "title": self.title or _humanised(self.name)}
-        if self.tabs:
-            view["tabs"] = [t.client_view() for t in self.tabs]
-        return view
+        return self._view("tabs", self.tabs)
 
     def install(self, toolset: Toolset) -> None:
         """Register this page's tools (and its tabs' and subtabs') under their scopes."""
