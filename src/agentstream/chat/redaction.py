@@ -161,4 +161,3 @@ class Scrubber:
         if isinstance(value, list | tuple):
             return [self(item) for item in value]
         return value
-
