@@ -104,6 +104,7 @@ def create_app(
     if authenticator is None and config is not None:
         authenticator = config.authenticator
     settings.check()
+    agent.profiles = agent.profiles.with_file(settings.config_file)
     served = registry(tuple(dialects))
     if broker is None:
         broker = RedisBroker(settings.redis_url) if settings.redis_url else LocalBroker()
