@@ -9,6 +9,7 @@ from typing import Any
 from agentstream.agent.inputs import AnswerCheck, RunInput
 from agentstream.agent.run import AgentRun
 from agentstream.providers.base import Provider
+from agentstream.providers.profiles import ModelProfile, ModelProfiles
 from agentstream.tools.definition import Tool
 from agentstream.tools.toolsets import Toolset, ToolSource
 
@@ -51,6 +52,9 @@ class Agent:
     """Other models clients may pick (the data playground's ``listModels()``): ready-made
     providers by id, ``"id"`` or ``"id=Display name"``; an application's own offline models,
     for instance."""
+    profiles: ModelProfiles = field(default_factory=ModelProfiles)
+    """What each model takes, holds and costs (:mod:`agentstream.providers.profiles`): the
+    built-in catalog unless given; the server merges its configuration file's ``[models]``."""
     toolset: Toolset = field(init=False)
     _providers: dict[str, Provider] = field(default_factory=dict, init=False, repr=False)
 
@@ -101,6 +105,10 @@ class Agent:
 
             found = self._providers[model_id] = resolve_provider(model_id)
         return found
+
+    def profile(self, model: str | None = None) -> ModelProfile:
+        """The profile of ``model`` (default: the agent's)."""
+        return self.profiles.profile(model or self.model_id)
 
     def run(self, run_input: RunInput | str) -> AgentRun:
         """Start answering; iterate the result for canonical events::

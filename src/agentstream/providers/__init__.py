@@ -15,6 +15,7 @@ from agentstream.providers.base import (
     ToolSpec,
     ToolUseStart,
 )
+from agentstream.providers.profiles import ModelProfile, ModelProfiles, Prices
 from agentstream.providers.registry import ModelInfo, ModelRegistry, resolve_provider
 
 __all__ = [
@@ -22,9 +23,12 @@ __all__ = [
     "MessageComplete",
     "MessageStart",
     "ModelInfo",
+    "ModelProfile",
+    "ModelProfiles",
     "ModelRegistry",
     "Provider",
     "ProviderError",
+    "Prices",
     "ProviderEvent",
     "ReasoningChunk",
     "RetryPolicy",

@@ -112,6 +112,7 @@ def create_app(
     hooks = hooks if hooks is not None else ChatHooks()
     server = server or ServerConfig()
     settings.check()
+    agent.profiles = agent.profiles.with_file(settings.config_file)
     served = registry(tuple(dialects))
     if broker is None:
         broker = RedisBroker(settings.redis_url) if settings.redis_url else LocalBroker()

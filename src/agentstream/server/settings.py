@@ -22,6 +22,9 @@ Every knob has an ``AGENTSTREAM_*`` variable so a deployment is configured witho
     AGENTSTREAM_DIAGNOSTICS                      include diagnostics in final answers
                                                  (on in anonymous local mode, else off)
     AGENTSTREAM_DATABASE_URL                     the conversation store's (see agentstream.store)
+    AGENTSTREAM_CONFIG                           a TOML configuration file for what does not
+                                                 fit a variable (per-model windows, inputs
+                                                 and prices in its [models] table)
 
 No authentication configured means *anonymous local mode*, which :func:`Settings.check` allows
 only on a loopback address: a server reachable from the network must authenticate its callers.
@@ -86,6 +89,9 @@ class Settings:
     small model call per conversation)."""
     on_disconnect: DisconnectPolicy | None = None
     """Overrides every protocol's own disconnect policy (``None``: each keeps its own)."""
+    config_file: Path | None = None
+    """The TOML configuration file (``AGENTSTREAM_CONFIG``): tables of settings that do not
+    fit an environment variable, such as ``[models]`` (:mod:`agentstream.providers.profiles`)."""
     redis_url: str | None = field(default=None, repr=False)
     """Share runs between workers through Redis (replay, cancel from any worker); without
     it runs live in this process only. Not in ``repr``: the URL may hold a password."""
@@ -167,6 +173,7 @@ class Settings:
                 ),
                 "diagnostics": _flag(get("DIAGNOSTICS")),
                 "redis_url": get("REDIS_URL"),
+                "config_file": Path(config) if (config := get("CONFIG")) else None,
                 "on_disconnect": cast(
                     DisconnectPolicy | None, (get("ON_DISCONNECT") or "").lower() or None
                 ),
