@@ -1,7 +1,8 @@
-"""What each model takes, holds and costs: the model catalog.
+"""What each model takes, holds and costs: model profiles.
 
-:mod:`.catalog` knows the vendors; this module knows their models. A :class:`ModelProfile`
-answers the questions the package asks about a model before it calls it:
+:mod:`.catalog` knows the vendors; this module knows their models (not to be confused with
+the list of models a deployment offers, :class:`agentstream.server.models.ModelCatalog`). A
+:class:`ModelProfile` answers the questions the package asks about a model before it calls it:
 
 * which kinds of input it takes (``text``, ``image``, ``pdf``), so that an attachment the model
   cannot read is refused before the call rather than by a vendor error in mid-stream;
