@@ -256,7 +256,7 @@ class ChatHooks:
         location = config.locate(request.context)
         raw = completed.message
         text = raw
-        if request.protocol.tool_markers and completed.tool_history:
+        if request.protocol.tool_markers:  # the model's look-alikes defused, with or without calls
             text = insert_tool_markers(raw, completed.tool_history)
         extracted = registry.extract(text, registry.available(location.payload_types()))
         suggestions = extract_suggestions(extracted.text, server_actions=config.server_actions)
