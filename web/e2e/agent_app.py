@@ -9,6 +9,7 @@ word in the user's message, so one server answers every test case:
                (so the progress card can be seen and photographed without timing guesses);
                ``stopme`` and ``timing`` do the same with gates of their own
 - ``slow``     a long answer streamed slowly, for the stop button
+- ``stream500`` 500 deltas of Markdown, one every 20 ms (the long-conversation benchmark)
 - ``resumable``, ``followme``, ``halting``, ``orphan``  the search tool (each with a gate of
                its own), then a second answer streamed slowly: runs to reload, follow from a
                second tab, stop after a reload, and lose with their server
@@ -152,6 +153,11 @@ HELLO = (
 )
 
 SLOW = " ".join(f"word{i}" for i in range(400))
+STREAM500 = [
+    f"token{i}" + ("\n\n" if i % 50 == 49 else " ") + ("**bold** " if i % 10 == 5 else "")
+    for i in range(500)
+]
+"""A paced answer as a model streams it: words, some bold, a paragraph every 50 deltas."""
 RESUMED = " ".join(f"part{i}" for i in range(80))
 """Eight seconds of text after the tool: long enough to reload in the middle of it."""
 
@@ -226,6 +232,7 @@ RULES = {
             ],
         },
         {"match": "slow", "turns": [{"text": SLOW, "delay": 0.15}]},
+        {"match": "stream500", "turns": [{"text": STREAM500, "delay": 0.02}]},
         {
             "match": "orders",
             "turns": [

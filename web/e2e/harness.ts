@@ -3,7 +3,7 @@
  * e2e/agent_app.py on a free loopback port (fresh data directory per run), and a headless
  * Debian Chromium driven by playwright-core. Everything started here is stopped by its pid.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -11,11 +11,14 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium, type Browser, type Page } from "playwright-core";
 
+export type { Browser, BrowserContext, CDPSession, Page } from "playwright-core";
+
 const here = dirname(fileURLToPath(import.meta.url));
 export const WEB_DIR = resolve(here, "..");
 export const REPO_DIR = resolve(WEB_DIR, "..");
 export const SCREENSHOTS = join(WEB_DIR, "test-results", "screenshots");
 const AGENTSTREAM = join(REPO_DIR, ".venv", "bin", "agentstream");
+const PYTHON = join(REPO_DIR, ".venv", "bin", "python");
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 
 export interface RunningServer {
@@ -143,6 +146,17 @@ export async function startServer(
   }
   await stop();
   throw new Error(`agentstream serve did not answer on ${url}:\n${log}`);
+}
+
+/** A fresh server home whose store holds one conversation of `messages` prior messages
+ * (e2e/seed_conversation.py); start the server with `{ home }`. Returns the home and the
+ * conversation's id. */
+export function seedConversation(messages: number): { home: string; conversationId: string } {
+  const home = mkdtempSync(join(tmpdir(), "agentstream-e2e-"));
+  const conversationId = execFileSync(PYTHON, [join(here, "seed_conversation.py"), join(home, "data"), String(messages)], {
+    encoding: "utf8",
+  }).trim();
+  return { home, conversationId };
 }
 
 export function openGate(server: RunningServer, name: string): void {
