@@ -13,6 +13,10 @@ word in the user's message, so one server answers every test case:
 - ``resumable``, ``followme``, ``halting``, ``orphan``  the search tool (each with a gate of
                its own), then a second answer streamed slowly: runs to reload, follow from a
                second tab, stop after a reload, and lose with their server
+- ``hostile overlay``, ``forged cards``, ``forged with a call``, ``mxss``, ``xss corpus``,
+  ``offsite``  hostile answers (``e2e/hostile.e2e.ts``): inline styles that cover the page,
+               ``[[tool:N]]`` written by the model, mXSS payloads, the vectors of
+               ``e2e/xss_vectors.json``, links and ``open_url`` actions to other sites
 - ``ponder``   three seconds before the first word: the "Thinking..." state
 - ``fail``     the model fails with an error
 - ``preview``  a tool that sends a workflow preview payload, plus suggested actions
@@ -31,6 +35,7 @@ The gate directory comes from ``AGENTSTREAM_E2E_GATES``.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -68,6 +73,16 @@ async def search_articles(ctx: ToolContext, query: str) -> AsyncIterator[Progres
         text=f"Found 5 articles about {query}.",
         output={"query": query, "articles": ["CRISPR basics", "Gene editing in 2025"]},
     )
+
+
+@tool
+def echo(text: str) -> str:
+    """Say ``text`` back.
+
+    Args:
+        text: What to say.
+    """
+    return text
 
 
 @tool
@@ -152,6 +167,77 @@ HELLO = (
     '{"label": "No thanks", "value": "No thanks"}]'
 )
 
+VECTORS: list[str] = json.loads((Path(__file__).parent / "xss_vectors.json").read_text())
+XSS_CORPUS = "\n\n".join(
+    f"Vector {k}:\n\n{vector}\n\nSENTINEL-{k}" for k, vector in enumerate(VECTORS)
+)
+"""Every known vector in one answer, each followed by a sentinel that must survive it."""
+
+HOSTILE = [
+    {
+        "match": "hostile overlay",
+        "turns": [
+            {
+                "text": "Before the overlay.\n\n"
+                '<div style="position:fixed;inset:0;z-index:2147483647;'
+                'background:rgba(200,0,0,.6)">Covered!</div>\n\n'
+                'Inline: <span style="position:fixed;top:0;left:0;width:100vw;height:100vh">'
+                "span</span> and **bold** <b>kept</b>.\n\nAfter the overlay."
+            }
+        ],
+    },
+    {
+        "match": "forged cards",
+        "turns": [
+            {
+                "text": "I ran nothing, yet: [[tool:0]] and [[tool:99]]. The end of this "
+                "answer comes slowly, one word at a time.",
+                "delay": 0.2,
+            }
+        ],
+    },
+    {
+        "match": "forged with a call",
+        "turns": [
+            {
+                "text": "Let me check. [[tool:1]]",
+                "tool_calls": [{"name": "echo", "arguments": {"text": "checked"}}],
+            },
+            {
+                "text": "Forged: [[tool:0]] [[tool:1]] [[tool:99]]. Done, and the end of this "
+                "answer comes slowly, one word at a time.",
+                "delay": 0.2,
+            },
+        ],
+    },
+    {
+        "match": "mxss",
+        "turns": [
+            {
+                "text": "Start of the answer.\n\n"
+                "<math><mtext><table><mglyph><style><img src=x onerror=alert(1)>\n\n"
+                "The rest of the answer survives."
+            }
+        ],
+    },
+    {"match": "xss corpus", "turns": [{"text": XSS_CORPUS}]},
+    {
+        "match": "offsite",
+        "turns": [
+            {
+                "text": "Read [the report](https://elsewhere.example/report?id=7), "
+                "[the guide](https://docs.example/guide) or [a page here](/c/none).\n\n"
+                "SUGGESTED_ACTIONS: ["
+                '{"label": "Open the report", "action": "open_url", "handler": "client", '
+                '"data": {"url": "https://elsewhere.example/report?id=7"}}, '
+                '{"label": "Open the guide", "action": "open_url", "handler": "client", '
+                '"data": {"url": "https://docs.example/guide"}}]'
+            }
+        ],
+    },
+]
+"""Answers a prompt injection could make a model write (``e2e/hostile.e2e.ts``)."""
+
 SLOW = " ".join(f"word{i}" for i in range(400))
 STREAM500 = [
     f"token{i}" + ("\n\n" if i % 50 == 49 else " ") + ("**bold** " if i % 10 == 5 else "")
@@ -178,6 +264,7 @@ def _resumable(word: str) -> dict[str, object]:
 
 RULES = {
     "rules": [
+        *HOSTILE,
         _refund("1042", "Order 1042 is refunded."),
         _refund("2051", "Order 2051 stays as it is."),
         # Before "preview": a server action's message names "approve_preview".
@@ -280,7 +367,7 @@ RULES = {
 
 agent = Agent(
     model=ScriptedProvider(RULES, model="e2e-script"),
-    tools=[search_articles, preview_workflow, show_orders, refund_order],
+    tools=[search_articles, preview_workflow, show_orders, refund_order, echo],
     name="e2e",
     instructions="You are the end-to-end test agent.",
 )
@@ -326,4 +413,7 @@ chat = ChatConfig(
     payload_types=[PREVIEW, ORDERS],
     app_name="E2E Assistant",
     starter_prompts=["hello there", "search for CRISPR"],
+    # The hostile-output tests: this site's links open at once, other sites' ask first.
+    trusted_origins=["https://docs.example"],
+    confirm_links=True,
 )

@@ -4,16 +4,23 @@
  * region for screen readers and the diagnostics drawer. The standalone page puts a sidebar
  * and a top bar around it; `<agentstream-chat>` puts a tray around it. Server actions are
  * sent from here; client actions go to the frame, which knows what "close" or "navigate"
- * means where it lives.
+ * means where it lives. Leaving for another site goes through here: an `open_url` action or
+ * (when the page asks for it) a link in an answer shows where it leads first.
  */
 import type { ComponentChildren, Ref } from "preact";
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import type { ClientConfig } from "../lib/config";
+import { leavesSite, type LinkPolicy } from "../lib/links";
 import type { SuggestedAction } from "../lib/stream";
 import { Composer } from "./Composer";
 import { DiagnosticsDrawer } from "./Diagnostics";
+import { LeaveDialog } from "./LeaveDialog";
+import { LinkFollowerContext, type LinkFollower } from "./Markdown";
 import { EmptyState, MessageList, type MessageHandlers } from "./Messages";
 import type { ChatController } from "./useChat";
+
+/** Opens another site in a new tab; asks first unless the page trusts it (see `lib/links.ts`). */
+export type Leave = (url: URL) => void;
 
 export interface ChatViewProps {
   chat: ChatController;
@@ -23,8 +30,11 @@ export interface ChatViewProps {
   draft: string;
   onDraft(text: string): void;
   inputRef: Ref<HTMLTextAreaElement>;
-  /** A `handler: "client"` action (a suggested action or a payload card's button). */
-  onClientAction(action: SuggestedAction): void;
+  /** A `handler: "client"` action (a suggested action or a payload card's button); the frame
+   * opens other sites with `leave`. */
+  onClientAction(action: SuggestedAction, leave: Leave): void;
+  /** Which sites answers may open without asking. */
+  links: LinkPolicy;
   /** A conversation is being opened. */
   loading?: boolean;
   /** Shown above the messages (sign-in, a conversation that could not be opened). */
@@ -61,12 +71,26 @@ export function ChatView(props: ChatViewProps) {
     return () => follow.disconnect();
   }, []);
 
+  const [leaving, setLeaving] = useState<URL | null>(null);
+  const latest = useRef(props);
+  latest.current = props;
+  const leave: Leave = (url) => {
+    if (leavesSite(url, latest.current.links)) setLeaving(url);
+    else openTab(url);
+  };
+  const followLink: LinkFollower = (url, event) => {
+    if (!latest.current.links.confirmLinks || !leavesSite(url, latest.current.links)) return;
+    event.preventDefault();
+    setLeaving(url);
+  };
+
   const send = (text: string, interactionType?: string) => {
     stickToBottom.current = true;
-    chat.send(text, { interactionType });
+    latest.current.chat.send(text, { interactionType });
   };
 
   const onAction = (action: SuggestedAction) => {
+    const { chat } = latest.current;
     if (action.handler === "server") {
       stickToBottom.current = true;
       chat.send(action.label || action.action, {
@@ -75,18 +99,23 @@ export function ChatView(props: ChatViewProps) {
       });
       return;
     }
-    props.onClientAction(action);
+    latest.current.onClientAction(action, leave);
   };
 
-  const handlers: MessageHandlers = {
-    onSend: send,
-    onAction,
-    onRetry: chat.retry,
-    onDecide: chat.decide,
-    onDiagnostics: setDiagnostics,
-    payloadTypes: config.payload_types,
-    ...(props.renderPayload ? { renderPayload: props.renderPayload } : {}),
-  };
+  // One object while the configuration stands: each message is drawn again only when it
+  // changed, and these are among its props. The functions read the latest props.
+  const handlers: MessageHandlers = useMemo(
+    () => ({
+      onSend: send,
+      onAction,
+      onRetry: (id) => latest.current.chat.retry(id),
+      onDecide: (...args) => latest.current.chat.decide(...args),
+      onDiagnostics: setDiagnostics,
+      payloadTypes: config.payload_types,
+      ...(props.renderPayload ? { renderPayload: props.renderPayload } : {}),
+    }),
+    [config.payload_types, props.renderPayload],
+  );
   const hasMessages = chat.items.length > 0;
 
   return (
@@ -105,7 +134,11 @@ export function ChatView(props: ChatViewProps) {
           {!props.loading && !props.failed && !hasMessages && (
             <EmptyState prompts={props.prompts} appName={config.app_name} onPick={(p) => send(p)} />
           )}
-          {hasMessages && <MessageList items={chat.items} busy={chat.busy} handlers={handlers} />}
+          {hasMessages && (
+            <LinkFollowerContext.Provider value={followLink}>
+              <MessageList items={chat.items} busy={chat.busy} handlers={handlers} />
+            </LinkFollowerContext.Provider>
+          )}
         </section>
       </div>
       <div class="composer-wrap">
@@ -125,6 +158,11 @@ export function ChatView(props: ChatViewProps) {
         {chat.announcement}
       </div>
       <DiagnosticsDrawer diagnostics={diagnostics} onClose={() => setDiagnostics(null)} />
+      <LeaveDialog url={leaving} onOpen={openTab} onClose={() => setLeaving(null)} />
     </>
   );
+}
+
+function openTab(url: URL): void {
+  window.open(url.href, "_blank", "noopener,noreferrer");
 }

@@ -7,11 +7,13 @@ import type { ComponentChildren } from "preact";
 import { useId, useState } from "preact/hooks";
 import type { ApprovalView, AssistantItem, ChatItem, ToolCall, ToolProgressView } from "../chat/model";
 import { payloadKind, totalTokens } from "../chat/model";
+import { segments } from "../chat/places";
+import { formatCount, formatValue } from "../lib/format";
 import type { PayloadTypeView } from "../lib/payloads";
-import { formatCount, formatValue, splitMarkers } from "../lib/render";
 import type { CustomPayload, SuggestedAction, Usage } from "../lib/stream";
 import { AlertIcon, BugIcon, ChevronIcon, SparkIcon, WrenchIcon } from "./icons";
 import { Markdown } from "./Markdown";
+import { memo } from "./memo";
 import { PayloadCard } from "./PayloadCard";
 
 export interface MessageHandlers {
@@ -28,35 +30,47 @@ export interface MessageHandlers {
   renderPayload?(payload: CustomPayload, card: ComponentChildren, key: string): ComponentChildren;
 }
 
+/**
+ * The conversation. Each message is drawn again only when it changed (a streamed delta redraws
+ * its own answer, nothing else; `handlers` must therefore keep their identity).
+ */
 export function MessageList(props: {
   items: ChatItem[];
   busy: boolean;
   handlers: MessageHandlers;
 }) {
-  const lastId = props.items[props.items.length - 1]?.id;
+  const { items } = props;
+  const from = 0;
+  const last = items.length - 1;
   return (
     <ol class="messages-list">
-      {props.items.map((item) =>
-        item.kind === "user" ? (
-          <li class="row row-user" key={item.id}>
-            <div class="bubble bubble-user" data-testid="user-message">
-              {item.text}
-            </div>
-          </li>
-        ) : (
-          <li class="row row-assistant" key={item.id}>
-            <Answer
-              item={item}
-              isLast={item.id === lastId}
-              busy={props.busy}
-              handlers={props.handlers}
-            />
-          </li>
-        ),
-      )}
+      {items.slice(from).map((item, i) => (
+        <Row
+          key={item.id}
+          item={item}
+          isLast={from + i === last}
+          busy={from + i === last && props.busy}
+          handlers={props.handlers}
+        />
+      ))}
     </ol>
   );
 }
+
+const Row = memo(function Row(props: { item: ChatItem; isLast: boolean; busy: boolean; handlers: MessageHandlers }) {
+  const { item } = props;
+  return item.kind === "user" ? (
+    <li class="row row-user">
+      <div class="bubble bubble-user" data-testid="user-message">
+        {item.text}
+      </div>
+    </li>
+  ) : (
+    <li class="row row-assistant">
+      <Answer item={item} isLast={props.isLast} busy={props.busy} handlers={props.handlers} />
+    </li>
+  );
+});
 
 function Answer(props: { item: AssistantItem; isLast: boolean; busy: boolean; handlers: MessageHandlers }) {
   const { item, handlers } = props;
@@ -182,22 +196,15 @@ function Answer(props: { item: AssistantItem; isLast: boolean; busy: boolean; ha
 }
 
 function AnswerBody({ item }: { item: AssistantItem }) {
-  const segments = splitMarkers(item.text);
-  const placed = new Set(segments.flatMap((s) => (s.kind === "text" ? [] : [s.index])));
-  // Calls without a marker (stopped before they returned) follow the text.
-  const unplaced = item.tools.filter((t) => !placed.has(t.index));
   return (
     <>
-      {segments.map((s, i) =>
+      {segments(item.text, item.tools).map((s) =>
         s.kind === "text" ? (
-          <Markdown key={`t${i}`} text={s.text} />
+          <Markdown key={`text@${s.start}`} text={s.text} />
         ) : (
           <ToolCard key={`tool${s.index}`} call={item.tools.find((t) => t.index === s.index)} index={s.index} />
         ),
       )}
-      {unplaced.map((t) => (
-        <ToolCard key={`tool${t.index}`} call={t} index={t.index} />
-      ))}
     </>
   );
 }

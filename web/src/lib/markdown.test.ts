@@ -1,83 +1,70 @@
 // @vitest-environment jsdom
+// The allowlist in jsdom; e2e/hostile.e2e.ts runs the known XSS and mXSS vectors in Chromium.
+import DOMPurify from "dompurify";
 import { describe, expect, it } from "vitest";
-import { formatValue, insertMarkers, renderMarkdown, splitMarkers } from "./render";
+import { formatValue } from "./format";
+import { renderMarkdown } from "./markdown";
 
-describe("splitMarkers", () => {
-  it("replaces [[tool:N]] markers with tool segments in order", () => {
-    expect(splitMarkers("Let me search.\n\n[[tool:0]]\n\nFound it.[[tool:1]][[tool:12]]")).toEqual([
-      { kind: "text", text: "Let me search.\n\n" },
-      { kind: "tool", index: 0 },
-      { kind: "text", text: "\n\nFound it." },
-      { kind: "tool", index: 1 },
-      { kind: "tool", index: 12 },
-    ]);
-  });
-
-  it("leaves text without markers, and look-alikes, alone", () => {
-    expect(splitMarkers("no markers [[tool:x]] [tool:1]")).toEqual([
-      { kind: "text", text: "no markers [[tool:x]] [tool:1]" },
-    ]);
-    expect(splitMarkers("")).toEqual([]);
-  });
-});
-
-describe("insertMarkers", () => {
-  it("puts markers at text_offset, counted in code points", () => {
-    const content = "🔎 Searching.Found 5.";
-    const out = insertMarkers(content, [
-      { index: 0, tool_name: "search", text_offset: 12 },
-      { index: 1, tool_name: "count", text_offset: 12 },
-    ]);
-    expect(out).toBe("🔎 Searching.\n\n[[tool:0]]\n\n[[tool:1]]\n\nFound 5.");
-  });
-
-  it("appends calls without an offset and clamps offsets past the end", () => {
-    expect(insertMarkers("abc", [{ tool_name: "a" }, { index: 1, tool_name: "b", text_offset: 99 }])).toBe(
-      "abc\n\n[[tool:0]]\n\n[[tool:1]]",
-    );
-  });
-
-  it("matches the server's layout: blank lines around markers, none doubled", () => {
-    expect(insertMarkers("Let me search.\n\nI found 5.", [{ index: 0, tool_name: "s", text_offset: 14 }])).toBe(
-      "Let me search.\n\n[[tool:0]]\n\nI found 5.",
-    );
-  });
-
-  it("keeps text that already carries markers unchanged", () => {
-    expect(insertMarkers("x[[tool:0]]y", [{ index: 0, tool_name: "a", text_offset: 0 }])).toBe("x[[tool:0]]y");
-    expect(insertMarkers("plain", [])).toBe("plain");
-  });
-});
+function parse(html: string): Document {
+  return new DOMParser().parseFromString(html, "text/html");
+}
 
 describe("renderMarkdown", () => {
   it("renders GFM tables and fenced code with a copy button", () => {
     const html = renderMarkdown("| a | b |\n|---|---|\n| 1 | 2 |\n\n```python\nprint('<hi>')\n```\n");
-    const doc = new DOMParser().parseFromString(html, "text/html");
+    const doc = parse(html);
     expect(doc.querySelectorAll("table td")).toHaveLength(2);
     expect(doc.querySelector("pre code.language-python")?.textContent).toBe("print('<hi>')");
     expect(doc.querySelector("button.copy-btn")?.getAttribute("aria-label")).toBe("Copy code");
   });
 
-  it("strips scripts, event handlers and javascript: URLs", () => {
+  it("shows the model's HTML as text, keeping bare formatting tags", () => {
     const html = renderMarkdown(
-      'Hi <script>alert(1)</script><img src="x" onerror="alert(2)"> ' +
-        '[link](javascript:alert(3)) <a href="https://example.com" onclick="x()">ok</a>',
+      'Hi <script>alert(1)</script><img src="x" onerror="alert(2)"> <b>bold</b> H<sub>2</sub>O<br/>' +
+        '<span style="position:fixed">s</span> <kbd class="x">k',
     );
-    expect(html).not.toMatch(/<script/i);
-    expect(html).not.toMatch(/onerror/i);
-    expect(html).not.toMatch(/onclick/i);
-    expect(html).not.toMatch(/javascript:/i);
-    const doc = new DOMParser().parseFromString(html, "text/html");
-    expect(doc.querySelector("img")?.getAttribute("src")).toBe("x");
+    const doc = parse(html);
+    expect(doc.body.textContent?.trim()).toBe(
+      'Hi <script>alert(1)</script><img src="x" onerror="alert(2)"> bold H2O<span style="position:fixed">s</span> <kbd class="x">k',
+    );
+    expect([...doc.body.querySelectorAll("*")].map((e) => e.tagName)).toEqual(["P", "B", "SUB", "BR"]);
+  });
+
+  it("keeps everything after markup that would swallow it", () => {
+    for (const opener of ["<script>", "<textarea>", "<!--", "<style>", "<math><mtext><table><mglyph><style>", "<plaintext>", "<title>"]) {
+      const doc = parse(renderMarkdown(`Start.\n\n${opener}<img src=x onerror=alert(1)>\n\nThe **rest** survives.`));
+      // And still Markdown, after the blank line.
+      expect(doc.body.textContent, opener).toContain("The rest survives.");
+      expect(doc.querySelector("strong")?.textContent, opener).toBe("rest");
+      expect(doc.querySelector("img"), opener).toBeNull();
+    }
+  });
+
+  it("drops links and images to other schemes, and opens links in a new tab without the opener", () => {
+    const html = renderMarkdown(
+      "[a](javascript:alert(1)) [b](data:text/html,x) ![c](javascript:alert(2)) [d](https://example.com) [e](/c/1) [f](mailto:x@example.com)",
+    );
+    const doc = parse(html);
+    expect(html).not.toMatch(/javascript:|data:/i);
+    expect([...doc.querySelectorAll("a[href]")].map((a) => a.getAttribute("href"))).toEqual([
+      "https://example.com",
+      "/c/1",
+      "mailto:x@example.com",
+    ]);
     const a = doc.querySelector('a[href="https://example.com"]');
     expect(a?.getAttribute("rel")).toBe("noopener noreferrer");
     expect(a?.getAttribute("target")).toBe("_blank");
   });
 
-  it("escapes HTML inside code blocks instead of executing it", () => {
-    const html = renderMarkdown("```\n<script>alert(1)</script>\n```");
+  it("escapes HTML inside code blocks and spans instead of rendering it", () => {
+    const html = renderMarkdown("```\n<script>alert(1)</script>\n```\n\n`<b>x</b>`");
     expect(html).toContain("&lt;script&gt;");
-    expect(html).not.toMatch(/<script/i);
+    expect(parse(html).querySelector("b")).toBeNull();
+  });
+
+  it("uses a DOMPurify of its own: the page's DOMPurify keeps its own settings and hooks", () => {
+    renderMarkdown("[x](https://example.com)");
+    expect(DOMPurify.sanitize('<a href="https://example.com">x</a>')).toBe('<a href="https://example.com">x</a>');
   });
 });
 
