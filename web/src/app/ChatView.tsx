@@ -8,7 +8,7 @@
  * (when the page asks for it) a link in an answer shows where it leads first.
  */
 import type { ComponentChildren, Ref } from "preact";
-import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import { useMemo, useRef, useState } from "preact/hooks";
 import type { ClientConfig } from "../lib/config";
 import { leavesSite, type LinkPolicy } from "../lib/links";
 import type { SuggestedAction } from "../lib/stream";
@@ -18,6 +18,7 @@ import { LeaveDialog } from "./LeaveDialog";
 import { LinkFollowerContext, type LinkFollower } from "./Markdown";
 import { EmptyState, MessageList, type MessageHandlers } from "./Messages";
 import type { ChatController } from "./useChat";
+import { useFollowEnd } from "./useFollowEnd";
 
 /** Opens another site in a new tab; asks first unless the page trusts it (see `lib/links.ts`). */
 export type Leave = (url: URL) => void;
@@ -48,51 +49,35 @@ export function ChatView(props: ChatViewProps) {
   const { chat, config } = props;
   const [diagnostics, setDiagnostics] = useState<Record<string, unknown> | null>(null);
   const scrollRef = useRef<HTMLDivElement>(null);
-  const stickToBottom = useRef(true);
-
-  // --- scrolling: follow the stream unless the reader scrolled up ---
-  useEffect(() => {
-    stickToBottom.current = true; // another conversation opens at its end
-  }, [chat.conversationId]);
-  useEffect(() => {
-    const el = scrollRef.current;
-    if (el && stickToBottom.current) el.scrollTop = el.scrollHeight;
-  }, [chat.items]);
-  // What renders after the last event (usage line, chips, the composer's size) changes the
-  // heights without a new item: keep following the bottom then too.
-  useEffect(() => {
-    const el = scrollRef.current;
-    if (!el) return;
-    const follow = new ResizeObserver(() => {
-      if (stickToBottom.current) el.scrollTop = el.scrollHeight;
-    });
-    follow.observe(el);
-    if (el.firstElementChild) follow.observe(el.firstElementChild);
-    return () => follow.disconnect();
-  }, []);
+  const end = useFollowEnd(scrollRef, chat.conversationId, chat.items);
 
   const [leaving, setLeaving] = useState<URL | null>(null);
   const latest = useRef(props);
   latest.current = props;
-  const leave: Leave = (url) => {
-    if (leavesSite(url, latest.current.links)) setLeaving(url);
-    else openTab(url);
-  };
-  const followLink: LinkFollower = (url, event) => {
-    if (!latest.current.links.confirmLinks || !leavesSite(url, latest.current.links)) return;
-    event.preventDefault();
-    setLeaving(url);
-  };
+  // Made once: every message's Markdown reads `followLink` from a context, and a new value
+  // would draw them all again.
+  const [{ leave, followLink }] = useState(() => {
+    const leave: Leave = (url) => {
+      if (leavesSite(url, latest.current.links)) setLeaving(url);
+      else openTab(url);
+    };
+    const followLink: LinkFollower = (url, event) => {
+      if (!latest.current.links.confirmLinks || !leavesSite(url, latest.current.links)) return;
+      event.preventDefault();
+      setLeaving(url);
+    };
+    return { leave, followLink };
+  });
 
   const send = (text: string, interactionType?: string) => {
-    stickToBottom.current = true;
+    end.follow();
     latest.current.chat.send(text, { interactionType });
   };
 
   const onAction = (action: SuggestedAction) => {
     const { chat } = latest.current;
     if (action.handler === "server") {
-      stickToBottom.current = true;
+      end.follow();
       chat.send(action.label || action.action, {
         interactionType: "action_executed",
         action: { action: action.action, data: action.data ?? null },
@@ -120,14 +105,7 @@ export function ChatView(props: ChatViewProps) {
 
   return (
     <>
-      <div
-        class="scroll"
-        ref={scrollRef}
-        onScroll={(e) => {
-          const el = e.currentTarget as HTMLDivElement;
-          stickToBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80;
-        }}
-      >
+      <div class="scroll" ref={scrollRef}>
         <section class="messages" aria-label="Messages" aria-busy={chat.busy || !!props.loading}>
           {props.loading && <p class="muted center">Loading conversation…</p>}
           {props.notices}

@@ -15,6 +15,7 @@ import { AlertIcon, BugIcon, ChevronIcon, SparkIcon, WrenchIcon } from "./icons"
 import { Markdown } from "./Markdown";
 import { memo } from "./memo";
 import { PayloadCard } from "./PayloadCard";
+import { GROUP, useReveal } from "./useReveal";
 
 export interface MessageHandlers {
   onSend(text: string, interactionType?: string): void;
@@ -31,8 +32,10 @@ export interface MessageHandlers {
 }
 
 /**
- * The conversation. Each message is drawn again only when it changed (a streamed delta redraws
- * its own answer, nothing else; `handlers` must therefore keep their identity).
+ * The conversation, in groups of {@link GROUP} messages that the browser skips while they are
+ * out of view. A group, and a message in it, is drawn again only when something in it changed:
+ * a streamed delta redraws its own answer, nothing else (`handlers` must therefore keep their
+ * identity). A long conversation is drawn newest first ({@link useReveal}).
  */
 export function MessageList(props: {
   items: ChatItem[];
@@ -40,35 +43,71 @@ export function MessageList(props: {
   handlers: MessageHandlers;
 }) {
   const { items } = props;
-  const from = 0;
-  const last = items.length - 1;
+  const from = useReveal(items);
+  const lastId = items[items.length - 1]?.id ?? null;
+  const groups: number[] = [];
+  for (let start = from; start < items.length; start += GROUP) groups.push(start);
   return (
-    <ol class="messages-list">
-      {items.slice(from).map((item, i) => (
-        <Row
-          key={item.id}
-          item={item}
-          isLast={from + i === last}
-          busy={from + i === last && props.busy}
-          handlers={props.handlers}
-        />
-      ))}
-    </ol>
+    <div class="messages-list" role="list">
+      {groups.map((start) => {
+        const holdsLast = start + GROUP >= items.length;
+        return (
+          <Group
+            key={start}
+            items={items.slice(start, start + GROUP)}
+            lastId={holdsLast ? lastId : null}
+            busy={holdsLast && props.busy}
+            handlers={props.handlers}
+          />
+        );
+      })}
+    </div>
   );
+}
+
+interface GroupProps {
+  items: ChatItem[];
+  /** The conversation's last message, when it is in this group. */
+  lastId: string | null;
+  busy: boolean;
+  handlers: MessageHandlers;
+}
+
+const Group = memo(
+  function Group(props: GroupProps) {
+    return (
+      <div class="message-group">
+        {props.items.map((item) => (
+          <Row
+            key={item.id}
+            item={item}
+            isLast={item.id === props.lastId}
+            busy={item.id === props.lastId && props.busy}
+            handlers={props.handlers}
+          />
+        ))}
+      </div>
+    );
+  },
+  (a, b) => a.lastId === b.lastId && a.busy === b.busy && a.handlers === b.handlers && sameItems(a.items, b.items),
+);
+
+function sameItems(a: readonly ChatItem[], b: readonly ChatItem[]): boolean {
+  return a.length === b.length && a.every((item, i) => item === b[i]);
 }
 
 const Row = memo(function Row(props: { item: ChatItem; isLast: boolean; busy: boolean; handlers: MessageHandlers }) {
   const { item } = props;
   return item.kind === "user" ? (
-    <li class="row row-user">
+    <div class="row row-user" role="listitem">
       <div class="bubble bubble-user" data-testid="user-message">
         {item.text}
       </div>
-    </li>
+    </div>
   ) : (
-    <li class="row row-assistant">
+    <div class="row row-assistant" role="listitem">
       <Answer item={item} isLast={props.isLast} busy={props.busy} handlers={props.handlers} />
-    </li>
+    </div>
   );
 });
 

@@ -3,22 +3,28 @@
  * older ones a batch at a time, newest first, each batch after the browser has painted the
  * one before. The page shows the end of the conversation in the first frame, stays responsive
  * while the rest is drawn, and once it is all there the browser's find in page sees every
- * message (off-screen ones cost little: the stylesheet lets the browser skip their layout and
- * paint, `content-visibility: auto`).
+ * message (off-screen ones cost little: the stylesheet lets the browser skip the layout and
+ * paint of each group of {@link GROUP} messages out of view, `content-visibility: auto`).
  */
 import { useEffect, useRef, useState } from "preact/hooks";
 
-/** Drawn in the first frame: more than a tall window shows. */
-export const FIRST_DRAWN = 12;
-/** Drawn per batch after that: well under a long task (50 ms) on a slow machine. */
-export const BATCH = 12;
+/** Messages per group: drawn, and skipped by the browser while out of view, together. */
+export const GROUP = 25;
+/** Drawn in the first frame, at least: more than a tall window shows. */
+const FIRST_DRAWN = 12;
+/** Drawn per batch after that (a group): well under a long task (50 ms). */
+const BATCH = GROUP;
 
-/** The index of the first of `items` to draw now. A list that starts with another item (a
- * conversation opened) starts again from its end; items added at the end are drawn at once. */
+/** The index of the first of `items` to draw now, the start of a group. A list that starts
+ * with another item (a conversation opened) starts again from its end; items added at the
+ * end are drawn at once. */
 export function useReveal(items: readonly { id: string }[]): number {
   const firstId = items[0]?.id;
   const state = useRef<{ firstId: string | undefined; start: number }>({ firstId: undefined, start: 0 });
-  if (state.current.firstId !== firstId) state.current = { firstId, start: Math.max(0, items.length - FIRST_DRAWN) };
+  if (state.current.firstId !== firstId) {
+    const start = Math.max(0, items.length - FIRST_DRAWN);
+    state.current = { firstId, start: start - (start % GROUP) };
+  }
   const [, redraw] = useState(0);
   const { start } = state.current;
   useEffect(() => {
@@ -35,5 +41,5 @@ export function useReveal(items: readonly { id: string }[]): number {
       clearTimeout(timer);
     };
   }, [firstId, start]);
-  return Math.min(state.current.start, items.length);
+  return Math.min(start, items.length);
 }
