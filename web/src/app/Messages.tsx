@@ -45,18 +45,20 @@ export function MessageList(props: {
   const { items } = props;
   const from = useReveal(items);
   const lastId = items[items.length - 1]?.id ?? null;
+  // Groups start at multiples of GROUP, each keyed by where it starts: the first one drawn
+  // may hold fewer while older messages are still to come, and keeps its place as they do.
   const groups: number[] = [];
-  for (let start = from; start < items.length; start += GROUP) groups.push(start);
+  for (let start = from - (from % GROUP); start < items.length; start += GROUP) groups.push(start);
   return (
     <div class="messages-list" role="list">
       {groups.map((start) => {
-        const holdsLast = start + GROUP >= items.length;
+        const end = start + GROUP;
         return (
           <Group
             key={start}
-            items={items.slice(start, start + GROUP)}
-            lastId={holdsLast ? lastId : null}
-            busy={holdsLast && props.busy}
+            items={items.slice(Math.max(start, from), end)}
+            lastId={end >= items.length ? lastId : null}
+            busy={end >= items.length && props.busy}
             handlers={props.handlers}
           />
         );

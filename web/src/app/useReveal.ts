@@ -10,21 +10,17 @@ import { useEffect, useRef, useState } from "preact/hooks";
 
 /** Messages per group: drawn, and skipped by the browser while out of view, together. */
 export const GROUP = 25;
-/** Drawn in the first frame, at least: more than a tall window shows. */
+/** Drawn in the first frame: more than a tall window shows. */
 const FIRST_DRAWN = 12;
-/** Drawn per batch after that (a group): well under a long task (50 ms). */
-const BATCH = GROUP;
+/** Drawn per batch after that: well under a long task (50 ms) on a slow machine. */
+const BATCH = 16;
 
-/** The index of the first of `items` to draw now, the start of a group. A list that starts
- * with another item (a conversation opened) starts again from its end; items added at the
- * end are drawn at once. */
+/** The index of the first of `items` to draw now. A list that starts with another item (a
+ * conversation opened) starts again from its end; items added at the end are drawn at once. */
 export function useReveal(items: readonly { id: string }[]): number {
   const firstId = items[0]?.id;
   const state = useRef<{ firstId: string | undefined; start: number }>({ firstId: undefined, start: 0 });
-  if (state.current.firstId !== firstId) {
-    const start = Math.max(0, items.length - FIRST_DRAWN);
-    state.current = { firstId, start: start - (start % GROUP) };
-  }
+  if (state.current.firstId !== firstId) state.current = { firstId, start: Math.max(0, items.length - FIRST_DRAWN) };
   const [, redraw] = useState(0);
   const { start } = state.current;
   useEffect(() => {
