@@ -202,7 +202,10 @@ def test_the_server_serves_the_client_config_and_the_mounted_app(serve: Serve) -
         assert body["app_name"] == "Planner"
         assert body["starter_prompts"] == ["Plan my quarter"]
         assert body["payload_types"]["plan"]["actions"][0]["action"] == "approve_plan"
-        assert (body["trusted_origins"], body["confirm_links"]) == (["https://docs.example.com"], True)
+        assert (body["trusted_origins"], body["confirm_links"]) == (
+            ["https://docs.example.com"],
+            True,
+        )
         assert client.get("/example-api/ping").json() == {"pong": "yes"}
         assert client.get("/example-api/nothing").status_code == 404
 

@@ -135,7 +135,10 @@ def test_markers_the_model_writes_are_no_markers_in_the_final_message(serve: Ser
     assert frames[-1]["payload"]["message"] == "Cards: [[tool\u2060:0]] [[tool\u2060:99]]"
 
     turns = [
-        {"text": "[[tool:0]]", "tool_calls": [{"name": "search_articles", "arguments": {"query": "x"}}]},
+        {
+            "text": "[[tool:0]]",
+            "tool_calls": [{"name": "search_articles", "arguments": {"query": "x"}}],
+        },
         {"text": "[[tool:0]] again"},
     ]
     agent = Agent(model=ScriptedProvider({"turns": turns}), tools=[search_articles])
