@@ -5,6 +5,7 @@
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer as createHttpServer } from "node:http";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -146,6 +147,34 @@ export async function startServer(
   }
   await stop();
   throw new Error(`agentstream serve did not answer on ${url}:\n${log}`);
+}
+
+export interface TrayHost {
+  /** The API, which lets the host page's origin call it (CORS). */
+  server: RunningServer;
+  /** The host page's origin: another site than the API's. */
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** The test agent's server and, on another origin, a page with the tray: the tray script in
+ * its head and `body(apiUrl)` as its body. */
+export async function startTrayHost(body: (api: string) => string, options: ServerOptions = {}): Promise<TrayHost> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const server = await startServer({ ...TEST_APP, env: { AGENTSTREAM_CORS_ORIGINS: url } }, options);
+  const page = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Host</title>
+<script src="${server.url}/embed/agentstream-chat.js"></script></head><body>${body(server.url)}</body></html>`;
+  const host = createHttpServer((_, res) => res.writeHead(200, { "Content-Type": "text/html" }).end(page));
+  await new Promise<void>((ok) => host.listen(port, "127.0.0.1", ok));
+  return {
+    server,
+    url,
+    stop: async () => {
+      await new Promise((ok) => host.close(ok));
+      await server.stop();
+    },
+  };
 }
 
 /** A fresh server home whose store holds one conversation of `messages` prior messages

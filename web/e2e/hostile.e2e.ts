@@ -8,56 +8,45 @@
  * e2e/xss_vectors.json. Screenshots: test-results/screenshots/hostile-*.png.
  */
 import { readFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
-  freePort,
   launchBrowser,
   missingPrerequisite,
   screenshot,
-  startServer,
-  TEST_APP,
+  startTrayHost,
   WEB_DIR,
   type Browser,
   type BrowserContext,
   type Page,
   type RunningServer,
+  type TrayHost,
 } from "./harness";
 
 const VECTORS: string[] = JSON.parse(readFileSync(join(WEB_DIR, "e2e", "xss_vectors.json"), "utf8"));
 
+let tray: TrayHost;
 let server: RunningServer;
-let browser: Browser;
-let host: Server;
 let hostUrl: string;
-
-/** A host page on another origin with the tray docked, a button of its own under where an
- * overlay would land, and the link settings the standalone UI gets from the server. */
-function hostPage(): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Host</title>
-<style>body { margin: 0; font-family: sans-serif } #host-button { position: fixed; left: 20px; top: 80px }</style>
-<script src="${server.url}/embed/agentstream-chat.js"></script></head>
-<body><h1>Host page</h1><button id="host-button" onclick="window.hostClicks = (window.hostClicks || 0) + 1">Host button</button>
-<agentstream-chat endpoint="${server.url}" mode="docked" open trusted-origins="https://docs.example" confirm-links></agentstream-chat>
-</body></html>`;
-}
+let browser: Browser;
 
 beforeAll(async () => {
   const missing = missingPrerequisite();
   if (missing) throw new Error(`Cannot run the end-to-end tests: ${missing}`);
-  const port = await freePort();
-  hostUrl = `http://127.0.0.1:${port}`;
-  server = await startServer({ ...TEST_APP, env: { AGENTSTREAM_CORS_ORIGINS: hostUrl } });
-  host = createServer((_, res) => res.writeHead(200, { "Content-Type": "text/html" }).end(hostPage()));
-  await new Promise<void>((ok) => host.listen(port, "127.0.0.1", ok));
+  // The tray docked in a host page, a button of the host's under where an overlay would
+  // land, and the link settings the standalone UI gets from the server.
+  tray = await startTrayHost(
+    (api) => `<style>body { margin: 0; font-family: sans-serif } #host-button { position: fixed; left: 20px; top: 80px }</style>
+<h1>Host page</h1><button id="host-button" onclick="window.hostClicks = (window.hostClicks || 0) + 1">Host button</button>
+<agentstream-chat endpoint="${api}" mode="docked" open trusted-origins="https://docs.example" confirm-links></agentstream-chat>`,
+  );
+  ({ server, url: hostUrl } = tray);
   browser = await launchBrowser();
 });
 
 afterAll(async () => {
   await browser?.close();
-  await new Promise((ok) => (host ? host.close(ok) : ok(undefined)));
-  await server?.stop();
+  await tray?.stop();
 });
 
 interface Front {

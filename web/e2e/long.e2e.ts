@@ -6,54 +6,44 @@
  * survives a reload. How fast is measured by bench/web_long_conversation.ts, not here.
  * Screenshots: test-results/screenshots/long-*.png.
  */
-import { createServer, type Server } from "node:http";
 import { rmSync } from "node:fs";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
-  freePort,
   launchBrowser,
   missingPrerequisite,
   screenshot,
   seedConversation,
-  startServer,
-  TEST_APP,
+  startTrayHost,
   type Browser,
   type BrowserContext,
   type Page,
   type RunningServer,
+  type TrayHost,
 } from "./harness";
 
 const MESSAGES = 300;
 const NEWEST = `answer${MESSAGES / 2 - 1}`;
 
+let tray: TrayHost;
 let server: RunningServer;
+let hostUrl: string;
 let browser: Browser;
 let home: string;
 let conversationId: string;
-let host: Server;
-let hostUrl: string;
 
 beforeAll(async () => {
   const missing = missingPrerequisite();
   if (missing) throw new Error(`Cannot run the end-to-end tests: ${missing}`);
   ({ home, conversationId } = seedConversation(MESSAGES));
-  const port = await freePort();
-  hostUrl = `http://127.0.0.1:${port}`;
-  server = await startServer({ ...TEST_APP, env: { AGENTSTREAM_CORS_ORIGINS: hostUrl } }, { home });
-  // A host page whose tray opens the long conversation, as it would after the user's last visit.
-  host = createServer((_, res) =>
-    res.writeHead(200, { "Content-Type": "text/html" }).end(`<!doctype html><html lang="en"><head><meta charset="utf-8">
-<title>Host</title><script src="${server.url}/embed/agentstream-chat.js"></script></head>
-<body><h1>Host page</h1><agentstream-chat endpoint="${server.url}" mode="docked"></agentstream-chat></body></html>`),
-  );
-  await new Promise<void>((ok) => host.listen(port, "127.0.0.1", ok));
+  // The tray's page opens the long conversation, as it would after the user's last visit.
+  tray = await startTrayHost((api) => `<h1>Host page</h1><agentstream-chat endpoint="${api}" mode="docked"></agentstream-chat>`, { home });
+  ({ server, url: hostUrl } = tray);
   browser = await launchBrowser();
 });
 
 afterAll(async () => {
   await browser?.close();
-  await new Promise((ok) => (host ? host.close(ok) : ok(undefined)));
-  await server?.stop();
+  await tray?.stop();
   if (home) rmSync(home, { recursive: true, force: true });
 });
 

@@ -54,7 +54,6 @@ def answer(n: int) -> tuple[str, str]:
 
 
 async def seed(data_dir: Path, count: int) -> str:
-    data_dir.mkdir(parents=True, exist_ok=True)
     url = f"sqlite+aiosqlite:///{data_dir / 'agentstream.db'}"
     async with await SqlConversationStore.open(url, migrate=True) as store:
         conversation: str | None = None
@@ -114,4 +113,6 @@ async def seed(data_dir: Path, count: int) -> str:
 
 
 if __name__ == "__main__":
-    print(asyncio.run(seed(Path(sys.argv[1]), int(sys.argv[2]))))
+    directory = Path(sys.argv[1])
+    directory.mkdir(parents=True, exist_ok=True)
+    print(asyncio.run(seed(directory, int(sys.argv[2]))))
