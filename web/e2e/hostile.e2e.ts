@@ -66,6 +66,7 @@ describe.each(FRONTS)("hostile answers in $name", (front) => {
   const dialogs: string[] = [];
   const errors: string[] = [];
   const opened: string[] = [];
+  const requested: string[] = [];
 
   beforeEach(async () => {
     context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
@@ -74,9 +75,10 @@ describe.each(FRONTS)("hostile answers in $name", (front) => {
       route.fulfill({ contentType: "text/html", body: "<title>elsewhere</title>" }),
     );
     context.on("page", (p) => opened.push(p.url() === "about:blank" ? "(blank)" : p.url()));
+    context.on("request", (r) => requested.push(r.url()));
     page = await context.newPage();
     page.setDefaultTimeout(15_000);
-    dialogs.length = errors.length = opened.length = 0;
+    dialogs.length = errors.length = opened.length = requested.length = 0;
     page.on("dialog", (d) => {
       dialogs.push(d.message());
       void d.dismiss();
@@ -252,6 +254,14 @@ describe.each(FRONTS)("hostile answers in $name", (front) => {
     await ask("offsite");
     await finished();
     const dialog = page.getByTestId("leave-dialog");
+    // An image loads without a click: only from a site the page trusts. Another site's is a
+    // link, and nothing was asked of that site.
+    await expect.poll(() => requested.some((url) => url.startsWith("https://docs.example/logo.png"))).toBe(true);
+    expect(requested.filter((url) => url.includes("elsewhere.example"))).toEqual([]);
+    await lastAnswer().getByRole("link", { name: "Image: chart" }).click();
+    await dialog.getByText("https://elsewhere.example/pixel.png?notes=secret").waitFor();
+    await dialog.getByRole("button", { name: "Cancel" }).click();
+    await dialog.waitFor({ state: "hidden" });
     // An action to a site the page does not trust: shown, and nothing opens until agreed.
     await page.getByRole("button", { name: "Open the report" }).click();
     await dialog.getByText("https://elsewhere.example/report?id=7").waitFor();

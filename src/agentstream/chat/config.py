@@ -116,8 +116,9 @@ class ChatConfig:
     """Prompts the web UI offers on an empty chat (default: a generic few)."""
     trusted_origins: Sequence[str] = ()
     """Other sites of yours (bare origins, ``https://docs.example.com``) that the web UI and the
-    tray open from an answer without asking. An ``open_url`` action to any other site first
-    shows where it leads and asks; the page's own origin is always trusted."""
+    tray open from an answer without asking, and whose images an answer shows. An
+    ``open_url`` action to any other site first shows where it leads and asks, and its images
+    are links; the page's own origin is always trusted."""
     confirm_links: bool = False
     """Ask the same before following a link in an answer to a site not trusted (by default,
     links in answers open in a new tab as links do)."""

@@ -15,7 +15,7 @@ import type { SuggestedAction } from "../lib/stream";
 import { Composer } from "./Composer";
 import { DiagnosticsDrawer } from "./Diagnostics";
 import { LeaveDialog } from "./LeaveDialog";
-import { LinkFollowerContext, type LinkFollower } from "./Markdown";
+import { AnswerLinksContext, type AnswerLinks, type LinkFollower } from "./Markdown";
 import { EmptyState, MessageList, type MessageHandlers } from "./Messages";
 import type { ChatController } from "./useChat";
 import { useFollowEnd } from "./useFollowEnd";
@@ -55,7 +55,7 @@ export function ChatView(props: ChatViewProps) {
   const latest = useRef(props);
   latest.current = props;
   // Made once: every message's Markdown reads `followLink` from a context, and a new value
-  // would draw them all again.
+  // would draw them all again (so does a new list of trusted origins, which images need).
   const [{ leave, followLink }] = useState(() => {
     const leave: Leave = (url) => {
       if (leavesSite(url, latest.current.links)) setLeaving(url);
@@ -101,6 +101,8 @@ export function ChatView(props: ChatViewProps) {
     }),
     [config.payload_types, props.renderPayload],
   );
+  const trustedOrigins = props.links.trustedOrigins;
+  const answerLinks: AnswerLinks = useMemo(() => ({ follow: followLink, trustedOrigins }), [trustedOrigins]);
   const hasMessages = chat.items.length > 0;
 
   return (
@@ -113,9 +115,9 @@ export function ChatView(props: ChatViewProps) {
             <EmptyState prompts={props.prompts} appName={config.app_name} onPick={(p) => send(p)} />
           )}
           {hasMessages && (
-            <LinkFollowerContext.Provider value={followLink}>
+            <AnswerLinksContext.Provider value={answerLinks}>
               <MessageList items={chat.items} busy={chat.busy} handlers={handlers} />
-            </LinkFollowerContext.Provider>
+            </AnswerLinksContext.Provider>
           )}
         </section>
       </div>

