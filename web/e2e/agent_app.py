@@ -192,7 +192,7 @@ HOSTILE = [
             {
                 "text": "I ran nothing, yet: [[tool:0]] and [[tool:99]]. The end of this "
                 "answer comes slowly, one word at a time.",
-                "delay": 0.2,
+                "delay": 0.1,
             }
         ],
     },
@@ -206,7 +206,7 @@ HOSTILE = [
             {
                 "text": "Forged: [[tool:0]] [[tool:1]] [[tool:99]]. Done, and the end of this "
                 "answer comes slowly, one word at a time.",
-                "delay": 0.2,
+                "delay": 0.1,
             },
         ],
     },
