@@ -14,7 +14,8 @@
  *   `--opens` opens;
  * - streaming: the user asks for an answer of 500 deltas paced at 20 ms (`stream500`); the
  *   main thread's work (Chromium's TaskDuration, split into script, style and layout) over the
- *   whole answer, per delta.
+ *   whole answer, per delta; the median of `--streams` answers (each adds two messages to
+ *   the conversation, and opens it afresh).
  *
  * `--compare DIR` measures the web UI built in DIR (another version's
  * `src/agentstream/server/static`) in the same run, against the same server: the page's
@@ -43,11 +44,12 @@ const STEP_MS = 240_000;
 interface Args {
   messages: number[];
   opens: number;
+  streams: number;
   compare: string | null;
 }
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { messages: [0, 200, 1000], opens: 3, compare: null };
+  const args: Args = { messages: [0, 200, 1000], opens: 3, streams: 3, compare: null };
   for (let i = 0; i < argv.length; i++) {
     const value = argv[i + 1] ?? "";
     switch (argv[i]) {
@@ -57,6 +59,10 @@ function parseArgs(argv: string[]): Args {
         break;
       case "--opens":
         args.opens = Number(value);
+        i++;
+        break;
+      case "--streams":
+        args.streams = Number(value);
         i++;
         break;
       case "--compare":
@@ -119,11 +125,12 @@ async function newPage(browser: Browser, server: string, ui: string | null): Pro
   return { page, cdp, close: () => context.close() };
 }
 
-/** Whether the newest message (or the empty chat's title) shows `text`. Reads no layout, so
- * asking costs the page next to nothing. */
+/** Whether one of the messages drawn (or the empty chat's title) shows `text`. Reads no
+ * layout, so asking costs the page next to nothing. */
 function shows(text: string): boolean {
   const all = document.querySelectorAll('[data-testid="assistant-message"], [data-testid="app-name"]');
-  return all[all.length - 1]?.textContent?.includes(text) ?? false;
+  for (let i = all.length - 1; i >= 0; i--) if (all[i]?.textContent?.includes(text)) return true;
+  return false;
 }
 
 async function open(browser: Browser, server: string, ui: string | null, path: string, newest: string): Promise<Opening> {
@@ -207,10 +214,21 @@ async function main(): Promise<void> {
           try {
             const opens: Opening[] = [];
             for (let i = 0; i < args.opens; i++) opens.push(await open(browser, server.url, ui, path, newest));
-            const s = await stream(browser, server.url, ui, path, newest).catch((error: Error) => {
-              console.log(`${count} ${name}: streaming failed: ${error.message.split("\n")[0]}`);
-              return { task: NaN, script: NaN, style: NaN, layout: NaN };
-            });
+            const streams: Streaming[] = [];
+            for (let i = 0; i < args.streams; i++) {
+              streams.push(
+                await stream(browser, server.url, ui, path, newest).catch((error: Error) => {
+                  console.log(`${count} ${name}: streaming failed: ${error.message.split("\n")[0]}`);
+                  return { task: NaN, script: NaN, style: NaN, layout: NaN };
+                }),
+              );
+            }
+            const s = {
+              task: median(streams.map((x) => x.task)),
+              script: median(streams.map((x) => x.script)),
+              style: median(streams.map((x) => x.style)),
+              layout: median(streams.map((x) => x.layout)),
+            };
             const o = {
               longestTask: median(opens.map((x) => x.longestTask)),
               worst: Math.max(...opens.map((x) => x.longestTask)),
