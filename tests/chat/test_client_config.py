@@ -117,6 +117,11 @@ def test_payload_type_client_view_names_title_view_and_actions() -> None:
         (lambda: ServerConfig(mounts={"example": FastAPI()}), "must start with '/'"),
         (lambda: ServerConfig(mounts={"/example/": FastAPI()}), "not end with '/'"),
         (lambda: ServerConfig(mounts={"/mine": "not an app"}), "not an ASGI application"),
+        (
+            lambda: ChatConfig(trusted_origins=["https://docs.example.com/"]),
+            "trusted_origins: 'https://docs.example.com/' is not an origin",
+        ),
+        (lambda: ChatConfig(trusted_origins=["docs.example.com"]), "is not an origin"),
     ],
 )
 def test_bad_client_configuration_is_refused_with_a_clear_error(build: Any, message: str) -> None:
@@ -191,7 +196,8 @@ def _config(**extra: Any) -> ChatConfig:
 
 
 def test_the_server_serves_the_client_config_and_the_mounted_app(serve: Serve) -> None:
-    server = serve(_agent(), hooks=ChatHooks(_config()), server=_backend())
+    config = _config(trusted_origins=["https://docs.example.com"], confirm_links=True)
+    server = serve(_agent(), hooks=ChatHooks(config), server=_backend())
     with server.client() as client:
         config = client.get("/api/chat/config")
         assert config.status_code == 200
@@ -199,6 +205,10 @@ def test_the_server_serves_the_client_config_and_the_mounted_app(serve: Serve) -
         assert body["app_name"] == "Planner"
         assert body["starter_prompts"] == ["Plan my quarter"]
         assert body["payload_types"]["plan"]["actions"][0]["action"] == "approve_plan"
+        assert (body["trusted_origins"], body["confirm_links"]) == (
+            ["https://docs.example.com"],
+            True,
+        )
         assert client.get("/example-api/ping").json() == {"pong": "yes"}
         assert client.get("/example-api/nothing").status_code == 404
 

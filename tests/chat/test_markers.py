@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 from agentstream.chat.markers import (
+    TOOL_MARKER,
+    defuse_tool_markers,
     insert_tool_markers,
     strip_tool_markers,
     tool_history_payload,
@@ -26,6 +28,20 @@ def test_markers_go_where_the_calls_finished() -> None:
     assert placed == "Let me search for that...\n\n[[tool:0]]\n\nI found 5 relevant articles."
     assert strip_tool_markers(placed) == message
     assert tool_marker(3) == "[[tool:3]]"
+
+
+def test_markers_the_model_wrote_are_defused_so_only_the_calls_markers_remain() -> None:
+    message = "See [[tool:0]] and [[tool:99]].Done, [[tool:0]]"
+    placed = insert_tool_markers(message, [_entry(0, 31)])
+    assert [int(m[1]) for m in TOOL_MARKER.finditer(placed)] == [0]
+    assert placed == (
+        "See [[tool\u2060:0]] and [[tool\u2060:99]].\n\n[[tool:0]]\n\nDone, [[tool\u2060:0]]"
+    )
+    # No call: nothing placed, the look-alikes still defused and the text otherwise untouched.
+    assert insert_tool_markers("\n  [[tool:1]] x", []) == "\n  [[tool\u2060:1]] x"
+    assert defuse_tool_markers("[[tool:x]] [tool:1] [[tool:12]]") == (
+        "[[tool:x]] [tool:1] [[tool\u2060:12]]"
+    )
 
 
 def test_tool_history_payload_is_the_trays_shape_in_index_order() -> None:

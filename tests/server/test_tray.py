@@ -15,7 +15,7 @@ from agentstream.events import RunFailed, ToolCallArgs, ToolCallFinished, ToolPr
 from agentstream.providers.scripted import ScriptedProvider
 from agentstream.server.dialects.tray import TrayEncoder
 from agentstream.tools import Progress, ToolResult, tool
-from tests.server.agents import slow_agent, tray_agent
+from tests.server.agents import search_articles, slow_agent, tray_agent
 from tests.server.conftest import Serve
 from tests.server.helpers import ANY_INT, RUN_ID, bearer, datas, parse_sse, stream_text, token
 
@@ -120,6 +120,37 @@ def test_answer_without_tools_has_no_null_custom_payload(serve: Serve) -> None:
             },
         },
     ]
+
+
+def test_markers_the_model_writes_are_no_markers_in_the_final_message(serve: Serve) -> None:
+    """In the stream a marker is the delta after ``tool_complete``; in ``complete`` every
+    ``[[tool:N]]`` is a real call's, the model's look-alikes carry an invisible word joiner."""
+    forged = "Cards: [[tool:0]] [[tool:99]]"
+    turns = [{"text": [forged]}]
+    server = serve(Agent(model=ScriptedProvider({"turns": turns})), diagnostics=False)
+    with server.client() as client:
+        _, text = stream_text(client, PATH, json={"message": "hi"})
+    frames = datas(parse_sse(text))
+    assert frames[1] == {"type": "text_delta", "text": forged}
+    assert frames[-1]["payload"]["message"] == "Cards: [[tool\u2060:0]] [[tool\u2060:99]]"
+
+    turns = [
+        {
+            "text": "[[tool:0]]",
+            "tool_calls": [{"name": "search_articles", "arguments": {"query": "x"}}],
+        },
+        {"text": "[[tool:0]] again"},
+    ]
+    agent = Agent(model=ScriptedProvider({"turns": turns}), tools=[search_articles])
+    server = serve(agent, diagnostics=False)
+    with server.client() as client:
+        _, text = stream_text(client, PATH, json={"message": "hi"})
+    frames = datas(parse_sse(text))
+    after_call = [frames[i + 1] for i, f in enumerate(frames) if f["type"] == "tool_complete"]
+    assert after_call == [{"type": "text_delta", "text": "[[tool:0]]"}]
+    assert frames[-1]["payload"]["message"] == (
+        "[[tool\u2060:0]]\n\n[[tool:0]]\n\n[[tool\u2060:0]] again"
+    )
 
 
 def test_concurrent_tools_are_shown_one_after_another(serve: Serve) -> None:

@@ -3,19 +3,23 @@
  * e2e/agent_app.py on a free loopback port (fresh data directory per run), and a headless
  * Debian Chromium driven by playwright-core. Everything started here is stopped by its pid.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer as createHttpServer } from "node:http";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium, type Browser, type Page } from "playwright-core";
 
+export type { Browser, BrowserContext, CDPSession, Page } from "playwright-core";
+
 const here = dirname(fileURLToPath(import.meta.url));
 export const WEB_DIR = resolve(here, "..");
 export const REPO_DIR = resolve(WEB_DIR, "..");
 export const SCREENSHOTS = join(WEB_DIR, "test-results", "screenshots");
 const AGENTSTREAM = join(REPO_DIR, ".venv", "bin", "agentstream");
+const PYTHON = join(REPO_DIR, ".venv", "bin", "python");
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 
 export interface RunningServer {
@@ -154,6 +158,45 @@ export async function startServer(
   }
   await stop();
   throw new Error(`agentstream serve did not answer on ${url}:\n${log}`);
+}
+
+export interface TrayHost {
+  /** The API, which lets the host page's origin call it (CORS). */
+  server: RunningServer;
+  /** The host page's origin: another site than the API's. */
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** The test agent's server and, on another origin, a page with the tray: the tray script in
+ * its head and `body(apiUrl)` as its body. */
+export async function startTrayHost(body: (api: string) => string, options: ServerOptions = {}): Promise<TrayHost> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const server = await startServer({ ...TEST_APP, env: { AGENTSTREAM_CORS_ORIGINS: url } }, options);
+  const page = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Host</title>
+<script src="${server.url}/embed/agentstream-chat.js"></script></head><body>${body(server.url)}</body></html>`;
+  const host = createHttpServer((_, res) => res.writeHead(200, { "Content-Type": "text/html" }).end(page));
+  await new Promise<void>((ok) => host.listen(port, "127.0.0.1", ok));
+  return {
+    server,
+    url,
+    stop: async () => {
+      await new Promise((ok) => host.close(ok));
+      await server.stop();
+    },
+  };
+}
+
+/** A fresh server home whose store holds one conversation of `messages` prior messages
+ * (e2e/seed_conversation.py); start the server with `{ home }`. Returns the home and the
+ * conversation's id. */
+export function seedConversation(messages: number): { home: string; conversationId: string } {
+  const home = mkdtempSync(join(tmpdir(), "agentstream-e2e-"));
+  const conversationId = execFileSync(PYTHON, [join(here, "seed_conversation.py"), join(home, "data"), String(messages)], {
+    encoding: "utf8",
+  }).trim();
+  return { home, conversationId };
 }
 
 export function openGate(server: RunningServer, name: string): void {

@@ -35,6 +35,7 @@ from agentstream.chat.pages import Location, LocationKeys, Page, Tab, locate
 from agentstream.chat.payloads import PayloadType, PayloadTypes
 from agentstream.chat.prompt import CONTEXT_LAST_LAYOUT, DEFAULT_LAYOUT, check_layout
 from agentstream.chat.redaction import SECRET_KEYS
+from agentstream.origins import is_origin
 from agentstream.runs.request import RunRequest
 from agentstream.tools import Toolset
 
@@ -108,6 +109,14 @@ class ChatConfig:
     """The application's name, shown by the web UI (default: "agentstream")."""
     starter_prompts: Sequence[str] = ()
     """Prompts the web UI offers on an empty chat (default: a generic few)."""
+    trusted_origins: Sequence[str] = ()
+    """Other sites of yours (bare origins, ``https://docs.example.com``) that the web UI and the
+    tray open from an answer without asking, and whose images an answer shows. An
+    ``open_url`` action to any other site first shows where it leads and asks, and its images
+    are links; the page's own origin is always trusted."""
+    confirm_links: bool = False
+    """Ask the same before following a link in an answer to a site not trusted (by default,
+    links in answers open in a new tab as links do)."""
     option_scopes: Mapping[str, str] = field(default_factory=dict)
     """Request options that offer a tool scope while they are true: ``{"rag_enabled": "rag"}``
     offers the tools registered under ``"rag"`` only to requests whose ``rag_enabled``
@@ -138,6 +147,13 @@ class ChatConfig:
                     )
 
     def _check_client_fields(self) -> None:
+        for origin in self.trusted_origins:
+            if not is_origin(origin):
+                raise ValueError(
+                    f"trusted_origins: {origin!r} is not an origin; write it as "
+                    "scheme://host[:port], without a path or a trailing slash "
+                    "(e.g. https://docs.example.com)"
+                )
         keys = [f.key for f in self.context_fields]
         taken = {self.location_keys.page, self.location_keys.tab, self.location_keys.subtab}
         clashes = sorted({k for k in keys if keys.count(k) > 1 or k in taken})
@@ -175,7 +191,8 @@ class ChatConfig:
     def client_view(self) -> dict[str, Any]:
         """What a browser UI needs before the first answer: the app's name, its starter
         prompts, how to draw each payload type (its title, view and card actions), the pages
-        a user may say they are on and the context fields to offer."""
+        a user may say they are on, the context fields to offer, and which other sites links
+        in answers open without asking."""
         keys = self.location_keys
         return {
             "app_name": self.app_name,
@@ -184,6 +201,8 @@ class ChatConfig:
             "pages": [p.client_view() for p in self.pages],
             "location_keys": {"page": keys.page, "tab": keys.tab, "subtab": keys.subtab},
             "context_fields": [f.client_view() for f in self.context_fields],
+            "trusted_origins": list(self.trusted_origins),
+            "confirm_links": self.confirm_links,
         }
 
     @cached_property

@@ -3,6 +3,12 @@
 The ``tray`` dialect streams a marker after each ``tool_complete``; the final message keeps
 them. Both use these functions, so the marker's form is written down once. The
 ``tool_history`` custom payload says what each marker's card shows.
+
+A model can write ``[[tool:0]]`` too (a prompt injection, a page it quotes). In the stream a
+client tells the two apart by where the marker comes (the delta right after
+``tool_complete``); in a final message it could not, so :func:`insert_tool_markers` defuses
+the model's look-alikes first (:func:`defuse_tool_markers`), and every marker a client finds
+there is a real call's.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from agentstream.events import Payload, ToolHistoryEntry
 __all__ = [
     "TOOL_MARKER",
     "MarkerLineFilter",
+    "defuse_tool_markers",
     "insert_tool_markers",
     "strip_tool_markers",
     "tool_history_entry",
@@ -26,23 +33,37 @@ __all__ = [
 
 TOOL_MARKER = re.compile(r"\[\[tool:(\d+)\]\]")
 
+WORD_JOINER = "\u2060"
+"""Invisible, and never part of a marker: what :func:`defuse_tool_markers` puts in a look-alike."""
+
 
 def tool_marker(index: int) -> str:
     """The marker for tool call ``index`` (zero-based, in call order): ``[[tool:0]]``."""
     return f"[[tool:{index}]]"
 
 
+def defuse_tool_markers(text: str) -> str:
+    """``text`` with each marker look-alike made inert and shown the same: a word joiner
+    (U+2060, invisible) after ``tool``, so ``[[tool:0]]`` written by a model reads as it was
+    written and is no card."""
+    return TOOL_MARKER.sub(lambda m: f"[[tool{WORD_JOINER}:{m[1]}]]", text)
+
+
 def insert_tool_markers(message: str, history: Iterable[ToolHistoryEntry]) -> str:
     """Put each call's marker where its ``text_offset`` says, separated by blank lines:
-    ``"Let me search.\\n\\n[[tool:0]]\\n\\nI found 5 articles."``."""
+    ``"Let me search.\\n\\n[[tool:0]]\\n\\nI found 5 articles."``. What only looks like a
+    marker in ``message`` is defused, so the markers in the result are exactly the calls'."""
+    entries = sorted(history, key=lambda e: (e.text_offset, e.index))
+    if not entries:
+        return defuse_tool_markers(message)
     parts: list[str] = []
     position = 0
-    for entry in sorted(history, key=lambda e: (e.text_offset, e.index)):
+    for entry in entries:
         offset = min(max(entry.text_offset, position), len(message))
-        parts.append(message[position:offset].rstrip("\n"))
+        parts.append(defuse_tool_markers(message[position:offset].rstrip("\n")))
         parts.append(tool_marker(entry.index))
         position = offset
-    parts.append(message[position:].lstrip("\n"))
+    parts.append(defuse_tool_markers(message[position:].lstrip("\n")))
     return "\n\n".join(p for p in parts if p)
 
 

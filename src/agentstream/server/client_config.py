@@ -2,7 +2,8 @@
 
 The application's name, its starter prompts, for each payload type its card title, how to
 draw its data and the actions its card offers, the pages (with tabs and subtabs) a user may say
-they are on and the context keys that carry it, and the context fields to offer, all from
+they are on and the context keys that carry it, the context fields to offer, and the other
+sites an answer's links and ``open_url`` actions open without asking, all from
 the :class:`~agentstream.chat.ChatConfig` the server was started with. A server whose hooks
 are not :class:`~agentstream.chat.ChatHooks` answers the same shape with nothing configured, so
 a client needs no special case.
@@ -36,6 +37,8 @@ class ClientConfig(BaseModel):
         "subtab": "active_subtab",
     }
     context_fields: list[dict[str, Any]] = []
+    trusted_origins: list[str] = []
+    confirm_links: bool = False
 
 
 def chat_config_of(hooks: RunHooks) -> ChatConfig | None:

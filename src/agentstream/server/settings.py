@@ -35,13 +35,13 @@ from __future__ import annotations
 import functools
 import ipaddress
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, cast
 
 from agentstream.errors import SettingsError
+from agentstream.origins import is_origin
 
 __all__ = ["DISCONNECT_POLICIES", "DisconnectPolicy", "Settings", "SettingsError", "is_loopback"]
 
@@ -53,7 +53,6 @@ DISCONNECT_POLICIES: tuple[DisconnectPolicy, ...] = ("cancel", "detach")
 
 
 _TRUE = {"1", "true", "yes", "on"}
-_ORIGIN = re.compile(r"https?://(\[[0-9a-fA-F:.]+\]|[^\s/?#:\[\]@]+)(:\d{1,5})?")
 MIN_SECRET_BYTES = 32
 """HS256 needs a key as long as its hash (RFC 7518 §3.2)."""
 
@@ -124,7 +123,7 @@ class Settings:
                 f"AGENTSTREAM_JWT_SECRET must be at least {MIN_SECRET_BYTES} bytes long"
             )
         for origin in self.cors_origins:
-            if origin != "*" and not _ORIGIN.fullmatch(origin):
+            if origin != "*" and not is_origin(origin):
                 # A browser sends the origin bare: "https://app.example/" or a path never
                 # matches it, and the page would only see a CORS failure with no reason.
                 raise SettingsError(

@@ -3,7 +3,7 @@
  * conversation list, the model list and the diagnostics drawer; the chat itself lives in
  * {@link useChat}.
  */
-import { useCallback, useEffect, useRef, useState } from "preact/hooks";
+import { useCallback, useEffect, useMemo, useRef, useState } from "preact/hooks";
 import {
   deleteConversation,
   getClientConfig,
@@ -16,6 +16,7 @@ import {
 import {
   EMPTY_CONFIG,
   fieldValues,
+  linkPolicy,
   NOWHERE,
   requestContext,
   signInHref,
@@ -25,7 +26,7 @@ import {
 } from "../lib/config";
 import { StreamHttpError, type SuggestedAction } from "../lib/stream";
 import { runClientAction } from "./actions";
-import { ChatView } from "./ChatView";
+import { ChatView, type Leave } from "./ChatView";
 import { ContextBar } from "./ContextBar";
 import { MenuIcon } from "./icons";
 import { conversationPath, parseRoute } from "./router";
@@ -223,7 +224,8 @@ export function App() {
     inputRef.current?.focus();
   };
 
-  const onClientAction = (action: SuggestedAction) =>
+  const links = useMemo(() => linkPolicy(config), [config]);
+  const onClientAction = (action: SuggestedAction, leave: Leave) =>
     runClientAction(action, {
       target: window,
       newChat,
@@ -232,7 +234,9 @@ export function App() {
         setDraft(text);
         inputRef.current?.focus();
       },
-      navigate: openElsewhere,
+      // The page is the chat: a page of this site opens beside it too, another site after
+      // the user agreed (unless the configuration trusts it).
+      navigate: leave,
     });
 
   return (
@@ -343,6 +347,7 @@ export function App() {
           onDraft={setDraft}
           inputRef={inputRef}
           onClientAction={onClientAction}
+          links={links}
           loading={loading}
           failed={!!loadError}
           notices={
@@ -389,11 +394,6 @@ function groupByProvider(models: ModelInfo[]): [string, ModelInfo[]][] {
     groups.set(key, [...(groups.get(key) ?? []), m]);
   }
   return [...groups.entries()];
-}
-
-/** A link an answer offers opens beside the chat, never in place of it. */
-function openElsewhere(url: URL): void {
-  window.open(url.href, "_blank", "noopener,noreferrer");
 }
 
 function errorText(e: unknown): string {

@@ -4,16 +4,24 @@
  * region for screen readers and the diagnostics drawer. The standalone page puts a sidebar
  * and a top bar around it; `<agentstream-chat>` puts a tray around it. Server actions are
  * sent from here; client actions go to the frame, which knows what "close" or "navigate"
- * means where it lives.
+ * means where it lives. Leaving for another site goes through here: an `open_url` action or
+ * (when the page asks for it) a link in an answer shows where it leads first.
  */
 import type { ComponentChildren, Ref } from "preact";
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useMemo, useRef, useState } from "preact/hooks";
 import type { ClientConfig } from "../lib/config";
+import { leavesSite, type LinkPolicy } from "../lib/links";
 import type { SuggestedAction } from "../lib/stream";
 import { Composer } from "./Composer";
 import { DiagnosticsDrawer } from "./Diagnostics";
+import { LeaveDialog } from "./LeaveDialog";
+import { AnswerLinksContext, type AnswerLinks, type LinkFollower } from "./Markdown";
 import { EmptyState, MessageList, type MessageHandlers } from "./Messages";
 import type { ChatController } from "./useChat";
+import { useFollowEnd } from "./useFollowEnd";
+
+/** Opens another site in a new tab; asks first unless the page trusts it (see `lib/links.ts`). */
+export type Leave = (url: URL) => void;
 
 export interface ChatViewProps {
   chat: ChatController;
@@ -23,8 +31,11 @@ export interface ChatViewProps {
   draft: string;
   onDraft(text: string): void;
   inputRef: Ref<HTMLTextAreaElement>;
-  /** A `handler: "client"` action (a suggested action or a payload card's button). */
-  onClientAction(action: SuggestedAction): void;
+  /** A `handler: "client"` action (a suggested action or a payload card's button); the frame
+   * opens other sites with `leave`. */
+  onClientAction(action: SuggestedAction, leave: Leave): void;
+  /** Which sites answers may open without asking. */
+  links: LinkPolicy;
   /** A conversation is being opened. */
   loading?: boolean;
   /** Shown above the messages (sign-in, a conversation that could not be opened). */
@@ -38,74 +49,76 @@ export function ChatView(props: ChatViewProps) {
   const { chat, config } = props;
   const [diagnostics, setDiagnostics] = useState<Record<string, unknown> | null>(null);
   const scrollRef = useRef<HTMLDivElement>(null);
-  const stickToBottom = useRef(true);
+  const end = useFollowEnd(scrollRef, chat.conversationId, chat.items);
 
-  // --- scrolling: follow the stream unless the reader scrolled up ---
-  useEffect(() => {
-    stickToBottom.current = true; // another conversation opens at its end
-  }, [chat.conversationId]);
-  useEffect(() => {
-    const el = scrollRef.current;
-    if (el && stickToBottom.current) el.scrollTop = el.scrollHeight;
-  }, [chat.items]);
-  // What renders after the last event (usage line, chips, the composer's size) changes the
-  // heights without a new item: keep following the bottom then too.
-  useEffect(() => {
-    const el = scrollRef.current;
-    if (!el) return;
-    const follow = new ResizeObserver(() => {
-      if (stickToBottom.current) el.scrollTop = el.scrollHeight;
-    });
-    follow.observe(el);
-    if (el.firstElementChild) follow.observe(el.firstElementChild);
-    return () => follow.disconnect();
-  }, []);
+  const [leaving, setLeaving] = useState<URL | null>(null);
+  const latest = useRef(props);
+  latest.current = props;
+  // Made once: every message's Markdown reads `followLink` from a context, and a new value
+  // would draw them all again (so does a new list of trusted origins, which images need).
+  const [{ leave, followLink }] = useState(() => {
+    const leave: Leave = (url) => {
+      if (leavesSite(url, latest.current.links)) setLeaving(url);
+      else openTab(url);
+    };
+    const followLink: LinkFollower = (url, event) => {
+      if (!latest.current.links.confirmLinks || !leavesSite(url, latest.current.links)) return;
+      event.preventDefault();
+      setLeaving(url);
+    };
+    return { leave, followLink };
+  });
 
   const send = (text: string, interactionType?: string) => {
-    stickToBottom.current = true;
-    chat.send(text, { interactionType });
+    end.follow();
+    latest.current.chat.send(text, { interactionType });
   };
 
   const onAction = (action: SuggestedAction) => {
+    const { chat } = latest.current;
     if (action.handler === "server") {
-      stickToBottom.current = true;
+      end.follow();
       chat.send(action.label || action.action, {
         interactionType: "action_executed",
         action: { action: action.action, data: action.data ?? null },
       });
       return;
     }
-    props.onClientAction(action);
+    latest.current.onClientAction(action, leave);
   };
 
-  const handlers: MessageHandlers = {
-    onSend: send,
-    onAction,
-    onRetry: chat.retry,
-    onDecide: chat.decide,
-    onDiagnostics: setDiagnostics,
-    payloadTypes: config.payload_types,
-    ...(props.renderPayload ? { renderPayload: props.renderPayload } : {}),
-  };
+  // One object while the configuration stands: each message is drawn again only when it
+  // changed, and these are among its props. The functions read the latest props.
+  const handlers: MessageHandlers = useMemo(
+    () => ({
+      onSend: send,
+      onAction,
+      onRetry: (id) => latest.current.chat.retry(id),
+      onDecide: (...args) => latest.current.chat.decide(...args),
+      onDiagnostics: setDiagnostics,
+      payloadTypes: config.payload_types,
+      ...(props.renderPayload ? { renderPayload: props.renderPayload } : {}),
+    }),
+    [config.payload_types, props.renderPayload],
+  );
+  const trustedOrigins = props.links.trustedOrigins;
+  const answerLinks: AnswerLinks = useMemo(() => ({ follow: followLink, trustedOrigins }), [trustedOrigins]);
   const hasMessages = chat.items.length > 0;
 
   return (
     <>
-      <div
-        class="scroll"
-        ref={scrollRef}
-        onScroll={(e) => {
-          const el = e.currentTarget as HTMLDivElement;
-          stickToBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80;
-        }}
-      >
+      <div class="scroll" ref={scrollRef}>
         <section class="messages" aria-label="Messages" aria-busy={chat.busy || !!props.loading}>
           {props.loading && <p class="muted center">Loading conversation…</p>}
           {props.notices}
           {!props.loading && !props.failed && !hasMessages && (
             <EmptyState prompts={props.prompts} appName={config.app_name} onPick={(p) => send(p)} />
           )}
-          {hasMessages && <MessageList items={chat.items} busy={chat.busy} handlers={handlers} />}
+          {hasMessages && (
+            <AnswerLinksContext.Provider value={answerLinks}>
+              <MessageList items={chat.items} busy={chat.busy} handlers={handlers} />
+            </AnswerLinksContext.Provider>
+          )}
         </section>
       </div>
       <div class="composer-wrap">
@@ -125,6 +138,11 @@ export function ChatView(props: ChatViewProps) {
         {chat.announcement}
       </div>
       <DiagnosticsDrawer diagnostics={diagnostics} onClose={() => setDiagnostics(null)} />
+      <LeaveDialog url={leaving} onOpen={openTab} onClose={() => setLeaving(null)} />
     </>
   );
+}
+
+function openTab(url: URL): void {
+  window.open(url.href, "_blank", "noopener,noreferrer");
 }

@@ -17,12 +17,14 @@ export function Composer(props: {
   const ref = props.inputRef as { current: HTMLTextAreaElement | null };
 
   // Grow with the text up to a limit (CSS max-height), then scroll. A box that is not laid
-  // out (a closed tray) measures 0: it keeps its one-row height rather than collapsing.
+  // out (a closed tray) measures 0: it keeps its one-row height rather than collapsing. An
+  // empty box is one row without measuring: measuring lays the page out at once, which on
+  // the page's first render would add the first layout to the task that loads the app.
   useLayoutEffect(() => {
     const el = ref.current;
     if (!el) return;
     el.style.height = "auto";
-    if (el.scrollHeight > 0) el.style.height = `${el.scrollHeight}px`;
+    if (props.value !== "" && el.scrollHeight > 0) el.style.height = `${el.scrollHeight}px`;
   }, [props.value]);
 
   const canSend = props.value.trim() !== "" && !props.busy;

@@ -4,7 +4,7 @@
  * Escape-to-close for free.
  */
 import { useEffect, useRef } from "preact/hooks";
-import { formatValue } from "../lib/render";
+import { formatValue } from "../lib/format";
 import { XIcon } from "./icons";
 
 const ORDER = ["model", "max_tokens", "max_iterations", "temperature", "tools", "system_prompt", "messages", "context", "raw_llm_response"];

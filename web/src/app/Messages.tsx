@@ -7,12 +7,15 @@ import type { ComponentChildren } from "preact";
 import { useId, useState } from "preact/hooks";
 import type { ApprovalView, AssistantItem, ChatItem, ToolCall, ToolProgressView } from "../chat/model";
 import { CONTINUE_MESSAGE, cutOffNotice, payloadKind, totalTokens } from "../chat/model";
+import { segments } from "../chat/places";
+import { formatCount, formatValue } from "../lib/format";
 import type { PayloadTypeView } from "../lib/payloads";
-import { formatCount, formatValue, splitMarkers } from "../lib/render";
 import type { CustomPayload, SuggestedAction, Usage } from "../lib/stream";
 import { AlertIcon, BugIcon, ChevronIcon, SparkIcon, WrenchIcon } from "./icons";
 import { Markdown } from "./Markdown";
+import { memo } from "./memo";
 import { PayloadCard } from "./PayloadCard";
+import { GROUP, useReveal } from "./useReveal";
 
 export interface MessageHandlers {
   onSend(text: string, interactionType?: string): void;
@@ -28,35 +31,87 @@ export interface MessageHandlers {
   renderPayload?(payload: CustomPayload, card: ComponentChildren, key: string): ComponentChildren;
 }
 
+/**
+ * The conversation, in groups of {@link GROUP} messages that the browser skips while they are
+ * out of view. A group, and a message in it, is drawn again only when something in it changed:
+ * a streamed delta redraws its own answer, nothing else (`handlers` must therefore keep their
+ * identity). A long conversation is drawn newest first ({@link useReveal}).
+ */
 export function MessageList(props: {
   items: ChatItem[];
   busy: boolean;
   handlers: MessageHandlers;
 }) {
-  const lastId = props.items[props.items.length - 1]?.id;
+  const { items } = props;
+  const from = useReveal(items);
+  const lastId = items[items.length - 1]?.id ?? null;
+  // Groups start at multiples of GROUP, each keyed by where it starts: the first one drawn
+  // may hold fewer while older messages are still to come, and keeps its place as they do.
+  const groups: number[] = [];
+  for (let start = from - (from % GROUP); start < items.length; start += GROUP) groups.push(start);
   return (
-    <ol class="messages-list">
-      {props.items.map((item) =>
-        item.kind === "user" ? (
-          <li class="row row-user" key={item.id}>
-            <div class="bubble bubble-user" data-testid="user-message">
-              {item.text}
-            </div>
-          </li>
-        ) : (
-          <li class="row row-assistant" key={item.id}>
-            <Answer
-              item={item}
-              isLast={item.id === lastId}
-              busy={props.busy}
-              handlers={props.handlers}
-            />
-          </li>
-        ),
-      )}
-    </ol>
+    <div class="messages-list" role="list">
+      {groups.map((start) => {
+        const end = start + GROUP;
+        return (
+          <Group
+            key={start}
+            items={items.slice(Math.max(start, from), end)}
+            lastId={end >= items.length ? lastId : null}
+            busy={end >= items.length && props.busy}
+            handlers={props.handlers}
+          />
+        );
+      })}
+    </div>
   );
 }
+
+interface GroupProps {
+  items: ChatItem[];
+  /** The conversation's last message, when it is in this group. */
+  lastId: string | null;
+  busy: boolean;
+  handlers: MessageHandlers;
+}
+
+const Group = memo(
+  function Group(props: GroupProps) {
+    return (
+      <div class="message-group">
+        {props.items.map((item) => (
+          <Row
+            key={item.id}
+            item={item}
+            isLast={item.id === props.lastId}
+            busy={item.id === props.lastId && props.busy}
+            handlers={props.handlers}
+          />
+        ))}
+      </div>
+    );
+  },
+  (a, b) => a.lastId === b.lastId && a.busy === b.busy && a.handlers === b.handlers && sameItems(a.items, b.items),
+);
+
+function sameItems(a: readonly ChatItem[], b: readonly ChatItem[]): boolean {
+  return a.length === b.length && a.every((item, i) => item === b[i]);
+}
+
+const Row = memo(function Row(props: { item: ChatItem; isLast: boolean; busy: boolean; handlers: MessageHandlers }) {
+  const { item } = props;
+  return item.kind === "user" ? (
+    <div class="row row-user" role="listitem">
+      <div class="bubble bubble-user" data-testid="user-message">
+        {item.text}
+      </div>
+    </div>
+  ) : (
+    <div class="row row-assistant" role="listitem">
+      <Answer item={item} isLast={props.isLast} busy={props.busy} handlers={props.handlers} />
+    </div>
+  );
+});
 
 function Answer(props: { item: AssistantItem; isLast: boolean; busy: boolean; handlers: MessageHandlers }) {
   const { item, handlers } = props;
@@ -197,22 +252,15 @@ function Answer(props: { item: AssistantItem; isLast: boolean; busy: boolean; ha
 }
 
 function AnswerBody({ item }: { item: AssistantItem }) {
-  const segments = splitMarkers(item.text);
-  const placed = new Set(segments.flatMap((s) => (s.kind === "text" ? [] : [s.index])));
-  // Calls without a marker (stopped before they returned) follow the text.
-  const unplaced = item.tools.filter((t) => !placed.has(t.index));
   return (
     <>
-      {segments.map((s, i) =>
+      {segments(item.text, item.tools).map((s) =>
         s.kind === "text" ? (
-          <Markdown key={`t${i}`} text={s.text} />
+          <Markdown key={`text@${s.start}`} text={s.text} />
         ) : (
           <ToolCard key={`tool${s.index}`} call={item.tools.find((t) => t.index === s.index)} index={s.index} />
         ),
       )}
-      {unplaced.map((t) => (
-        <ToolCard key={`tool${t.index}`} call={t} index={t.index} />
-      ))}
     </>
   );
 }

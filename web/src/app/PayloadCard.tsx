@@ -16,7 +16,7 @@ import {
   type PayloadTypeView,
   type TableViewSpec,
 } from "../lib/payloads";
-import { formatValue } from "../lib/render";
+import { formatValue } from "../lib/format";
 import type { CustomPayload, SuggestedAction } from "../lib/stream";
 
 export function PayloadCard(props: {

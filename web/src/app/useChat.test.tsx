@@ -119,8 +119,8 @@ describe("useChat", () => {
 
     expect(calls[0]).toMatchObject({ method: "POST", url: "/api/chat/stream", body: { message: "hi", detach: true } });
     expect(calls[1]).toMatchObject({ method: "GET", url: "/api/runs/r1/stream", headers: { "Last-Event-ID": "2" } });
-    expect(ui.last()).toMatchObject({ status: "complete", text: "Hello [[tool:0]]world" });
-    expect(ui.last().tools.map((t) => t.index)).toEqual([0]);
+    expect(ui.last()).toMatchObject({ status: "complete", text: "Hello world" });
+    expect(ui.last().tools.map((t) => [t.index, t.at])).toEqual([[0, 6]]);
     expect(loadRunMark(sessionStorage, "c1")).toBeNull(); // nothing left to resume
     expect(ui.seen.errors).toEqual([]);
   });

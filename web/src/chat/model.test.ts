@@ -48,8 +48,10 @@ describe("applyEvent", () => {
     a = applyEvent(a, { type: "tool_complete", tool: "search", index: 0 });
     a = applyEvent(a, { type: "text_delta", text: "[[tool:0]]" });
     expect(a.running).toHaveLength(0);
+    // The marker after tool_complete is the card's place, not text.
+    expect(a.text).toBe("Let me search.");
     expect(a.tools).toEqual([
-      { index: 0, name: "search", input: { q: "x" }, callId: "t1", done: true, isError: false },
+      { index: 0, name: "search", input: { q: "x" }, callId: "t1", done: true, isError: false, at: 14 },
     ]);
     a = applyEvent(a, {
       type: "complete",
@@ -62,8 +64,8 @@ describe("applyEvent", () => {
       },
     });
     expect(a.status).toBe("complete");
-    expect(a.text).toBe("Let me search.\n\n[[tool:0]]\n\nDone.");
-    expect(a.tools[0]).toMatchObject({ name: "search", output: "5 hits" });
+    expect(a.text).toBe("Let me search.\n\nDone.");
+    expect(a.tools[0]).toMatchObject({ name: "search", output: "5 hits", at: 16 });
     expect(a.suggestedValues).toEqual([{ label: "More", value: "more" }]);
     expect(a.usage).toEqual({ input_tokens: 3, output_tokens: 4 });
   });
@@ -82,7 +84,7 @@ describe("applyEvent", () => {
     });
   });
 
-  it("takes tool history from a tool_history custom_payload and inserts markers when the message has none", () => {
+  it("takes tool history from a tool_history custom_payload; a call without a marker follows the text", () => {
     const a = play([
       {
         type: "complete",
@@ -92,7 +94,9 @@ describe("applyEvent", () => {
         },
       },
     ]);
-    expect(a.text).toBe("Before.\n\n[[tool:0]]\n\nAfter.");
+    expect(a.text).toBe("Before.After.");
+    expect(a.tools).toHaveLength(1);
+    expect(a.tools[0]?.at).toBeUndefined();
     expect(a.payloads).toEqual([]);
   });
 });
@@ -119,6 +123,51 @@ describe("an answer cut off", () => {
   });
 });
 
+describe("tool cards come from the run's tool events, never from the text", () => {
+  it("keeps a marker the model streamed as text: no tool_complete came before it", () => {
+    const a = play([
+      { type: "text_delta", text: "See " },
+      { type: "text_delta", text: "[[tool:0]]" },
+      { type: "text_delta", text: " and [[tool:99]]." },
+    ]);
+    expect(a.text).toBe("See [[tool:0]] and [[tool:99]].");
+    expect(a.tools).toEqual([]);
+  });
+
+  it("places a real call once, and keeps the model's copy of its marker as text", () => {
+    const a = play([
+      { type: "text_delta", text: "Checking." },
+      { type: "tool_start", tool: "echo", input: {}, tool_use_id: "t1" },
+      { type: "tool_complete", tool: "echo", index: 0 },
+      { type: "text_delta", text: "[[tool:0]]" },
+      { type: "text_delta", text: "\n\nForged: [[tool:0]]" },
+      {
+        type: "complete",
+        payload: {
+          message: "Checking.\n\n[[tool:0]]\n\nForged: [[tool\u2060:0]] [[tool\u2060:99]]",
+          tool_history: [{ index: 0, tool_name: "echo", output: "ok" }],
+        },
+      },
+    ]);
+    expect(a.text).toBe("Checking.\n\nForged: [[tool\u2060:0]] [[tool\u2060:99]]");
+    expect(a.tools.map((t) => [t.index, t.at])).toEqual([[0, 11]]);
+  });
+
+  it("shows a stored answer's text as written and places cards by text_offset only", () => {
+    const [, answer] = itemsFromMessages([
+      { role: "user", content: "hi" },
+      { role: "assistant", content: "🔎 [[tool:0]] found.", tool_history: [{ index: 0, tool_name: "s", text_offset: 2 }] },
+    ]) as [unknown, AssistantItem];
+    expect(answer.text).toBe("🔎 [[tool:0]] found.");
+    expect(answer.tools.map((t) => t.at)).toEqual([3]); // two code points: the emoji is two UTF-16 units
+    const [, plain] = itemsFromMessages([
+      { role: "user", content: "hi" },
+      { role: "assistant", content: "[[tool:0]] [[tool:1]]" },
+    ]) as [unknown, AssistantItem];
+    expect(plain.tools).toEqual([]);
+  });
+});
+
 describe("collectPayloads", () => {
   it("merges custom_payload and payloads without duplicates or tool history", () => {
     const preview = { kind: "workflow_preview", payload_id: "p1", data: {} };
@@ -129,7 +178,7 @@ describe("collectPayloads", () => {
 });
 
 describe("itemsFromMessages", () => {
-  it("rebuilds bubbles, markers and statuses from stored messages", () => {
+  it("rebuilds bubbles, tool places and statuses from stored messages", () => {
     const items = itemsFromMessages([
       { id: 1, role: "user", content: "search" },
       {
@@ -147,7 +196,8 @@ describe("itemsFromMessages", () => {
     ]);
     expect(items.map((i) => i.kind)).toEqual(["user", "assistant", "user", "assistant", "user", "assistant"]);
     const first = items[1] as AssistantItem;
-    expect(first.text).toBe("Let me search.\n\n[[tool:0]]\n\nI found 5.");
+    expect(first.text).toBe("Let me search.I found 5.");
+    expect(first.tools.map((t) => t.at)).toEqual([14]);
     expect(first.reasoning).toBe("thinking");
     expect((items[3] as AssistantItem).status).toBe("cancelled");
     const failed = items[5] as AssistantItem;

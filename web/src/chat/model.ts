@@ -4,7 +4,7 @@
  * from the components so the tray's event handling is testable without a browser.
  */
 import type { StoredMessage } from "../lib/api";
-import { insertMarkers } from "../lib/render";
+import { markerOf, offsetInText, placesInMessage } from "./places";
 import type {
   ChatRequest,
   CompletePayload,
@@ -30,6 +30,8 @@ export interface ToolCall {
   stopped?: boolean;
   /** The tool's friendly text for this call ("Checking billing…"). */
   display?: string;
+  /** Where its card goes in the answer's text (see `places.ts`); unset: after the text. */
+  at?: number;
 }
 
 export interface ToolProgressView {
@@ -64,8 +66,10 @@ export interface AssistantItem {
   kind: "assistant";
   id: string;
   status: AnswerStatus;
-  /** Text with `[[tool:N]]` markers. */
+  /** The answer's text as the model wrote it: no markers, each call's card has its `at`. */
   text: string;
+  /** The call whose marker the stream sends next (its `tool_complete` just came). */
+  markerDue: number | null;
   reasoning: string;
   statusText: string | null;
   tools: ToolCall[];
@@ -99,6 +103,7 @@ export function newAnswer(request: ChatRequest | null): AssistantItem {
     id: localId("a"),
     status: "streaming",
     text: "",
+    markerDue: null,
     reasoning: "",
     statusText: "Thinking...",
     tools: [],
@@ -142,8 +147,15 @@ export function applyEvent(item: AssistantItem, event: TrayEvent): AssistantItem
         statusText: event.message,
         runId: item.runId ?? event.run_id ?? null,
       };
-    case "text_delta":
-      return { ...item, text: item.text + event.text, statusText: null };
+    case "text_delta": {
+      const due = item.markerDue;
+      if (due !== null && event.text === markerOf(due)) {
+        // The call's marker: its card goes here. Text like it anywhere else is the model's.
+        const tools = item.tools.map((t) => (t.index === due ? { ...t, at: item.text.length } : t));
+        return { ...item, tools, markerDue: null };
+      }
+      return { ...item, text: item.text + event.text, markerDue: null, statusText: null };
+    }
     case "thinking":
       return { ...item, reasoning: item.reasoning + event.text };
     case "tool_start": {
@@ -184,14 +196,14 @@ export function applyEvent(item: AssistantItem, event: TrayEvent): AssistantItem
         ...(started?.display ? { display: started.display } : {}),
       };
       const tools = [...item.tools.filter((t) => t.index !== event.index), call];
-      return { ...item, running, tools, statusText: running.length ? item.statusText : null };
+      return { ...item, running, tools, markerDue: event.index, statusText: running.length ? item.statusText : null };
     }
     case "complete":
       return completeAnswer(item, event.payload);
     case "error":
       return { ...item, status: "error", error: event.message, statusText: null, running: [] };
     case "cancelled":
-      return { ...item, status: "cancelled", statusText: null, running: [], tools: [...item.tools, ...stoppedCalls(item)] };
+      return { ...item, status: "cancelled", statusText: null, running: [], markerDue: null, tools: [...item.tools, ...stoppedCalls(item)] };
   }
 }
 
@@ -211,15 +223,23 @@ function stoppedCalls(item: AssistantItem): ToolCall[] {
 
 function completeAnswer(item: AssistantItem, payload: CompletePayload): AssistantItem {
   const history = payload.tool_history ?? historyFromCustomPayload(payload.custom_payload);
-  // The final message is authoritative; fall back to what streamed when it is empty.
-  const text = insertMarkers(payload.message || item.text, history);
+  let text = item.text;
+  let tools = mergeTools(item.tools, history);
+  // The final message is authoritative (the server may have parsed lines out of it); what
+  // streamed stands when it is empty.
+  if (payload.message) {
+    const found = placesInMessage(payload.message, new Set(tools.map((t) => t.index)));
+    text = found.text;
+    tools = tools.map((t) => (found.places.has(t.index) ? { ...t, at: found.places.get(t.index)! } : withoutPlace(t)));
+  }
   return {
     ...item,
     status: "complete",
     text,
+    markerDue: null,
     statusText: null,
     running: [],
-    tools: mergeTools(item.tools, history),
+    tools,
     suggestedValues: payload.suggested_values ?? [],
     suggestedActions: payload.suggested_actions ?? [],
     payloads: collectPayloads(payload.custom_payload, payload.payloads),
@@ -228,6 +248,11 @@ function completeAnswer(item: AssistantItem, payload: CompletePayload): Assistan
     diagnostics: payload.diagnostics ?? null,
     cutOff: cutOff(payload.stop_reason),
   };
+}
+
+function withoutPlace(call: ToolCall): ToolCall {
+  const { at: _at, ...rest } = call;
+  return rest;
 }
 
 function approvalView(call: PendingApproval): ApprovalView {
@@ -277,6 +302,7 @@ function mergeTools(live: ToolCall[], history: ToolHistoryEntry[] | null | undef
   return history.map((entry, position) => {
     const index = entry.index ?? position;
     const seen = live.find((t) => t.index === index);
+    const display = entry.display ?? seen?.display;
     return {
       index,
       name: entry.tool_name ?? seen?.name ?? "tool",
@@ -287,7 +313,8 @@ function mergeTools(live: ToolCall[], history: ToolHistoryEntry[] | null | undef
       callId: entry.call_id ?? seen?.callId,
       done: true,
       stopped: entry.stopped ?? false,
-      ...((entry.display ?? seen?.display) ? { display: entry.display ?? seen?.display } : {}),
+      ...(display ? { display } : {}),
+      ...(seen?.at !== undefined ? { at: seen.at } : {}),
     };
   });
 }
@@ -324,14 +351,15 @@ export function itemsFromMessages(messages: StoredMessage[]): ChatItem[] {
     } else if (m.role === "assistant") {
       const history = m.tool_history ?? [];
       const status = storedStatus(m.status);
+      const text = m.content ?? "";
       items.push({
         ...newAnswer(null),
         id: String(m.id ?? localId("a")),
         status,
-        text: insertMarkers(m.content ?? "", history),
+        text,
         reasoning: m.reasoning ?? "",
         statusText: null,
-        tools: mergeTools([], history),
+        tools: storedTools(text, history),
         suggestedValues: m.suggested_values ?? [],
         suggestedActions: m.suggested_actions ?? [],
         payloads: collectPayloads(m.custom_payload, m.payloads),
@@ -351,6 +379,14 @@ export function itemsFromMessages(messages: StoredMessage[]): ChatItem[] {
     if (item.kind === "assistant" && prev.kind === "user") item.request = { message: prev.text };
   }
   return items;
+}
+
+/** A stored answer's calls, each card at its `text_offset` (code points; none: at the end). */
+function storedTools(text: string, history: ToolHistoryEntry[]): ToolCall[] {
+  return mergeTools([], history).map((call, position) => {
+    const offset = history[position]?.text_offset;
+    return typeof offset === "number" ? { ...call, at: offsetInText(text, Math.max(0, Math.floor(offset))) } : call;
+  });
 }
 
 function storedStatus(status: string | null | undefined): AnswerStatus {

@@ -10,14 +10,14 @@
  * shortcuts with Ctrl, Alt or Meta still do. Nothing is focused unless the user opens the tray.
  */
 import type { ComponentChildren } from "preact";
-import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
-import { ChatView } from "../app/ChatView";
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
+import { ChatView, type Leave } from "../app/ChatView";
 import { runClientAction } from "../app/actions";
 import { ChatIcon, PlusIcon, XIcon } from "../app/icons";
 import { showConversation } from "../app/showConversation";
 import { useChat } from "../app/useChat";
 import { getClientConfig } from "../lib/api";
-import { EMPTY_CONFIG, type ClientConfig } from "../lib/config";
+import { EMPTY_CONFIG, linkPolicy, type ClientConfig } from "../lib/config";
 import { StreamHttpError, type CustomPayload, type StreamOptions, type SuggestedAction } from "../lib/stream";
 import { placeTitles, requestContextOf, type HostContext } from "./context";
 
@@ -61,6 +61,10 @@ export interface TrayProps {
   contextVersion: number;
   /** Bumped by the element when it wants the composer focused (the user opened the tray). */
   focusRequest: number;
+  /** The payload types the host draws (their names, sorted): a change redraws the messages. */
+  payloadKinds: string;
+  /** The host's trusted origins and whether links in answers ask too (`null`: not set). */
+  links: { trustedOrigins: readonly string[]; confirmLinks: boolean | null };
 }
 
 const FALLBACK_PROMPTS = ["What can you help me with?", "Which tools can you use?"];
@@ -184,7 +188,7 @@ export function Tray(props: TrayProps) {
     launcherRef.current?.focus({ preventScroll: true });
   };
 
-  const onClientAction = (action: SuggestedAction) => {
+  const onClientAction = (action: SuggestedAction, leave: Leave) => {
     runClientAction(action, {
       target: host.target,
       custom: host.clientAction,
@@ -196,18 +200,24 @@ export function Tray(props: TrayProps) {
       },
       navigate: (target) => {
         // A page of the host's own site opens in place (the tray follows, with its
-        // conversation); another site opens beside it.
+        // conversation); another site opens beside it, asked first unless the host trusts it.
         if (target.origin === location.origin) location.assign(target.href);
-        else window.open(target.href, "_blank", "noopener,noreferrer");
+        else leave(target);
       },
     });
   };
 
-  const renderPayload = (payload: CustomPayload, card: ComponentChildren, key: string) => {
-    const kind = payload.type ?? payload.kind ?? "";
-    if (!host.drawsPayload(kind)) return card;
-    return <HostPayload key={key} slotKey={key} payload={payload} host={host} card={card} />;
-  };
+  // Kept while the host draws the same payload types: messages are drawn again only when
+  // something they show changed.
+  const renderPayload = useCallback(
+    (payload: CustomPayload, card: ComponentChildren, key: string) => {
+      const kind = payload.type ?? payload.kind ?? "";
+      if (!host.drawsPayload(kind)) return card;
+      return <HostPayload key={key} slotKey={key} payload={payload} host={host} card={card} />;
+    },
+    [host, props.payloadKinds],
+  );
+  const links = useMemo(() => linkPolicy(config, props.links), [config, props.links]);
 
   // Keys typed in the tray's fields stay in the tray (see the module's note on keys).
   const keepTyping = (e: KeyboardEvent) => {
@@ -301,6 +311,7 @@ export function Tray(props: TrayProps) {
           onDraft={setDraft}
           inputRef={inputRef}
           onClientAction={onClientAction}
+          links={links}
           loading={loading}
           notices={
             <>
@@ -344,6 +355,8 @@ function useDocumentReady(): boolean {
   useEffect(() => {
     if (ready) return;
     const done = () => setReady(true);
+    // Effects run after a paint: the document may have finished parsing since the render.
+    if (document.readyState !== "loading") return done();
     document.addEventListener("DOMContentLoaded", done, { once: true });
     return () => document.removeEventListener("DOMContentLoaded", done);
   }, []);

@@ -17,7 +17,9 @@
  * (`floating`, the default: a button and a panel above it; `docked`: a panel along the
  * right edge; `inline`: fills the element), `open`, `theme` (`light`, `dark`, `system`;
  * default: the page's `color-scheme`), `credentials` (`include` sends the API's cookies
- * across origins).
+ * across origins), `trusted-origins` (other sites of the host's that answers open without
+ * asking first, space-separated origins), `confirm-links` (ask before following a link in
+ * an answer to another site too; `confirm-links="false"` never does, whatever the server says).
  *
  * Events (they bubble out of the element): `agentstream:action` (cancelable; a
  * `handler: "client"` action, `detail` the action), `agentstream:toggle` (`detail.open`),
@@ -30,7 +32,8 @@ import { clientOptions } from "../lib/connection";
 import type { CustomPayload, StreamOptions, SuggestedAction } from "../lib/stream";
 import { mergeContext, type HostContext } from "./context";
 import trayStyles from "./tray.css?inline";
-import { Tray, type TrayCommands, type TrayHost, type TrayMode } from "./Tray";
+import { parseOrigins } from "../lib/links";
+import { Tray, type TrayCommands, type TrayHost, type TrayMode, type TrayProps } from "./Tray";
 
 export const TAG_NAME = "agentstream-chat";
 
@@ -51,7 +54,7 @@ const Base = (typeof HTMLElement === "undefined" ? class {} : HTMLElement) as ty
 let slotCounter = 0;
 
 export class AgentstreamChatElement extends Base {
-  static observedAttributes = ["endpoint", "mode", "open", "theme", "credentials"];
+  static observedAttributes = ["endpoint", "mode", "open", "theme", "credentials", "trusted-origins", "confirm-links"];
 
   #mount: HTMLElement | null = null;
   #context: HostContext = {};
@@ -66,6 +69,7 @@ export class AgentstreamChatElement extends Base {
   #connection: { key: string; options: StreamOptions } | null = null;
   #restored = false;
   #hostApi: TrayHost | null = null;
+  #links: { key: string; value: TrayProps["links"] } | null = null;
 
   connectedCallback(): void {
     if (!this.#mount) {
@@ -167,6 +171,30 @@ export class AgentstreamChatElement extends Base {
     this.#render();
   }
 
+  /** Other sites of the host's (bare origins) that answers open without asking first; the
+   * page's own origin always is one. Reflects the `trusted-origins` attribute. */
+  get trustedOrigins(): string[] {
+    return parseOrigins(this.getAttribute("trusted-origins")).origins;
+  }
+  set trustedOrigins(value: readonly string[]) {
+    const { origins, invalid } = parseOrigins(value ?? []);
+    if (!Array.isArray(value) || invalid.length > 0) {
+      throw new TypeError(`trustedOrigins must be an array of origins such as "https://docs.example.com", not ${JSON.stringify(value)}`);
+    }
+    this.setAttribute("trusted-origins", origins.join(" "));
+  }
+
+  /** Whether a click on a link in an answer to another site asks first (`null`: as the
+   * server's configuration says). Reflects the `confirm-links` attribute. */
+  get confirmLinks(): boolean | null {
+    const value = this.getAttribute("confirm-links");
+    return value === null ? null : value !== "false";
+  }
+  set confirmLinks(value: boolean | null) {
+    if (value === null || value === undefined) this.removeAttribute("confirm-links");
+    else this.setAttribute("confirm-links", value ? "" : "false");
+  }
+
   // --- commands ------------------------------------------------------------------------
 
   get open(): boolean {
@@ -229,6 +257,20 @@ export class AgentstreamChatElement extends Base {
       return "floating";
     }
     return mode as TrayMode;
+  }
+
+  /** The host's link settings, the same object while its attributes stand. */
+  #linkSettings(): TrayProps["links"] {
+    const trusted = this.getAttribute("trusted-origins");
+    const key = `${trusted}|${this.getAttribute("confirm-links")}`;
+    if (this.#links?.key !== key) {
+      const { origins, invalid } = parseOrigins(trusted);
+      if (invalid.length > 0) {
+        console.error(`<${TAG_NAME}>: trusted-origins takes origins such as https://docs.example.com; ignoring ${invalid.map((o) => JSON.stringify(o)).join(", ")}`);
+      }
+      this.#links = { key, value: { trustedOrigins: origins, confirmLinks: this.confirmLinks } };
+    }
+    return this.#links.value;
   }
 
   #host(): TrayHost {
@@ -321,6 +363,8 @@ export class AgentstreamChatElement extends Base {
         prompts={this.#prompts}
         contextVersion={this.#contextVersion}
         focusRequest={this.#focusRequest}
+        payloadKinds={Object.keys(this.#renderers).sort().join(" ")}
+        links={this.#linkSettings()}
       />,
       this.#mount,
     );

@@ -41,6 +41,10 @@ export interface AgentstreamChatProps {
   theme?: "light" | "dark" | "system";
   /** "include" sends the API's session cookie across origins. */
   credentials?: RequestCredentials;
+  /** Other sites of the app's (bare origins) that answers open without asking first. */
+  trustedOrigins?: string[];
+  /** Ask before following a link in an answer to another site too (unset: as the server says). */
+  confirmLinks?: boolean;
   getToken?: TokenGetter;
   /** The page's state, sent with every message (`page`, `tab`, `subtab`, anything else).
    * Replaces the element's context when it changes (compared by value). */
@@ -147,6 +151,8 @@ export const AgentstreamChat = forwardRef<AgentstreamChatElement | null, Agentst
       mode: props.mode,
       theme: props.theme,
       credentials: props.credentials,
+      "trusted-origins": props.trustedOrigins?.join(" "),
+      "confirm-links": props.confirmLinks === undefined ? undefined : String(props.confirmLinks),
       className: props.className,
       style: props.style,
     };

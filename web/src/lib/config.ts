@@ -1,10 +1,11 @@
 /**
  * What the server's `GET /api/chat/config` tells a chat UI, and the request context built from
  * it: the app's name and starter prompts, how payload cards are drawn, the pages (with tabs and
- * subtabs) a user can say they are on and the context fields to offer; and where a 401 says to
- * sign in.
+ * subtabs) a user can say they are on, the context fields to offer and which other sites
+ * answers open without asking; and where a 401 says to sign in.
  * Pure functions; nothing here knows a particular application.
  */
+import { parseOrigins, type LinkPolicy } from "./links";
 import type { PayloadTypeView } from "./payloads";
 
 export interface AreaView {
@@ -36,6 +37,10 @@ export interface ClientConfig {
   pages: AreaView[];
   location_keys: LocationKeys;
   context_fields: ContextFieldView[];
+  /** Other sites answers open without asking (bare origins). */
+  trusted_origins: string[];
+  /** Ask before following a link in an answer to another site too. */
+  confirm_links: boolean;
 }
 
 export const EMPTY_CONFIG: ClientConfig = {
@@ -45,6 +50,8 @@ export const EMPTY_CONFIG: ClientConfig = {
   pages: [],
   location_keys: { page: "current_page", tab: "active_tab", subtab: "active_subtab" },
   context_fields: [],
+  trusted_origins: [],
+  confirm_links: false,
 };
 
 /** The server's answer, with anything missing or malformed (an older server) left at its default. */
@@ -63,6 +70,20 @@ export function normalizeConfig(body: Partial<ClientConfig> | undefined | null):
         ? keys
         : EMPTY_CONFIG.location_keys,
     context_fields: Array.isArray(body?.context_fields) ? body.context_fields.filter(isField) : [],
+    trusted_origins: Array.isArray(body?.trusted_origins) ? parseOrigins(body.trusted_origins).origins : [],
+    confirm_links: body?.confirm_links === true,
+  };
+}
+
+/** Which sites answers open without asking: the server's configuration, and what the page
+ * around the chat adds (the tray's `trusted-origins`; its `confirm-links` wins when set). */
+export function linkPolicy(
+  config: ClientConfig,
+  page: { trustedOrigins: readonly string[]; confirmLinks: boolean | null } = { trustedOrigins: [], confirmLinks: null },
+): LinkPolicy {
+  return {
+    trustedOrigins: [...config.trusted_origins, ...page.trustedOrigins],
+    confirmLinks: page.confirmLinks ?? config.confirm_links,
   };
 }
 

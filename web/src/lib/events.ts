@@ -82,7 +82,7 @@ export interface ToolHistoryEntry {
   stopped?: boolean;
   /** The tool's friendly text for this call. */
   display?: string;
-  /** Where the `[[tool:N]]` marker belongs in the message, in Unicode code points. */
+  /** Where the call's card belongs in a stored answer's text, in Unicode code points. */
   text_offset?: number;
 }
 
