@@ -42,12 +42,14 @@ class LiveServer:
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
-        loop = asyncio.new_event_loop()
-        self.loop = loop
-        try:
-            loop.run_until_complete(self._server.serve(sockets=[self._sock]))
-        finally:
-            loop.close()
+        # asyncio.Runner cancels the tasks still pending when the server returns before it
+        # closes the loop, as asyncio.run does: a task an app leaves behind for the loop's
+        # lifetime (sse_starlette's shutdown watcher, which the MCP SDK's streamable HTTP
+        # server starts, polls for a signal a server in a thread never gets) is cancelled
+        # rather than destroyed pending when the loop is collected.
+        with asyncio.Runner() as runner:
+            self.loop = runner.get_loop()
+            runner.run(self._server.serve(sockets=[self._sock]))
 
     def start(self) -> LiveServer:
         self._thread.start()
