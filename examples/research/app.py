@@ -17,8 +17,11 @@ history and diagnostics), which the web UI speaks.
 * LLM payloads ``schema_proposal`` (extraction subtab) and ``query_suggestion`` (everywhere),
   and the ``apply_schema`` server action that applies a proposal to its report.
 * ``/host/``: a small multi-page research portal (plain HTML in ``host/``) with the chat
-  tray embedded (``<agentstream-chat>``): its pages and tabs are the tray's context, and it
-  handles the ``open_article`` action itself.
+  tray embedded (``<agentstream-chat>``): its pages and tabs are the tray's context, it
+  handles the ``open_article`` action itself (its reader), and it shows the open report's
+  articles and extraction fields from ``/example-api`` (``api.py``) as the assistant changes
+  them. In the standalone UI, "Open in the reader" opens the portal's reader on that
+  article (the action's ``url``).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from starlette.staticfiles import StaticFiles
 from agentstream import Agent
 from agentstream.chat import ChatConfig
 from examples._common import data_dir, model_or
+from examples.research.api import MOUNT, research_api
 from examples.research.corpus import Library
 from examples.research.demo import research_demo_model
 from examples.research.pages import research_pages
@@ -72,7 +76,10 @@ def build(directory: Path | None = None) -> tuple[Agent, ChatConfig]:
         payload_types=PAYLOAD_TYPES,
         client_actions=[CLOSE_CHAT],
         server_actions=actions_for(library),
-        mounts={"/host": StaticFiles(directory=HOST_DIR, html=True)},
+        mounts={
+            "/host": StaticFiles(directory=HOST_DIR, html=True),
+            MOUNT: research_api(library),
+        },
     )
     return agent, chat
 

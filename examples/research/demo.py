@@ -45,6 +45,8 @@ def _turn(request: ChatRequest) -> ScriptedTurn:
         outcome = asked.split("\n", 1)[1].removeprefix("Outcome: ").strip()
         values = [{"label": "Show the report", "value": "What does the report hold now?"}]
         return _say(f"Done. {outcome}\n\n{_line('SUGGESTED_VALUES:', values)}")
+    if turn == 0 and REPORT_QUESTION.search(asked):
+        return _say(_the_report(request.system))
     if turn == 0:
         wanted = ARTICLE_ID.search(asked)
         if wanted and "fetch_article" in offered:
@@ -78,13 +80,37 @@ def _turn(request: ChatRequest) -> ScriptedTurn:
                         "label": "Open in the reader",
                         "action": "open_article",
                         "handler": "client",
-                        "data": {"article_id": article["id"]},
+                        # The portal's page handles it in place; the standalone UI,
+                        # which has no reader of its own, opens the portal's at ``url``.
+                        "data": {
+                            "article_id": article["id"],
+                            "url": f"/host/?article={article['id']}",
+                        },
                         "style": "secondary",
                     }
                 ],
             )
         )
     return _say(_after_search(request, last["value"]))
+
+
+REPORT_QUESTION = re.compile(r"\b(report|its fields)\b.*\b(hold|have|contain|show)", re.I)
+"""What the open report holds now (the chip offered after a schema is applied)."""
+
+
+def _the_report(system: str) -> str:
+    """The open report as the page's context describes it (the model reads the same)."""
+    report = re.search(r"^Open report: (.+)$", system, re.MULTILINE)
+    if report is None:
+        return (
+            f"{DEMO_LABEL}\n\nNo report is open here: open one on the reports page and ask again."
+        )
+    lines = {
+        name: re.search(rf"^{name}: (.+)$", system, re.MULTILINE)
+        for name in ("Question", "Articles", "Extraction fields")
+    }
+    shown = "\n".join(f"- **{name}**: {m.group(1)}" for name, m in lines.items() if m)
+    return f"{DEMO_LABEL}\n\nReport {report.group(1)}\n\n{shown}"
 
 
 def _after_search(request: ChatRequest, found: dict[str, Any]) -> str:
