@@ -41,7 +41,14 @@ def _line(marker: str, value: Any) -> str:
 def _turn(request: ChatRequest) -> ScriptedTurn:
     asked, turn = position(request)
     offered = {spec.name for spec in request.tools}
-    if "\nOutcome: " in asked or "\nThe action failed" in asked:
+    if '"run_suggested_search"' in asked and "\nOutcome: " in asked and turn == 0:
+        search = json.loads(asked.split("\nOutcome: ", 1)[1])["search_articles"]
+        suggested = {k: v for k, v in search.items() if v is not None}
+        return _say(
+            f"{DEMO_LABEL}\n\nSearching for “{search['query']}”, as suggested.",
+            tool_calls=[{"name": "search_articles", "arguments": suggested}],
+        )
+    if turn == 0 and ("\nOutcome: " in asked or "\nThe action failed" in asked):
         outcome = asked.split("\n", 1)[1].removeprefix("Outcome: ").strip()
         values = [{"label": "Show the report", "value": "What does the report hold now?"}]
         return _say(f"Done. {outcome}\n\n{_line('SUGGESTED_VALUES:', values)}")

@@ -278,3 +278,36 @@ def test_the_portal_reads_what_the_assistant_changed(client: httpx.Client) -> No
     assert article["id"] == "A0072" and article["title"] and article["abstract"]
     assert client.get("/example-api/articles/A9999").status_code == 404
     assert client.get("/example-api/reports/99").status_code == 404
+
+
+def test_a_query_suggestion_s_button_runs_its_search(client: httpx.Client) -> None:
+    answer = complete(chat(client, "Find recent articles on CRISPR base editing"))
+    [suggestion] = [p for p in answer["payloads"] if p["type"] == "query_suggestion"]
+    card = client.get("/api/chat/config").json()["payload_types"]["query_suggestion"]
+    [button] = card["actions"]
+    assert button["label"] == "Search"
+    frames = chat(
+        client,
+        button["label"],
+        interaction_type="action_executed",
+        action={
+            "action": button["action"],
+            "data": {"payload_id": suggestion["payload_id"], "payload": suggestion["data"]},
+        },
+        conversation_id=answer["conversation_id"],
+    )
+    [started] = [f for f in frames if f["type"] == "tool_start"]
+    assert started["tool"] == "search_articles"
+    assert started["input"] == {
+        "query": suggestion["data"]["query"],
+        "year_from": suggestion["data"]["year_from"],
+    }
+    assert complete(frames)["message"].count("I found") == 1
+
+
+def test_a_result_list_says_how_many_of_how_many_it_shows(client: httpx.Client) -> None:
+    answer = complete(chat(client, "Find articles on editing"))
+    [results] = [p for p in answer["payloads"] if p["type"] == "search_results"]
+    shown, total = len(results["data"]["articles"]), results["data"]["total"]
+    assert shown < total
+    assert results["summary"] == f"The best {shown} of {total} articles for “editing”"

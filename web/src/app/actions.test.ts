@@ -66,3 +66,42 @@ describe("runClientAction: navigate", () => {
     ]);
   });
 });
+
+describe("runClientAction: an action of the page's own that nobody handles", () => {
+  const host = (): ClientActionHost & { went: string[] } => {
+    const went: string[] = [];
+    return {
+      went,
+      target: new EventTarget(),
+      newChat: () => undefined,
+      closeChat: () => undefined,
+      setDraft: () => undefined,
+      navigate: (url) => went.push(url.href),
+    };
+  };
+  const open = (data: Record<string, unknown>): SuggestedAction => ({
+    label: "Open in the reader",
+    action: "open_article",
+    handler: "client",
+    data,
+  });
+
+  it("goes to its url", () => {
+    const h = host();
+    runClientAction(open({ article_id: "A0072", url: "/host/?article=A0072" }), h);
+    expect(h.went).toEqual([`${location.origin}/host/?article=A0072`]);
+  });
+
+  it("does nothing without a url, or with one it may not follow", () => {
+    const h = host();
+    runClientAction(open({ article_id: "A0072" }), h);
+    runClientAction(open({ url: "javascript:alert(1)" }), h);
+    expect(h.went).toEqual([]);
+  });
+
+  it("is left to the frame's own handler when it has one", () => {
+    const h = { ...host(), custom: () => true };
+    runClientAction(open({ url: "/host/?article=A0072" }), h);
+    expect(h.went).toEqual([]);
+  });
+});
