@@ -145,7 +145,7 @@ describe("chat", () => {
     const card = lastAnswer().getByTestId("tool-card");
     const head = card.getByRole("button", { name: /search_articles/ });
     await expect(head.getAttribute("aria-expanded")).resolves.toBe("false");
-    await expect(card.getByTestId("tool-display").textContent()).resolves.toBe("Searching the articles for “crispr”…");
+    await expect(card.getByTestId("tool-display").textContent()).resolves.toBe("Searching the articles for “crispr”");
     await expect(card.getByText("Output").count()).resolves.toBe(0);
     // The card sits between the text before and after the call.
     const order = await lastAnswer().evaluate((el) => el.textContent ?? "");
@@ -168,7 +168,7 @@ describe("chat", () => {
     const storedText = await stored.evaluate((el) => el.textContent ?? "");
     expect(storedText.indexOf("Let me search")).toBeLessThan(storedText.indexOf("search_articles"));
     expect(storedText.indexOf("search_articles")).toBeLessThan(storedText.indexOf("I found 5"));
-    await expect(stored.getByTestId("tool-display").textContent()).resolves.toBe("Searching the articles for “crispr”…");
+    await expect(stored.getByTestId("tool-display").textContent()).resolves.toBe("Searching the articles for “crispr”");
     await stored.getByRole("button", { name: /search_articles/ }).click();
     await stored.getByText("CRISPR basics").waitFor();
   });
@@ -308,7 +308,7 @@ describe("chat", () => {
       conversation_id: conversationId,
     });
     await page.getByTestId("user-message").filter({ hasText: "Approve" }).waitFor();
-    await card.getByText("Approve: sent.").waitFor();
+    await card.getByText("You chose “Approve”.").waitFor();
     expect((await answered).ok()).toBe(true);
     await lastAnswer().getByText("The workflow is approved and saved.").waitFor();
     await waitIdle();

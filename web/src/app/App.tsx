@@ -98,11 +98,15 @@ export function App() {
       setListError(null);
       setSignIn(null);
     } catch (e) {
-      setSignIn(signInUrlOf(e));
+      const signInUrl = signInUrlOf(e);
+      setSignIn(signInUrl);
+      // Signed out is not a failure: the sign-in prompt says what to do.
       setListError(
-        e instanceof StreamHttpError && e.status === 404
-          ? "This server keeps no conversation history."
-          : `Could not load conversations: ${errorText(e)}`,
+        signInUrl
+          ? null
+          : e instanceof StreamHttpError && e.status === 404
+            ? "This server keeps no conversation history."
+            : `Could not load conversations: ${errorText(e)}`,
       );
     } finally {
       setListLoading(false);
@@ -178,7 +182,11 @@ export function App() {
     void refreshList();
     getClientConfig()
       .then(setConfig)
-      .catch(() => setConfig(EMPTY_CONFIG)); // an older server: the built-in defaults
+      .catch((e) => {
+        setConfig(EMPTY_CONFIG); // an older server: the built-in defaults
+        const signInUrl = signInUrlOf(e);
+        if (signInUrl) setSignIn(signInUrl);
+      });
     listModels()
       .then((list) => {
         setModels(list);
@@ -247,6 +255,7 @@ export function App() {
         currentId={chat.conversationId}
         loading={listLoading}
         error={listError}
+        empty={signIn ? "Sign in to see your conversations." : undefined}
         hasMore={nextCursor !== null}
         onNewChat={newChat}
         onOpen={(id) => {
@@ -338,7 +347,7 @@ export function App() {
         <ChatView
           chat={chat}
           config={config}
-          prompts={config.starter_prompts.length ? config.starter_prompts : EXAMPLE_PROMPTS}
+          prompts={config.starter_prompts.length ? config.starter_prompts : signIn ? [] : EXAMPLE_PROMPTS}
           draft={draft}
           onDraft={setDraft}
           inputRef={inputRef}
