@@ -50,10 +50,23 @@ def _turn(request: ChatRequest) -> ScriptedTurn:
         )
     if turn == 0 and ("\nOutcome: " in asked or "\nThe action failed" in asked):
         outcome = asked.split("\n", 1)[1].removeprefix("Outcome: ").strip()
-        values = [{"label": "Show the report", "value": "What does the report hold now?"}]
+        applied = re.search(r"report #(\d+)", outcome)
+        which = f"report #{applied.group(1)}" if applied else "the report"
+        values = [{"label": "Show the report", "value": f"What does {which} hold now?"}]
         return _say(f"Done. {outcome}\n\n{_line('SUGGESTED_VALUES:', values)}")
     if turn == 0 and REPORT_QUESTION.search(asked):
-        return _say(_the_report(request.system))
+        if "get_report" not in offered:
+            return _say(f"{DEMO_LABEL}\n\nReports are on the reports page: ask me there.")
+        named = re.search(r"report #(\d+)", asked)
+        return _say(
+            f"{DEMO_LABEL}\n\nLet me read the report.",
+            tool_calls=[
+                {
+                    "name": "get_report",
+                    "arguments": {"report_id": int(named.group(1))} if named else {},
+                }
+            ],
+        )
     if turn == 0:
         wanted = ARTICLE_ID.search(asked)
         if wanted and "fetch_article" in offered:
@@ -75,6 +88,8 @@ def _turn(request: ChatRequest) -> ScriptedTurn:
     last: dict[str, Any] = results[-1] if results else {"tool": "", "value": {}, "is_error": True}
     if last["is_error"]:
         return _say(f"That did not work: {last['value'].get('error', 'the tool failed')}")
+    if last["tool"] == "get_report":
+        return _say(_the_report(last["value"]))
     if last["tool"] == "fetch_article":
         article = last["value"]
         return _say(
@@ -102,22 +117,18 @@ def _turn(request: ChatRequest) -> ScriptedTurn:
 
 
 REPORT_QUESTION = re.compile(r"\b(report|its fields)\b.*\b(hold|have|contain|show)", re.I)
-"""What the open report holds now (the chip offered after a schema is applied)."""
+"""What a report holds now (the chip offered after a schema is applied): read with
+``get_report``, the one named (``report #1``) or the open one."""
 
 
-def _the_report(system: str) -> str:
-    """The open report as the page's context describes it (the model reads the same)."""
-    report = re.search(r"^Open report: (.+)$", system, re.MULTILINE)
-    if report is None:
-        return (
-            f"{DEMO_LABEL}\n\nNo report is open here: open one on the reports page and ask again."
-        )
-    lines = {
-        name: re.search(rf"^{name}: (.+)$", system, re.MULTILINE)
-        for name in ("Question", "Articles", "Extraction fields")
-    }
-    shown = "\n".join(f"- **{name}**: {m.group(1)}" for name, m in lines.items() if m)
-    return f"{DEMO_LABEL}\n\nReport {report.group(1)}\n\n{shown}"
+def _the_report(report: dict[str, Any]) -> str:
+    """The report ``get_report`` returned, as the analyst reads it."""
+    articles = "; ".join(f"{a['id']} {a['title']}" for a in report["articles"]) or "none yet"
+    fields = ", ".join(f"{f['name']} ({f['type']})" for f in report["fields"]) or "none yet"
+    return (
+        f"Report #{report['id']} “{report['name']}”\n\n- **Question**: {report['question']}\n"
+        f"- **Articles**: {articles}\n- **Extraction fields**: {fields}"
+    )
 
 
 def _after_search(request: ChatRequest, found: dict[str, Any]) -> str:

@@ -137,8 +137,15 @@ def test_a_subtab_has_its_identity_context_tools_and_schema_proposals(
     assert message.startswith("Done. Applied to report #1 “Gene editing safety”: 3 field(s)")
     # The chip it offers next shows the report, not a corpus search for its words.
     (show,) = done["suggested_values"]
-    shown = chat(client, show["value"], context=EXTRACTION, conversation_id=done["conversation_id"])
-    assert not [f for f in shown if f["type"] == "tool_start"]
+    assert show["value"] == "What does report #1 hold now?"
+    # Asked where no report is open (the standalone UI sends no report_id), it names one.
+    shown = chat(
+        client,
+        show["value"],
+        context={k: v for k, v in EXTRACTION.items() if k != "report_id"},
+        conversation_id=done["conversation_id"],
+    )
+    assert [f["tool"] for f in shown if f["type"] == "tool_start"] == ["get_report"]
     report_answer = complete(shown)["message"]
     assert "Report #1 “Gene editing safety”" in report_answer
     assert "off_target_rate (number)" in report_answer and "sample_size (integer)" in report_answer

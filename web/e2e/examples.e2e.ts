@@ -193,7 +193,7 @@ describe("research example", () => {
     // The results card draws its payload type's table view: one row per article.
     await results.getByRole("columnheader", { name: "Design" }).waitFor();
     await results.getByRole("row").filter({ hasText: "A0072" }).getByRole("cell", { name: "2024", exact: true }).waitFor();
-    await cards.filter({ hasText: "Query suggestion: CRISPR base editing randomised trial" }).waitFor();
+    await cards.filter({ hasText: "Query suggestion" }).filter({ hasText: "CRISPR base editing randomised trial" }).waitFor();
     await expect(answer.textContent()).resolves.not.toContain("QUERY_SUGGESTION");
     await answer.evaluate((el) => el.scrollIntoView({ block: "start" }));
     await keepScreenshot(page, "research");
@@ -203,10 +203,15 @@ describe("research example", () => {
     const reading = page.getByTestId("assistant-message").last();
     await reading.getByRole("button", { name: /fetch_article/ }).waitFor();
     await reading.getByText("CRISPR: base editing in a randomised trial (2024)").waitFor();
-    // The standalone UI has no reader: the action opens the portal's, on that article.
-    await page.getByRole("group", { name: "Suggested actions" }).getByRole("button", { name: "Open in the reader" }).click();
-    await page.waitForURL(/\/host\/\?article=A0072$/);
-    await expect.poll(() => page.locator("#reader [data-title]").textContent()).toBe("CRISPR: base editing in a randomised trial");
+    // The standalone UI has no reader: the action opens the portal's, on that article, in a
+    // tab of its own (the chat stays where it is).
+    const [reader] = await Promise.all([
+      page.context().waitForEvent("page"),
+      page.getByRole("group", { name: "Suggested actions" }).getByRole("button", { name: "Open in the reader" }).click(),
+    ]);
+    await reader.waitForURL(/\/host\/\?article=A0072$/);
+    await expect.poll(() => reader.locator("#reader [data-title]").textContent()).toContain("CRISPR: base editing");
+    await reader.close();
     expect(session.errors).toEqual([]);
   });
 
