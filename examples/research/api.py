@@ -9,6 +9,7 @@ shows there too.
 
 # No ``from __future__ import annotations``: FastAPI reads the route annotations at runtime.
 
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -21,25 +22,25 @@ __all__ = ["MOUNT", "research_api"]
 MOUNT = "/example-api"
 
 
+async def _read(read: Callable[[Any], dict[str, Any]], key: Any) -> dict[str, Any]:
+    """``read(key)`` in a worker thread; an unknown report or article is a 404."""
+    try:
+        return await anyio.to_thread.run_sync(read, key)
+    except (UnknownReport, UnknownArticle) as exc:
+        raise HTTPException(404, str(exc)) from None
+
+
 def research_api(library: Library) -> FastAPI:
     api = FastAPI(title="Research portal API", docs_url=None, redoc_url=None, openapi_url=None)
 
     @api.get("/reports/{report_id}")
     async def report(report_id: int) -> dict[str, Any]:
-        try:
-            found: dict[str, Any] = await anyio.to_thread.run_sync(library.report, report_id)
-        except UnknownReport as exc:
-            raise HTTPException(404, str(exc)) from None
-        return found
+        return await _read(library.report, report_id)
 
     @api.get("/articles/{article_id}")
     async def article(article_id: str) -> dict[str, Any]:
-        try:
-            found: dict[str, Any] = await anyio.to_thread.run_sync(library.article, article_id)
-        except UnknownArticle as exc:
-            raise HTTPException(404, str(exc)) from None
-        return {
-            key: found[key] for key in ("id", "title", "authors", "journal", "year", "abstract")
-        }
+        found = await _read(library.article, article_id)
+        shown = ("id", "title", "authors", "journal", "year", "abstract")
+        return {key: found[key] for key in shown}
 
     return api

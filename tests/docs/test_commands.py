@@ -18,13 +18,13 @@ import re
 import shlex
 import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-import httpx
 import pytest
+
+from ..server.helpers import wait_until_serving
 
 ROOT = Path(__file__).parents[2]
 SH_BLOCK = re.compile(r"^```sh\n(.*?)^```", flags=re.S | re.M)
@@ -82,17 +82,7 @@ def serving(command: str, port: int, cwd: Path, env: dict[str, str]) -> Iterator
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
     )  # fmt: skip
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                httpx.get(f"http://127.0.0.1:{port}/api/chat/config", timeout=2)
-                break
-            except httpx.TransportError:
-                if process.poll() is not None:
-                    output = process.stdout.read().decode() if process.stdout else ""
-                    pytest.fail(f"{command} exited:\n{output}")
-                assert time.monotonic() < deadline, f"{command} did not start"
-                time.sleep(0.2)
+        wait_until_serving(f"http://127.0.0.1:{port}", process)
         yield
     finally:
         process.terminate()

@@ -207,18 +207,24 @@ def serve_process(
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                httpx.get(f"{url}/api/chat/models", timeout=1)
-                break
-            except httpx.TransportError:
-                if process.poll() is not None:
-                    output = process.stdout.read().decode() if process.stdout else ""
-                    raise RuntimeError(f"agentstream serve exited:\n{output}") from None
-                assert time.monotonic() < deadline, "agentstream serve did not start"
-                time.sleep(0.2)
+        wait_until_serving(url, process)
         yield url
     finally:
         process.terminate()
         process.wait(timeout=20)
+
+
+def wait_until_serving(url: str, process: subprocess.Popen[bytes]) -> None:
+    """Until the server ``process`` started answers at ``url`` (a generous minute and a half,
+    for a loaded machine); its output is the error if it exits first."""
+    deadline = time.monotonic() + 90
+    while True:
+        try:
+            httpx.get(f"{url}/api/chat/models", timeout=1)
+            return
+        except httpx.TransportError:
+            if process.poll() is not None:
+                output = process.stdout.read().decode() if process.stdout else ""
+                raise RuntimeError(f"the server exited:\n{output}") from None
+            assert time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.2)

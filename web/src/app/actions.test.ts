@@ -32,20 +32,21 @@ describe("navigationTarget", () => {
   });
 });
 
+/** A frame that records where it was sent. */
+function hostFor(): ClientActionHost & { went: string[] } {
+  const went: string[] = [];
+  return {
+    went,
+    target: new EventTarget(),
+    newChat: () => undefined,
+    closeChat: () => undefined,
+    setDraft: () => undefined,
+    navigate: (url) => went.push(url.href),
+  };
+}
+
 describe("runClientAction: navigate", () => {
   afterEach(() => vi.restoreAllMocks());
-
-  function hostFor(): ClientActionHost & { went: string[] } {
-    const went: string[] = [];
-    return {
-      went,
-      target: new EventTarget(),
-      newChat: () => undefined,
-      closeChat: () => undefined,
-      setDraft: () => undefined,
-      navigate: (url) => went.push(url.href),
-    };
-  }
   const navigate = (url: string): SuggestedAction => ({ label: "Go", action: "navigate", handler: "client", data: { url } });
 
   it("goes to a path of this site", () => {
@@ -68,17 +69,6 @@ describe("runClientAction: navigate", () => {
 });
 
 describe("runClientAction: an action of the page's own that nobody handles", () => {
-  const host = (): ClientActionHost & { went: string[] } => {
-    const went: string[] = [];
-    return {
-      went,
-      target: new EventTarget(),
-      newChat: () => undefined,
-      closeChat: () => undefined,
-      setDraft: () => undefined,
-      navigate: (url) => went.push(url.href),
-    };
-  };
   const open = (data: Record<string, unknown>): SuggestedAction => ({
     label: "Open in the reader",
     action: "open_article",
@@ -87,20 +77,20 @@ describe("runClientAction: an action of the page's own that nobody handles", () 
   });
 
   it("goes to its url", () => {
-    const h = host();
+    const h = hostFor();
     runClientAction(open({ article_id: "A0072", url: "/host/?article=A0072" }), h);
     expect(h.went).toEqual([`${location.origin}/host/?article=A0072`]);
   });
 
   it("does nothing without a url, or with one it may not follow", () => {
-    const h = host();
+    const h = hostFor();
     runClientAction(open({ article_id: "A0072" }), h);
     runClientAction(open({ url: "javascript:alert(1)" }), h);
     expect(h.went).toEqual([]);
   });
 
   it("is left to the frame's own handler when it has one", () => {
-    const h = { ...host(), custom: () => true };
+    const h = { ...hostFor(), custom: () => true };
     runClientAction(open({ url: "/host/?article=A0072" }), h);
     expect(h.went).toEqual([]);
   });
