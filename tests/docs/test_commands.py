@@ -2,7 +2,7 @@
 written, against the code beside them.
 
 Each page's ``sh`` blocks are read in order: ``agentstream serve`` starts a server (on a free
-port instead of 8000, which every ``127.0.0.1:8000`` of the page is then pointed at), and
+port instead of 8000, which every ``http://127.0.0.1:8000`` of the page is then pointed at), and
 every other ``agentstream`` or ``curl`` command runs while it serves and must succeed. Pages
 about an application of the reader's own (the README, the first-agent page) run in a scratch
 directory holding that page's ``myapp.py``, with ``AGENTSTREAM_MODEL`` naming a script, as the
@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import socket
 import subprocess
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -24,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from ..server.helpers import wait_until_serving
+from ..server.helpers import served_url, wait_until_serving
 
 ROOT = Path(__file__).parents[2]
 SH_BLOCK = re.compile(r"^```sh\n(.*?)^```", flags=re.S | re.M)
@@ -69,21 +68,17 @@ PAGES = {
 }
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextmanager
-def serving(command: str, port: int, cwd: Path, env: dict[str, str]) -> Iterator[None]:
+def serving(command: str, cwd: Path, env: dict[str, str]) -> Iterator[str]:
+    """The page's ``agentstream serve`` command, on a free port; yields its base URL."""
     process = subprocess.Popen(
-        f"exec {command} --port {port}", shell=True, cwd=cwd, env=env,
+        f"exec {command} --port 0", shell=True, cwd=cwd, env=env,
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
     )  # fmt: skip
     try:
-        wait_until_serving(f"http://127.0.0.1:{port}", process)
-        yield
+        url = served_url(process)
+        wait_until_serving(url, process)
+        yield url
     finally:
         process.terminate()
         process.wait(timeout=20)
@@ -104,15 +99,16 @@ def test_the_page_s_commands_run(name: str, tmp_path: Path) -> None:
         assert (scratch / "myapp.py").is_file(), f"{name} shows no myapp.py"
         (scratch / "script.yaml").write_text(SCRIPT)
         env["AGENTSTREAM_MODEL"] = "scripted:script.yaml"
-    port = free_port()
+    url = None
     ran = []
     with ExitStack() as stack:
         for command in commands(page):
-            command = command.replace("127.0.0.1:8000", f"127.0.0.1:{port}")
             if " serve " in f" {command} ":
-                stack.enter_context(serving(command, port, scratch if own_app else ROOT, env))
+                url = stack.enter_context(serving(command, scratch if own_app else ROOT, env))
                 ran.append("serve")
                 continue
+            if url is not None:
+                command = command.replace("http://127.0.0.1:8000", url)
             result = subprocess.run(
                 command, shell=True, cwd=scratch, env=env, capture_output=True, text=True,
                 timeout=60, check=False,

@@ -12,6 +12,7 @@ import {
   screenshot,
   startServer,
   type RunningServer,
+  WAIT_MS,
 } from "./harness";
 
 let server: RunningServer;
@@ -38,7 +39,7 @@ beforeEach(async () => {
   page = await context.newPage();
   consoleErrors.length = 0;
   page.on("pageerror", (e) => consoleErrors.push(String(e)));
-  page.setDefaultTimeout(15_000);
+  page.setDefaultTimeout(WAIT_MS);
 });
 
 afterEach(async (ctx) => {

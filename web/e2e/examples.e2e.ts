@@ -10,7 +10,7 @@ import { copyFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { launchBrowser, missingPrerequisite, REPO_DIR, SCREENSHOTS, screenshot, startServer, type RunningServer } from "./harness";
+import { launchBrowser, missingPrerequisite, REPO_DIR, SCREENSHOTS, screenshot, startServer, type RunningServer, WAIT_MS } from "./harness";
 
 let browser: Browser;
 
@@ -39,7 +39,7 @@ function exampleSession(name: string): { page: () => Page; server: () => Running
     context = await browser.newContext({ viewport: { width: 1280, height: 1000 }, baseURL: server.url });
     page = await context.newPage();
     page.on("pageerror", (e) => errors.push(String(e)));
-    page.setDefaultTimeout(20_000);
+    page.setDefaultTimeout(WAIT_MS);
   });
   afterEach(async (ctx) => {
     if (ctx.task.result?.state === "fail") {

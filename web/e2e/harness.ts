@@ -5,7 +5,6 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -16,6 +15,13 @@ export const WEB_DIR = resolve(here, "..");
 export const REPO_DIR = resolve(WEB_DIR, "..");
 export const SCREENSHOTS = join(WEB_DIR, "test-results", "screenshots");
 const AGENTSTREAM = join(REPO_DIR, ".venv", "bin", "agentstream");
+
+/**
+ * How long a page waits for what should appear at once (a button, an answer): a guard against
+ * hanging, not a measure. Waits end as soon as the thing appears, so a generous limit costs
+ * nothing when all is well and holds on a loaded machine, where 15 s did not.
+ */
+export const WAIT_MS = 45_000;
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 
 export interface RunningServer {
@@ -38,18 +44,6 @@ export interface ServerOptions {
   port?: number;
   /** The path that answers once the server is up (default `/`, the web UI). */
   readyPath?: string;
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((ok, fail) => {
-    const probe = createServer();
-    probe.once("error", fail);
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      probe.close(() => ok(port));
-    });
-  });
 }
 
 /** Why the e2e tests cannot run here, or null when they can. */
@@ -78,14 +72,16 @@ export async function startServer(
   app: ServedApp = TEST_APP,
   options: ServerOptions = {},
 ): Promise<RunningServer> {
-  const port = options.port ?? (await freePort());
+  // Port 0 by default: the server binds a free port and says which. A port probed free here
+  // could be taken by another suite's server (they run side by side) before this one binds it.
+  const requested = options.port ?? 0;
   const home = options.home ?? mkdtempSync(join(tmpdir(), "agentstream-e2e-"));
   const gates = join(home, "gates");
   mkdirSync(gates, { recursive: true });
   let log = "";
   const child: ChildProcess = spawn(
     AGENTSTREAM,
-    ["serve", app.agent, "--chat", app.chat, "--host", "127.0.0.1", "--port", String(port)],
+    ["serve", app.agent, "--chat", app.chat, "--host", "127.0.0.1", "--port", String(requested)],
     {
       cwd: home,
       env: {
@@ -111,7 +107,8 @@ export async function startServer(
   let exited: number | null = null;
   child.on("exit", (code) => (exited = code ?? -1));
 
-  const url = `http://127.0.0.1:${port}`;
+  let port = requested;
+  let url = `http://127.0.0.1:${port}`;
   const end = async (signal: NodeJS.Signals) => {
     if (exited === null && child.pid) {
       const done = new Promise((ok) => child.once("exit", ok));
@@ -127,12 +124,20 @@ export async function startServer(
   };
   const kill = () => end("SIGKILL");
 
-  // Ready when the UI's index answers; give up if the process dies or never answers.
+  // Ready when this server has said where it listens and the UI's index answers there; give
+  // up if the process dies or never answers.
   for (let attempt = 0; attempt < 600; attempt++) {
     if (exited !== null) {
       await stop();
       throw new Error(`agentstream serve exited with ${exited}:\n${log}`);
     }
+    const bound = /open http:\/\/127\.0\.0\.1:(\d+)/.exec(log);
+    if (!bound) {
+      await new Promise((r) => setTimeout(r, 100));
+      continue;
+    }
+    port = Number(bound[1]);
+    url = `http://127.0.0.1:${port}`;
     try {
       const res = await fetch(`${url}${options.readyPath ?? "/"}`);
       if (res.ok) return { url, port, gates, home, output: () => log, stop, kill };

@@ -16,6 +16,7 @@ import {
   SCREENSHOTS,
   startServer,
   type RunningServer,
+  WAIT_MS,
 } from "./harness";
 
 let server: RunningServer;
@@ -45,7 +46,7 @@ beforeEach(async () => {
   page = await context.newPage();
   pageErrors.length = 0;
   page.on("pageerror", (e) => pageErrors.push(String(e)));
-  page.setDefaultTimeout(20_000);
+  page.setDefaultTimeout(WAIT_MS);
 });
 
 afterEach(async (ctx) => {

@@ -44,7 +44,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="a ChatConfig (pages, payload types, server actions...) or RunHooks",
     )
     parser.add_argument("--host", help="address to bind (default $AGENTSTREAM_HOST or 127.0.0.1)")
-    parser.add_argument("--port", type=int, help="port (default $AGENTSTREAM_PORT or 8000)")
+    parser.add_argument(
+        "--port", type=int, help="port (default $AGENTSTREAM_PORT or 8000; 0 for any free one)"
+    )
     parser.add_argument(
         "--no-store", action="store_true", help="do not persist conversations (no database)"
     )
@@ -127,7 +129,8 @@ def _serve_workers(args: argparse.Namespace, settings: Settings, workers: int) -
     os.environ[_WORKER_ENV] = json.dumps(
         {"agent": args.agent, "chat": args.chat, "store": use_store}
     )
-    log.info("serving %d workers; open http://%s:%d", workers, _shown(settings.host), settings.port)
+    port = listener.getsockname()[1]
+    log.info("serving %d workers; open http://%s:%d", workers, _shown(settings.host), port)
     uvicorn.run(
         "agentstream.cli.serve:worker_app",
         factory=True,
@@ -208,9 +211,9 @@ async def _serve(
     log.info("serving agent %r (%s) with %s on %s", agent.name, agent.model_id, mode, loop)
     if database_url is not None:
         log.info("conversations are stored in %s", safe_url(database_url))
-    log.info(
-        "open http://%s:%d in a browser (Ctrl+C to stop)", _shown(settings.host), settings.port
-    )
+    # The port bound, which `--port 0` leaves to the system (a free one, told here).
+    port = listener.getsockname()[1]
+    log.info("open http://%s:%d in a browser (Ctrl+C to stop)", _shown(settings.host), port)
     server = uvicorn.Server(config)
     await server.serve(sockets=[listener])
     return 0 if server.started else 2  # uvicorn has logged why the app could not start
