@@ -17,13 +17,12 @@ import os
 import re
 import shlex
 import subprocess
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
 
-from ..server.helpers import served_url, wait_until_serving
+from ..server.helpers import serving
 
 ROOT = Path(__file__).parents[2]
 SH_BLOCK = re.compile(r"^```sh\n(.*?)^```", flags=re.S | re.M)
@@ -68,20 +67,12 @@ PAGES = {
 }
 
 
-@contextmanager
-def serving(command: str, cwd: Path, env: dict[str, str]) -> Iterator[str]:
-    """The page's ``agentstream serve`` command, on a free port; yields its base URL."""
-    process = subprocess.Popen(
+def serve(command: str, cwd: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """The page's ``agentstream serve`` command, on a port the system picks."""
+    return subprocess.Popen(
         f"exec {command} --port 0", shell=True, cwd=cwd, env=env,
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
     )  # fmt: skip
-    try:
-        url = served_url(process)
-        wait_until_serving(url, process)
-        yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
 
 
 @pytest.mark.parametrize("name", PAGES)
@@ -104,7 +95,8 @@ def test_the_page_s_commands_run(name: str, tmp_path: Path) -> None:
     with ExitStack() as stack:
         for command in commands(page):
             if " serve " in f" {command} ":
-                url = stack.enter_context(serving(command, scratch if own_app else ROOT, env))
+                process = serve(command, scratch if own_app else ROOT, env)
+                url = stack.enter_context(serving(process))
                 ran.append("serve")
                 continue
             if url is not None:

@@ -208,6 +208,14 @@ def serve_process(
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
     )
+    with serving(process) as url:
+        yield url
+
+
+@contextmanager
+def serving(process: subprocess.Popen[bytes]) -> Iterator[str]:
+    """The base URL of ``agentstream serve --port 0`` started as ``process``, once it answers;
+    the process is stopped when the block ends."""
     try:
         url = served_url(process)
         wait_until_serving(url, process)
