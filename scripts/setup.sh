@@ -13,11 +13,24 @@ if [ ! -x .uv/bin/uv ] || ! .uv/bin/uv --version | grep -q "$UV_VERSION"; then
 fi
 .uv/bin/uv sync --frozen --quiet
 
+# The web UI is built when a source of it is newer than the last build (or a build is
+# missing): a second `make run` or `make example-*` starts in seconds.
+WEB_STAMP=web/node_modules/.agentstream-build
+web_build_is_stale() {
+  [ ! -f "$WEB_STAMP" ] || [ ! -f src/agentstream/server/static/index.html ] \
+    || [ ! -f web/dist/element.js ] \
+    || [ -n "$(find web/src web/index.html web/package.json web/package-lock.json \
+                    web/tsconfig*.json web/vite*.ts -newer "$WEB_STAMP" -print -quit)" ]
+}
 if [ -f web/package.json ]; then
   if [ ! -d web/node_modules ] || [ web/package-lock.json -nt web/node_modules/.package-lock.json ]; then
     (cd web && npm ci --no-audit --no-fund --loglevel=error)
   fi
-  (cd web && npm run --silent build)
+  if web_build_is_stale; then
+    touch "$WEB_STAMP.next"  # taken before: a file saved during the build is newer
+    (cd web && npm run --silent build)
+    mv "$WEB_STAMP.next" "$WEB_STAMP"
+  fi
 fi
 
 # The official protocol clients the tests run in Node (AG-UI's @ag-ui/client, the AI SDK's ai), pinned.

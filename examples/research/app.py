@@ -18,8 +18,11 @@ history and diagnostics), which the web UI speaks.
 * LLM payloads ``schema_proposal`` (extraction subtab) and ``query_suggestion`` (everywhere),
   and the ``apply_schema`` server action that applies a proposal to its report.
 * ``/host/``: a small multi-page research portal (plain HTML in ``host/``) with the chat
-  tray embedded (``<agentstream-chat>``): its pages and tabs are the tray's context, and it
-  handles the ``open_article`` action itself.
+  tray embedded (``<agentstream-chat>``): its pages and tabs are the tray's context, it
+  handles the ``open_article`` action itself (its reader), and it shows the open report's
+  articles and extraction fields from ``/example-api`` (``api.py``) as the assistant changes
+  them. In the standalone UI, "Open in the reader" opens the portal's reader on that
+  article (the action's ``url``).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from agentstream import Agent
 from agentstream.chat import ChatConfig
 from agentstream.server.config import ServerConfig
 from examples._common import data_dir, model_or
+from examples.research.api import MOUNT, research_api
 from examples.research.corpus import Library
 from examples.research.demo import research_demo_model
 from examples.research.pages import research_pages
@@ -76,7 +80,12 @@ def build(directory: Path | None = None) -> tuple[Agent, ChatConfig, ServerConfi
         client_actions=[CLOSE_CHAT],
         server_actions=actions_for(library),
     )
-    server = ServerConfig(mounts={"/host": StaticFiles(directory=HOST_DIR, html=True)})
+    server = ServerConfig(
+        mounts={
+            "/host": StaticFiles(directory=HOST_DIR, html=True),
+            MOUNT: research_api(library),
+        }
+    )
     return agent, chat, server
 
 

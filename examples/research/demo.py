@@ -41,10 +41,32 @@ def _line(marker: str, value: Any) -> str:
 def _turn(request: ChatRequest) -> ScriptedTurn:
     asked, turn = position(request)
     offered = {spec.name for spec in request.tools}
-    if "\nOutcome: " in asked or "\nThe action failed" in asked:
+    if '"run_suggested_search"' in asked and "\nOutcome: " in asked and turn == 0:
+        search = json.loads(asked.split("\nOutcome: ", 1)[1])["search_articles"]
+        suggested = {k: v for k, v in search.items() if v is not None}
+        return _say(
+            f"{DEMO_LABEL}\n\nSearching for “{search['query']}”, as suggested.",
+            tool_calls=[{"name": "search_articles", "arguments": suggested}],
+        )
+    if turn == 0 and ("\nOutcome: " in asked or "\nThe action failed" in asked):
         outcome = asked.split("\n", 1)[1].removeprefix("Outcome: ").strip()
-        values = [{"label": "Show the report", "value": "What does the report hold now?"}]
+        applied = re.search(r"report #(\d+)", outcome)
+        which = f"report #{applied.group(1)}" if applied else "the report"
+        values = [{"label": "Show the report", "value": f"What does {which} hold now?"}]
         return _say(f"Done. {outcome}\n\n{_line('SUGGESTED_VALUES:', values)}")
+    if turn == 0 and REPORT_QUESTION.search(asked):
+        if "get_report" not in offered:
+            return _say(f"{DEMO_LABEL}\n\nReports are on the reports page: ask me there.")
+        named = re.search(r"report #(\d+)", asked)
+        return _say(
+            f"{DEMO_LABEL}\n\nLet me read the report.",
+            tool_calls=[
+                {
+                    "name": "get_report",
+                    "arguments": {"report_id": int(named.group(1))} if named else {},
+                }
+            ],
+        )
     if turn == 0:
         wanted = ARTICLE_ID.search(asked)
         if wanted and "fetch_article" in offered:
@@ -66,6 +88,8 @@ def _turn(request: ChatRequest) -> ScriptedTurn:
     last: dict[str, Any] = results[-1] if results else {"tool": "", "value": {}, "is_error": True}
     if last["is_error"]:
         return _say(f"That did not work: {last['value'].get('error', 'the tool failed')}")
+    if last["tool"] == "get_report":
+        return _say(_the_report(last["value"]))
     if last["tool"] == "fetch_article":
         article = last["value"]
         return _say(
@@ -78,13 +102,33 @@ def _turn(request: ChatRequest) -> ScriptedTurn:
                         "label": "Open in the reader",
                         "action": "open_article",
                         "handler": "client",
-                        "data": {"article_id": article["id"]},
+                        # The portal's page handles it in place; the standalone UI,
+                        # which has no reader of its own, opens the portal's at ``url``.
+                        "data": {
+                            "article_id": article["id"],
+                            "url": f"/host/?article={article['id']}",
+                        },
                         "style": "secondary",
                     }
                 ],
             )
         )
     return _say(_after_search(request, last["value"]))
+
+
+REPORT_QUESTION = re.compile(r"\b(report|its fields)\b.*\b(hold|have|contain|show)", re.I)
+"""What a report holds now (the chip offered after a schema is applied): read with
+``get_report``, the one named (``report #1``) or the open one."""
+
+
+def _the_report(report: dict[str, Any]) -> str:
+    """The report ``get_report`` returned, as the analyst reads it."""
+    articles = "; ".join(f"{a['id']} {a['title']}" for a in report["articles"]) or "none yet"
+    fields = ", ".join(f"{f['name']} ({f['type']})" for f in report["fields"]) or "none yet"
+    return (
+        f"Report #{report['id']} “{report['name']}”\n\n- **Question**: {report['question']}\n"
+        f"- **Articles**: {articles}\n- **Extraction fields**: {fields}"
+    )
 
 
 def _after_search(request: ChatRequest, found: dict[str, Any]) -> str:

@@ -20,11 +20,13 @@ from agentstream.chat import (
     ActionCall,
     ActionFailed,
     ClientAction,
+    PayloadAction,
     PayloadType,
     ServerActions,
     TableView,
 )
 from examples.research.corpus import Library, UnknownReport
+from examples.research.tools import results_summary
 
 __all__ = [
     "CLOSE_CHAT",
@@ -87,7 +89,7 @@ PAYLOAD_TYPES = [
                 ("study_type", "Design"),
             ],
         ),
-        summarize=lambda d: f"{d['total']} articles for “{d['query']}”",
+        summarize=results_summary,
     ),
     PayloadType.llm(
         "schema_proposal",
@@ -117,6 +119,8 @@ PAYLOAD_TYPES = [
         ),
         parser=_query,
         summarize=lambda d: f"Query suggestion: {d['query']}",
+        # The card's button runs the search it suggests (the model is told to).
+        actions=[PayloadAction(label="Search", action="run_suggested_search", style="primary")],
     ),
 ]
 
@@ -150,5 +154,19 @@ def actions_for(library: Library) -> ServerActions:
             f"Applied to report #{report['id']} “{report['name']}”: {len(names)} field(s) "
             f"({', '.join(names)}). The report now has {len(report['fields'])} field(s)."
         )
+
+    @actions.register(
+        "run_suggested_search",
+        description="Run the search a query suggestion proposes; data: {payload_id, payload}",
+    )
+    async def run_suggested_search(call: ActionCall) -> dict[str, Any]:
+        try:
+            suggestion = QuerySuggestion.model_validate(call.data.get("payload"))
+        except ValidationError:
+            raise ActionFailed("the card did not carry a query suggestion") from None
+        return {
+            "search_articles": {"query": suggestion.query, "year_from": suggestion.year_from},
+            "next": "Run this search now with search_articles and list the best articles.",
+        }
 
     return actions

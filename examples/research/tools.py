@@ -22,6 +22,15 @@ ArticleId = Annotated[str, Field(pattern=r"^[Aa]\d{4}$", description='e.g. "A004
 ReportId = Annotated[int, Field(ge=1, description="The report's id (default: the open report)")]
 
 
+def results_summary(data: dict[str, Any]) -> str:
+    """What a result list shows: how many of how many matches ("The best 8 of 10 articles
+    for ..."), so the count matches the rows."""
+    shown, total, query = len(data["articles"]), data["total"], data["query"]
+    if shown < total:
+        return f"The best {shown} of {total} articles for “{query}”"
+    return f"{total} article{'' if total == 1 else 's'} for “{query}”"
+
+
 class ResearchTools:
     """The tools, bound to one :class:`Library`."""
 
@@ -72,7 +81,7 @@ class ResearchTools:
                 payload=Payload(
                     kind="search_results",
                     data=data,
-                    summary=f"{total} articles for “{query}”",
+                    summary=results_summary(data),
                 ),
             )
 

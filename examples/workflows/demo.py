@@ -5,7 +5,8 @@ what they returned. Every answer says it is a scripted demo; it never pretends t
 What it understands (by words in the user's message): listing rules, explaining a rule (the
 one on screen, or Large Order Review), the alert inbox, creating a low stock alert (a preview
 to approve), building a restock workflow as a draft, and, for ``context_type: "tables"``,
-listing tables and describing one. An approved or rejected preview is acknowledged.
+listing tables and describing one. An approved or rejected preview is acknowledged. Asked to
+turn a rule off or on, it reads the rule and says that it changes none.
 """
 
 from __future__ import annotations
@@ -150,10 +151,14 @@ def _turn(request: ChatRequest) -> ScriptedTurn:
     if "\nOutcome: " in asked or "\nThe action failed" in asked:
         outcome = asked.split("\n", 1)[1].removeprefix("Outcome: ").strip()
         if "reject_workflow" in asked:
-            return _say(f"{LABEL}\n\nUnderstood: nothing was saved. {outcome}")
+            # The outcome is the model's instruction; the user is asked in the demo's words.
+            return _say(f"{LABEL}\n\nUnderstood: nothing was saved. What should I change?")
         return _say(f"{LABEL}\n\n{outcome}")
     if "list_tables" in offered:
         return _tables(words, turn, results)
+    switch = SWITCH.search(asked)
+    if switch:
+        return _switch(switch, turn, results)
     if "draft" in words or "step by step" in words:
         if turn < len(DRAFT_STEPS):
             step = DRAFT_STEPS[turn]
@@ -221,6 +226,35 @@ def _turn(request: ChatRequest) -> ScriptedTurn:
             f"|---|---|---|---|\n{lines}"
         )
     return _say(HELP)
+
+
+SWITCH = re.compile(
+    r"\b(?P<verb>turn (?:off|on)|pause|disable|deactivate|enable|activate|resume)\b"
+    r"(?:\s+the)?\s+(?P<rule>.+?)\s+(?:rule|workflow)\b",
+    re.IGNORECASE,
+)
+"""Turning a rule off or on, by name: "Turn off the New Customer Welcome rule"."""
+
+
+def _switch(asked: re.Match[str], turn: int, results: list[tuple[str, Any, bool]]) -> ScriptedTurn:
+    """Read the named rule and say what a real model would do: the demo changes no rules."""
+    if turn == 0:
+        return _call(
+            "get_workflow_rule",
+            f"{LABEL}\n\nLet me look up that rule.",
+            {"workflow_id": asked.group("rule")},
+        )
+    rule = results[0][1] if results else {}
+    off = asked.group("verb").lower() in {"turn off", "pause", "disable", "deactivate"}
+    state = "active" if rule.get("is_active") else "paused"
+    wanted = "paused" if off else "active"
+    if state == wanted:
+        return _say(f"**{rule.get('name')}** is already {state}: nothing to change.")
+    return _say(
+        f"**{rule.get('name')}** is {state}. The offline demo changes no rules: with a real "
+        f"model (`AGENTSTREAM_MODEL`), I would preview it {wanted} for you to approve. You can "
+        "**create a low stock alert** to see how a preview is approved."
+    )
 
 
 def _tables(words: str, turn: int, results: list[tuple[str, Any, bool]]) -> ScriptedTurn:

@@ -83,3 +83,23 @@ async def test_the_demo_model_with_someone_elses_tools_only_explains_itself() ->
     assert isinstance(done, RunCompleted)
     assert "offline demo" in done.message and "(mine)" in done.message
     assert "tool_call_started" not in types(events)
+
+
+async def test_the_demo_says_a_key_alone_chooses_no_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentstream.demo import demo_agent
+
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("GEMINI_API_KEY", raising=False)
+    monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
+    monkeypatch.delenv("AGENTSTREAM_MODEL", raising=False)
+    without = await collect(demo_agent(), "hi")
+    assert isinstance(without[-1], RunCompleted)
+    assert "no model is chosen (`AGENTSTREAM_MODEL` is not set)" in without[-1].message
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-shown")
+    keyed = await collect(demo_agent(), "hi")
+    assert isinstance(keyed[-1], RunCompleted)
+    message = keyed[-1].message
+    assert "`ANTHROPIC_API_KEY` is set, but no model is chosen" in message
+    assert "`anthropic:claude-sonnet-4-5`" in message and "sk-ant-test" not in message

@@ -71,7 +71,7 @@ def test_load_agent_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
         load_agent("myagent2")
     with pytest.raises(AgentLoadError, match="has no attribute 'nope'"):
         load_agent("myagent2:nope")
-    with pytest.raises(AgentLoadError, match="is a int, not an Agent"):
+    with pytest.raises(AgentLoadError, match="is an int, not an Agent"):
         load_agent("myagent2:not_an_agent")
 
 

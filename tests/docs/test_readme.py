@@ -49,3 +49,24 @@ def test_the_readme_snippets_run_verbatim(tmp_path: Path) -> None:
     assert loaded.stdout.strip() == (
         "['alert_admin', 'check_service', 'propose_restart'] You help the on-call engineer."
     )
+
+
+FIRST_AGENT = README.parent / "docs" / "first-agent.md"
+
+
+def test_the_first_agent_page_builds_the_readme_s_app() -> None:
+    """A reader who copied the README's ``myapp.py`` and goes on with the first-agent page
+    has the app that page describes."""
+    page_blocks = re.findall(r"```python\n(# myapp\.py\n.*?)```", FIRST_AGENT.read_text(), re.S)
+    assert page_blocks == [python_blocks()["myapp.py"]]
+
+
+def test_the_first_agent_page_s_snippets_run_against_the_readme_s_app(tmp_path: Path) -> None:
+    (tmp_path / "myapp.py").write_text(python_blocks()["myapp.py"])
+    blocks = re.findall(r"```python\n(.*?)```", FIRST_AGENT.read_text(), flags=re.S)
+    snippets = [b for b in blocks if not b.startswith("# myapp.py\n")]
+    assert len(snippets) >= 2  # the stream and the approval
+    for number, code in enumerate(snippets, start=1):
+        (tmp_path / f"snippet{number}.py").write_text(code)
+        ran = run(f"snippet{number}.py", cwd=tmp_path)
+        assert ran.returncode == 0, f"snippet {number}:\n{ran.stderr}"

@@ -132,8 +132,23 @@ def test_a_subtab_has_its_identity_context_tools_and_schema_proposals(
         action={"action": "apply_schema", "data": apply["data"]},
         conversation_id=answer["conversation_id"],
     )
-    message = complete(applied)["message"]
+    done = complete(applied)
+    message = done["message"]
     assert message.startswith("Done. Applied to report #1 “Gene editing safety”: 3 field(s)")
+    # The chip it offers next shows the report, not a corpus search for its words.
+    (show,) = done["suggested_values"]
+    assert show["value"] == "What does report #1 hold now?"
+    # Asked where no report is open (the standalone UI sends no report_id), it names one.
+    shown = chat(
+        client,
+        show["value"],
+        context={k: v for k, v in EXTRACTION.items() if k != "report_id"},
+        conversation_id=done["conversation_id"],
+    )
+    assert [f["tool"] for f in shown if f["type"] == "tool_start"] == ["get_report"]
+    report_answer = complete(shown)["message"]
+    assert "Report #1 “Gene editing safety”" in report_answer
+    assert "off_target_rate (number)" in report_answer and "sample_size (integer)" in report_answer
     report = Library(tmp_path / "example" / "library.db").report(1)
     assert [f["name"] for f in report["fields"]] == ["off_target_rate", "sample_size", "study_type"]
     # The next prompt on the report shows the applied fields.
@@ -208,7 +223,7 @@ def test_fetch_article_and_an_unknown_id(client: httpx.Client) -> None:
         "label": "Open in the reader",
         "action": "open_article",
         "handler": "client",
-        "data": {"article_id": "A0042"},
+        "data": {"article_id": "A0042", "url": "/host/?article=A0042"},
         "style": "secondary",
     }
     missing = chat(client, "Read A9999")
@@ -249,3 +264,57 @@ def test_the_portal_the_tray_is_embedded_in(client: httpx.Client) -> None:
         assert named is not None and named.group(1) in declared
     script = client.get("/host/host.js").text
     assert "updateContext" in script and "open_article" in script
+
+
+def test_the_portal_reads_what_the_assistant_changed(client: httpx.Client) -> None:
+    """The portal's report page and reader read ``/example-api``: fields applied through the
+    chat show there, and an article opens with its title and abstract."""
+    before = client.get("/example-api/reports/1").json()
+    assert before["name"] == "Gene editing safety" and before["fields"] == []
+    fields = [{"name": "sample_size", "type": "integer", "description": "Participants"}]
+    chat(
+        client,
+        "Apply schema",
+        context=EXTRACTION,
+        interaction_type="action_executed",
+        action={"action": "apply_schema", "data": {"report_id": 1, "fields": fields}},
+    )
+    after = client.get("/example-api/reports/1").json()
+    assert after["fields"] == fields
+    article = client.get("/example-api/articles/a0072").json()
+    assert article["id"] == "A0072" and article["title"] and article["abstract"]
+    assert client.get("/example-api/articles/A9999").status_code == 404
+    assert client.get("/example-api/reports/99").status_code == 404
+
+
+def test_a_query_suggestion_s_button_runs_its_search(client: httpx.Client) -> None:
+    answer = complete(chat(client, "Find recent articles on CRISPR base editing"))
+    [suggestion] = [p for p in answer["payloads"] if p["type"] == "query_suggestion"]
+    card = client.get("/api/chat/config").json()["payload_types"]["query_suggestion"]
+    [button] = card["actions"]
+    assert button["label"] == "Search"
+    frames = chat(
+        client,
+        button["label"],
+        interaction_type="action_executed",
+        action={
+            "action": button["action"],
+            "data": {"payload_id": suggestion["payload_id"], "payload": suggestion["data"]},
+        },
+        conversation_id=answer["conversation_id"],
+    )
+    [started] = [f for f in frames if f["type"] == "tool_start"]
+    assert started["tool"] == "search_articles"
+    assert started["input"] == {
+        "query": suggestion["data"]["query"],
+        "year_from": suggestion["data"]["year_from"],
+    }
+    assert complete(frames)["message"].count("I found") == 1
+
+
+def test_a_result_list_says_how_many_of_how_many_it_shows(client: httpx.Client) -> None:
+    answer = complete(chat(client, "Find articles on editing"))
+    [results] = [p for p in answer["payloads"] if p["type"] == "search_results"]
+    shown, total = len(results["data"]["articles"]), results["data"]["total"]
+    assert shown < total
+    assert results["summary"] == f"The best {shown} of {total} articles for “editing”"

@@ -254,6 +254,26 @@ def test_reject_tells_the_model_and_saves_nothing(start: Callable[..., App]) -> 
     assert "nothing was saved" in reply.text
     told = app.provider.requests[-1].messages[-1]
     assert "rejected the preview" in getattr(told, "content", "")
+    # What the model is told is not what the user reads.
+    [complete] = [f.data for f in parse_sse(reply.text) if f.data.get("type") == "complete"]
+    answer = complete["payload"]["message"]
+    assert answer.endswith("Understood: nothing was saved. What should I change?")
+    assert "Ask what to change" not in answer
+
+
+def test_the_demo_reads_a_rule_it_is_asked_to_turn_off_and_changes_nothing(
+    start: Callable[..., App],
+) -> None:
+    app = start()
+    events = app.chat("Turn off the New Customer Welcome rule")
+    calls = [data["name"] for name, data in events if name == "tool_call_start"]
+    assert calls == ["get_workflow_rule"]  # not the low stock alert's script
+    text = _text(events)
+    assert (
+        "**New Customer Welcome** is paused" in text or "**New Customer Welcome** is active" in text
+    )
+    assert "changes no rules" in text or "already" in text
+    assert "Low Stock" not in text
 
 
 @pytest.mark.parametrize(

@@ -196,9 +196,15 @@ async def test_connection_refused_is_a_network_error(vendor: ModuleType) -> None
     assert error.retryable
 
 
+# A first-token allowance that holds on a loaded machine: the request must reach the fake
+# upstream within it (it is built, sent and answered in this process), or the upstream has
+# no response to see closed. 0.3 s was missed under load.
+FIRST_TOKEN = 2.0
+
+
 async def test_first_token_timeout(upstream: FakeUpstream, make: Any) -> None:
     upstream.queue(Reply(chunks=[], hang=True))
-    provider = make(retry=FAST_RETRY, timeouts=Timeouts(first_token=0.3, idle=5))
+    provider = make(retry=FAST_RETRY, timeouts=Timeouts(first_token=FIRST_TOKEN, idle=60))
     assert provider.client is not None  # made now, so its set-up cost is not timed
 
     _, error = await collect_until_error(provider.stream(request()))
@@ -215,7 +221,8 @@ async def test_silence_after_the_opening_metadata_is_still_the_first_token_wait(
     """OpenAI-compatible servers send an empty role chunk at once; a model that then thinks
     in silence is given its first-token allowance, not the shorter idle one."""
     upstream.queue(vendor.text(hang=True))
-    provider = make(retry=FAST_RETRY, timeouts=Timeouts(first_token=0.3, idle=60))
+    provider = make(retry=FAST_RETRY, timeouts=Timeouts(first_token=FIRST_TOKEN, idle=60))
+    assert provider.client is not None  # made now, so its set-up cost is not timed
 
     events, error = await collect_until_error(provider.stream(request()))
 
@@ -229,7 +236,9 @@ async def test_silence_between_tokens_times_out(
     upstream: FakeUpstream, vendor: ModuleType, make: Any
 ) -> None:
     upstream.queue(vendor.text("Hel", "lo", hang=True))
-    provider = make(timeouts=Timeouts(first_token=5, idle=0.3))
+    # Long enough that "lo", sent right after "Hel", arrives within it however loaded the
+    # machine; the first token is given far longer, so this can only be the idle limit.
+    provider = make(timeouts=Timeouts(first_token=60, idle=1.0))
 
     events, error = await collect_until_error(provider.stream(request()))
 

@@ -25,6 +25,12 @@ T = TypeVar("T")
 
 SECRET = "test-secret-that-is-long-enough-for-hs256"
 
+WAIT = 30.0
+"""How long a test waits for something that should happen at once (a server started, a run
+cancelled, an event set): a guard against hanging, not a measure. Waits return as soon as the
+thing happens, so a generous limit costs nothing when all is well and holds on a loaded
+machine (two CPU hogs beside four test workers) where a few seconds did not."""
+
 
 class LiveServer:
     """``app`` served by uvicorn in a thread with its own event loop, on a free loopback port."""
@@ -42,12 +48,14 @@ class LiveServer:
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
-        loop = asyncio.new_event_loop()
-        self.loop = loop
-        try:
-            loop.run_until_complete(self._server.serve(sockets=[self._sock]))
-        finally:
-            loop.close()
+        # asyncio.Runner cancels the tasks still pending when the server returns before it
+        # closes the loop, as asyncio.run does: a task an app leaves behind for the loop's
+        # lifetime (sse_starlette's shutdown watcher, which the MCP SDK's streamable HTTP
+        # server starts, polls for a signal a server in a thread never gets) is cancelled
+        # rather than destroyed pending when the loop is collected.
+        with asyncio.Runner() as runner:
+            self.loop = runner.get_loop()
+            runner.run(self._server.serve(sockets=[self._sock]))
 
     def start(self) -> LiveServer:
         self._thread.start()
@@ -63,7 +71,7 @@ class LiveServer:
         self._thread.join(timeout=10)
         self._sock.close()
 
-    def call(self, coro: Coroutine[Any, Any, T], timeout: float = 5) -> T:
+    def call(self, coro: Coroutine[Any, Any, T], timeout: float = WAIT) -> T:
         """Run ``coro`` on the server's event loop (to inspect its tasks)."""
         assert self.loop is not None
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
@@ -87,7 +95,7 @@ async def other_tasks() -> list[str]:
     return names
 
 
-def wait_until(predicate: Callable[[], bool], timeout: float = 5.0) -> bool:
+def wait_until(predicate: Callable[[], bool], timeout: float = WAIT) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():
@@ -193,30 +201,60 @@ def serve_process(
     *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
 ) -> Iterator[str]:
     """``agentstream serve ARGS`` as a real process on a free port; yields its base URL."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
     process = subprocess.Popen(
-        [sys.executable, "-m", "agentstream.cli", "serve", *args, "--port", str(port)],
+        [sys.executable, "-m", "agentstream.cli", "serve", *args, "--port", "0"],
         cwd=cwd,
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
     )
-    url = f"http://127.0.0.1:{port}"
+    with serving(process) as url:
+        yield url
+
+
+@contextmanager
+def serving(process: subprocess.Popen[bytes]) -> Iterator[str]:
+    """The base URL of ``agentstream serve --port 0`` started as ``process``, once it answers;
+    the process is stopped when the block ends."""
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                httpx.get(f"{url}/api/chat/models", timeout=1)
-                break
-            except httpx.TransportError:
-                if process.poll() is not None:
-                    output = process.stdout.read().decode() if process.stdout else ""
-                    raise RuntimeError(f"agentstream serve exited:\n{output}") from None
-                assert time.monotonic() < deadline, "agentstream serve did not start"
-                time.sleep(0.2)
+        url = served_url(process)
+        wait_until_serving(url, process)
         yield url
     finally:
         process.terminate()
         process.wait(timeout=20)
+
+
+SERVED = re.compile(rb"open (http://[\w.:\[\]-]+) in a browser")
+
+
+def served_url(process: subprocess.Popen[bytes]) -> str:
+    """Where ``agentstream serve --port 0`` listens, as it says in its output (a port probed
+    free beforehand could be taken by a server of a test running beside this one before this
+    one binds it). The rest of its output is then read in a thread, so a chatty server never
+    blocks on a full pipe."""
+    assert process.stdout is not None
+    seen = b""
+    for line in iter(process.stdout.readline, b""):
+        seen += line
+        found = SERVED.search(line)
+        if found:
+            threading.Thread(target=process.stdout.read, daemon=True).start()
+            return found.group(1).decode()
+    raise RuntimeError(f"the server exited:\n{seen.decode()}")
+
+
+def wait_until_serving(url: str, process: subprocess.Popen[bytes]) -> None:
+    """Until the server ``process`` started answers at ``url`` (a generous minute and a half,
+    for a loaded machine); its output is the error if it exits first."""
+    deadline = time.monotonic() + 90
+    while True:
+        try:
+            httpx.get(f"{url}/api/chat/models", timeout=1)
+            return
+        except httpx.TransportError:
+            if process.poll() is not None:
+                output = process.stdout.read().decode() if process.stdout else ""
+                raise RuntimeError(f"the server exited:\n{output}") from None
+            assert time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.2)

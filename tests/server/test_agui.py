@@ -108,8 +108,8 @@ class Live:
 
     def settled(self) -> None:
         runner = self.server.app.state.server.runner
-        assert wait_until(lambda: runner.running == 0, timeout=10)
-        self.server.call(runner.settle(), timeout=10)
+        assert wait_until(lambda: runner.running == 0)
+        self.server.call(runner.settle())
 
 
 @pytest.fixture

@@ -358,9 +358,16 @@ def test_a_body_that_does_not_say_it_is_json_is_refused(serve: Serve) -> None:
             content=payload,
             headers={**cookie, "Content-Type": "application/json; charset=utf-8"},
         )
-    for response in (untyped, plain, form):
+    for response, sent in (
+        (untyped, "none"),
+        (plain, "text/plain"),
+        (form, "application/x-www-form-urlencoded"),
+    ):
         assert response.status_code == 400
-        assert response.json() == {"detail": "body: expected a JSON object", "field": "body"}
+        assert response.json() == {
+            "detail": f"body: expected Content-Type: application/json, got {sent}",
+            "field": "body",
+        }
     assert typed.status_code == 200
     assert datas(parse_sse(text))[-1]["type"] == "complete"
 

@@ -13,7 +13,6 @@ import socket
 import sqlite3
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -27,6 +26,8 @@ from agentstream.providers.scripted import ScriptedProvider
 from agentstream.server.app import create_app
 from agentstream.server.settings import Settings
 from agentstream.store import SqlConversationStore, create_engine
+
+from .helpers import wait_until_serving
 
 APP_MODULE = """
 from agentstream import Agent
@@ -55,17 +56,7 @@ def uvicorn_process(app_dir: Path) -> Iterator[str]:
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                httpx.get(f"{url}/api/chat/models", timeout=1)
-                break
-            except httpx.TransportError:
-                if process.poll() is not None:
-                    output = process.stdout.read().decode() if process.stdout else ""
-                    raise RuntimeError(f"uvicorn exited:\n{output}") from None
-                assert time.monotonic() < deadline, "uvicorn did not start"
-                time.sleep(0.2)
+        wait_until_serving(url, process)
         yield url
     finally:
         process.send_signal(signal.SIGTERM)

@@ -266,7 +266,7 @@ def test_disconnect_keeps_the_partial_answer(serve: Serve, sql_store: Any) -> No
             detail = client.get(f"/api/conversations/{start['conversation_id']}").json()
             return list(detail["messages"])
 
-        assert wait_until(lambda: provider.closed_early == 1, timeout=5)
+        assert wait_until(lambda: provider.closed_early == 1)
         assert wait_until(lambda: len(saved()) == 2, timeout=5)
         messages = saved()
     assert messages[0]["content"] == "Count slowly"

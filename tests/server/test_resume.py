@@ -17,7 +17,7 @@ from agentstream.providers.scripted import ScriptedProvider
 from agentstream.runs import RedisBroker
 from agentstream.server.dialects import BUILT_IN, tray
 from tests.server.conftest import Serve
-from tests.server.helpers import LiveServer, other_tasks, wait_until
+from tests.server.helpers import WAIT, LiveServer, other_tasks, wait_until
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 
@@ -192,7 +192,7 @@ def test_two_followers_on_two_workers_see_the_whole_run(serve: Serve, prefix: st
 
     thread = threading.Thread(target=original)
     thread.start()
-    assert started.wait(10)
+    assert started.wait(WAIT)
     followers = [threading.Thread(target=follow, args=(n, s)) for n, s in (("a", a), ("b", b))]
     for follower in followers:
         follower.start()
@@ -214,7 +214,7 @@ def test_each_protocol_cancels_on_disconnect_unless_told_to_detach(serve: Serve)
     def drop(server: LiveServer, body: dict[str, Any]) -> str:
         with server.client() as client:
             run_id, _, _ = read_then_drop(client, "/api/chat/stream", body, ids=4)
-            assert wait_until(lambda: server.app.state.server.runner.running == 0, timeout=10)
+            assert wait_until(lambda: server.app.state.server.runner.running == 0)
             events = client.get(f"/api/runs/{run_id}/events").text
         return events.rsplit("event: ", 1)[1].split("\n", 1)[0]
 
@@ -256,7 +256,7 @@ def test_a_detached_run_survives_its_client_and_is_stored_complete(
         conversation_id = json.loads(before.split("data: ", 1)[1].split("\n", 1)[0])[
             "conversation_id"
         ]
-        assert wait_until(lambda: server.app.state.server.runner.running == 0, timeout=10)
+        assert wait_until(lambda: server.app.state.server.runner.running == 0)
         server.call(server.app.state.server.runner.settle(), timeout=10)
         stored = client.get(f"/api/conversations/{conversation_id}").json()
         assert server.call(other_tasks()) == []
@@ -283,7 +283,7 @@ def test_stop_a_detached_run_from_another_worker_stores_it_stopped(
         conversation_id = json.loads(before.split("data: ", 1)[1].split("\n", 1)[0])[
             "conversation_id"
         ]
-        assert wait_until(lambda: a.app.state.server.runner.running == 0, timeout=10)
+        assert wait_until(lambda: a.app.state.server.runner.running == 0)
         a.call(a.app.state.server.runner.settle(), timeout=10)
         stored = client_a.get(f"/api/conversations/{conversation_id}").json()
     assert rest.text.rstrip().endswith('data: {"type":"cancelled"}')
@@ -391,7 +391,7 @@ def test_nothing_outlives_a_run(serve: Serve, prefix: str) -> None:
         client_b.post(f"/api/chat/runs/{stopped}/cancel")
         client_b.get(f"/api/runs/{stopped}/stream")
     runner = a.app.state.server.runner
-    assert wait_until(lambda: runner.running == 0, timeout=10)
+    assert wait_until(lambda: runner.running == 0)
     a.call(runner.settle(), timeout=10)
     for name, server in (("a", a), ("b", b)):
         assert sorted(server.call(other_tasks())) == before[name]
@@ -459,7 +459,7 @@ def test_a_client_with_every_event_so_far_is_answered_at_once(
             run_id, _, _ = read_then_drop(
                 client, "/api/chat/stream", {"message": "go", "detach": True}, ids=1
             )
-        assert entered.wait(10)
+        assert entered.wait(WAIT)
         broker = runs_on.app.state.server.runner.broker
         end = runs_on.call(broker.end_of(run_id, Principal(user_id="local")))
         assert not end.done
@@ -523,9 +523,9 @@ def test_no_upstream_request_outlives_a_run(serve: Serve, prefix: str) -> None:
             )
             followed = client_b.get(f"/api/runs/{completed}/stream").text
         runner = a.app.state.server.runner
-        assert wait_until(lambda: runner.running == 0, timeout=10)
+        assert wait_until(lambda: runner.running == 0)
         a.call(runner.settle(), timeout=10)
-        assert wait_until(lambda: upstream.open == 0, timeout=10)
+        assert wait_until(lambda: upstream.open == 0)
         assert (len(upstream.posts), upstream.disconnects) == (3, 2)
     finally:
         upstream.stop()

@@ -13,7 +13,7 @@ from agentstream.events import event_from_json
 from agentstream.runs import RedisBroker
 from tests.server.agents import slow_agent, tray_agent
 from tests.server.conftest import Serve
-from tests.server.helpers import bearer, parse_sse, token
+from tests.server.helpers import WAIT, bearer, parse_sse, token
 
 TRAY = "/api/chat/stream"
 REDIS_URL = "redis://127.0.0.1:6379/0"
@@ -138,7 +138,7 @@ def test_follow_a_live_run_from_another_worker(serve: Serve, redis_prefix: str) 
 
     thread = threading.Thread(target=stream_on_a)
     thread.start()
-    assert seen.wait(10)
+    assert seen.wait(WAIT)
     with worker_b.client() as b:
         followed = canonical(b.get(f"/api/runs/{run_id[0]}/events").text)
     thread.join(10)
@@ -163,7 +163,7 @@ def test_a_quiet_run_s_follow_gets_heartbeats(serve: Serve) -> None:
 
         thread = threading.Thread(target=start)
         thread.start()
-        assert started.wait(10)
+        assert started.wait(WAIT)
         with server.client() as follower:
             body = follower.get(f"/api/runs/{run_id[0]}/events").text
         thread.join(10)

@@ -16,7 +16,7 @@ from agentstream.server.sse import NDJSON, SSE_DATA, SSE_NAMED, EventStream
 from agentstream.tools import tool
 from tests.server.agents import slow_agent
 from tests.server.conftest import Serve
-from tests.server.helpers import datas, other_tasks, parse_sse, stream_text, wait_until
+from tests.server.helpers import WAIT, datas, other_tasks, parse_sse, stream_text, wait_until
 
 TRAY = "/api/chat/stream"
 
@@ -35,7 +35,7 @@ def test_client_disconnect_closes_the_provider_stream(serve: Serve) -> None:
         assert provider.closed_early == 0
         assert server.call(other_tasks()) != []  # the run's tasks, while it streams
     # Leaving the block closes the connection before the answer finished.
-    assert wait_until(lambda: provider.closed_early == 1, timeout=5)
+    assert wait_until(lambda: provider.closed_early == 1)
     assert wait_until(lambda: server.call(other_tasks()) == [], timeout=5)
     assert len(provider.requests) == 1
 
@@ -63,7 +63,7 @@ def test_a_client_that_stops_reading_is_let_go(serve: Serve) -> None:
             + b"\r\n\r\n"
             + body
         )  # and then never read
-        assert wait_until(lambda: provider.closed_early == 1, timeout=20)
+        assert wait_until(lambda: provider.closed_early == 1)
         assert wait_until(lambda: server.call(other_tasks()) == [], timeout=5)
     finally:
         sock.close()
@@ -91,8 +91,8 @@ def test_client_disconnect_cancels_a_running_tool(serve: Serve) -> None:
         for line in response.iter_lines():
             if '"tool_start"' in line:
                 break
-        assert started.wait(5)
-    assert cancelled.wait(5)
+        assert started.wait(WAIT)
+    assert cancelled.wait(WAIT)
     assert len(provider.requests) == 1
     assert wait_until(lambda: server.call(other_tasks()) == [], timeout=5)
 

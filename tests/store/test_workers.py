@@ -47,7 +47,7 @@ def test_two_workers_share_runs_and_conversations(tmp_path: Path, postgres_url: 
     process = serve(tmp_path, env, "--workers", "2", "--port", str(port))
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 180  # two processes importing everything, loaded
         while True:
             assert process.poll() is None, process.stdout.read() if process.stdout else ""
             try:

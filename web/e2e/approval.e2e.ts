@@ -7,7 +7,7 @@
  */
 import type { Browser, BrowserContext, Page, Request } from "playwright-core";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { launchBrowser, missingPrerequisite, screenshot, startServer, type RunningServer } from "./harness";
+import { launchBrowser, missingPrerequisite, screenshot, startServer, type RunningServer, WAIT_MS } from "./harness";
 
 let server: RunningServer;
 let browser: Browser;
@@ -31,7 +31,7 @@ beforeEach(async () => {
   context = await browser.newContext({ viewport: { width: 1280, height: 860 }, baseURL: server.url });
   page = await context.newPage();
   page.on("pageerror", (e) => pageErrors.push(String(e)));
-  page.setDefaultTimeout(20_000);
+  page.setDefaultTimeout(WAIT_MS);
   pageErrors.length = 0;
 });
 

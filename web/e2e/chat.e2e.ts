@@ -12,6 +12,7 @@ import {
   screenshot,
   startServer,
   type RunningServer,
+  WAIT_MS,
 } from "./harness";
 
 let server: RunningServer;
@@ -38,7 +39,7 @@ beforeEach(async () => {
   page = await context.newPage();
   consoleErrors.length = 0;
   page.on("pageerror", (e) => consoleErrors.push(String(e)));
-  page.setDefaultTimeout(15_000);
+  page.setDefaultTimeout(WAIT_MS);
 });
 
 afterEach(async (ctx) => {
@@ -145,7 +146,7 @@ describe("chat", () => {
     const card = lastAnswer().getByTestId("tool-card");
     const head = card.getByRole("button", { name: /search_articles/ });
     await expect(head.getAttribute("aria-expanded")).resolves.toBe("false");
-    await expect(card.getByTestId("tool-display").textContent()).resolves.toBe("Searching the articles for “crispr”…");
+    await expect(card.getByTestId("tool-display").textContent()).resolves.toBe("Searching the articles for “crispr”");
     await expect(card.getByText("Output").count()).resolves.toBe(0);
     // The card sits between the text before and after the call.
     const order = await lastAnswer().evaluate((el) => el.textContent ?? "");
@@ -168,7 +169,7 @@ describe("chat", () => {
     const storedText = await stored.evaluate((el) => el.textContent ?? "");
     expect(storedText.indexOf("Let me search")).toBeLessThan(storedText.indexOf("search_articles"));
     expect(storedText.indexOf("search_articles")).toBeLessThan(storedText.indexOf("I found 5"));
-    await expect(stored.getByTestId("tool-display").textContent()).resolves.toBe("Searching the articles for “crispr”…");
+    await expect(stored.getByTestId("tool-display").textContent()).resolves.toBe("Searching the articles for “crispr”");
     await stored.getByRole("button", { name: /search_articles/ }).click();
     await stored.getByText("CRISPR basics").waitFor();
   });
@@ -324,7 +325,7 @@ describe("chat", () => {
       conversation_id: conversationId,
     });
     await page.getByTestId("user-message").filter({ hasText: "Approve" }).waitFor();
-    await card.getByText("Approve: sent.").waitFor();
+    await card.getByText("You chose “Approve”.").waitFor();
     expect((await answered).ok()).toBe(true);
     await lastAnswer().getByText("The workflow is approved and saved.").waitFor();
     await waitIdle();

@@ -9,13 +9,14 @@
 import { createHmac } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { extname, join } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { build } from "vite";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { freePort, launchBrowser, missingPrerequisite, screenshot, startServer, WEB_DIR, type RunningServer } from "./harness";
+import { launchBrowser, missingPrerequisite, screenshot, startServer, WEB_DIR, type RunningServer, WAIT_MS } from "./harness";
 
 const SECRET = "embed-e2e-secret-that-is-long-enough-for-hs256";
 const HOST_DIR = join(WEB_DIR, "e2e", "host");
@@ -39,7 +40,7 @@ const TYPES: Record<string, string> = { ".html": "text/html", ".js": "text/javas
  * React app's build, on a port of its own (another origin than the API). */
 function serveHost(port: number): Promise<Server> {
   const server = createServer((req, res) => {
-    const url = new URL(req.url ?? "/", `http://127.0.0.1:${port}`);
+    const url = new URL(req.url ?? "/", "http://host.invalid");
     let file: string;
     if (url.pathname.startsWith("/react/")) file = join(reactDir, url.pathname.slice("/react/".length) || "index.html");
     else if (url.pathname === "/") file = join(HOST_DIR, "plain", "index.html");
@@ -65,8 +66,10 @@ function serveHost(port: number): Promise<Server> {
 beforeAll(async () => {
   const missing = missingPrerequisite();
   if (missing) throw new Error(`Cannot run the end-to-end tests: ${missing}`);
-  const hostPort = await freePort();
-  hostUrl = `http://127.0.0.1:${hostPort}`;
+  // The host site first, on a port the system picks (free for certain), so the API can be
+  // told its origin.
+  host = await serveHost(0);
+  hostUrl = `http://127.0.0.1:${(host.address() as AddressInfo).port}`;
   api = await startServer(
     {
       agent: "embed_app:agent",
@@ -84,7 +87,6 @@ beforeAll(async () => {
     esbuild: { jsx: "automatic", jsxImportSource: "react" },
     build: { outDir: reactDir, emptyOutDir: true, chunkSizeWarningLimit: 2000 },
   });
-  host = await serveHost(hostPort);
   browser = await launchBrowser();
 });
 
@@ -106,7 +108,7 @@ function session(options: { colorScheme?: "light" | "dark"; viewport?: { width: 
       colorScheme: options.colorScheme ?? "light",
     });
     page = await context.newPage();
-    page.setDefaultTimeout(15_000);
+    page.setDefaultTimeout(WAIT_MS);
     page.on("pageerror", (e) => errors.push(String(e)));
     page.on("request", async (r) => {
       if (r.url().startsWith(api.url) && r.method() !== "OPTIONS") {

@@ -4,14 +4,14 @@
  * examples.<name>.app:server` on
  * the example's offline scripted model, in headless Chromium.
  *
- * With EXAMPLE_SCREENSHOTS=1 each story's last screen is also saved as the example's README
+ * With EXAMPLE_SCREENSHOTS=1 (`make screenshots`) each story's last screen is also saved as the example's README
  * screenshot (examples/<name>/screenshot.png).
  */
 import { copyFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { launchBrowser, missingPrerequisite, REPO_DIR, SCREENSHOTS, screenshot, startServer, type RunningServer } from "./harness";
+import { launchBrowser, missingPrerequisite, REPO_DIR, SCREENSHOTS, screenshot, startServer, type RunningServer, WAIT_MS } from "./harness";
 
 let browser: Browser;
 
@@ -41,7 +41,7 @@ function exampleSession(name: string): { page: () => Page; server: () => Running
     context = await browser.newContext({ viewport: { width: 1280, height: 1000 }, baseURL: server.url });
     page = await context.newPage();
     page.on("pageerror", (e) => errors.push(String(e)));
-    page.setDefaultTimeout(20_000);
+    page.setDefaultTimeout(WAIT_MS);
   });
   afterEach(async (ctx) => {
     if (ctx.task.result?.state === "fail") {
@@ -80,6 +80,11 @@ describe("ops example", () => {
   it("offers a signed-out visitor the sign-in page, which brings them back", async () => {
     const page = session.page();
     await page.goto("/c/nowhere");
+    // Signed out: a sign-in prompt, not the generic starter prompts nor a red sidebar error.
+    await page.getByTestId("signed-out").waitFor();
+    await page.getByText("Sign in to see your conversations.").waitFor();
+    await expect(page.locator(".sidebar-error").count()).resolves.toBe(0);
+    await expect(page.getByRole("button", { name: "What can you help me with?" }).count()).resolves.toBe(0);
     await page.getByTestId("signed-out").getByRole("link", { name: "Sign in" }).click();
     await page.waitForURL(/\/example-api\/sign-in\?next=%2Fc%2Fnowhere$/);
     await page.getByLabel("Name").fill("sam");
@@ -190,7 +195,7 @@ describe("research example", () => {
     // The results card draws its payload type's table view: one row per article.
     await results.getByRole("columnheader", { name: "Design" }).waitFor();
     await results.getByRole("row").filter({ hasText: "A0072" }).getByRole("cell", { name: "2024", exact: true }).waitFor();
-    await cards.filter({ hasText: "Query suggestion: CRISPR base editing randomised trial" }).waitFor();
+    await cards.filter({ hasText: "Query suggestion" }).filter({ hasText: "CRISPR base editing randomised trial" }).waitFor();
     await expect(answer.textContent()).resolves.not.toContain("QUERY_SUGGESTION");
     await answer.evaluate((el) => el.scrollIntoView({ block: "start" }));
     await keepScreenshot(page, "research");
@@ -200,7 +205,30 @@ describe("research example", () => {
     const reading = page.getByTestId("assistant-message").last();
     await reading.getByRole("button", { name: /fetch_article/ }).waitFor();
     await reading.getByText("CRISPR: base editing in a randomised trial (2024)").waitFor();
-    await page.getByRole("group", { name: "Suggested actions" }).getByRole("button", { name: "Open in the reader" }).waitFor();
+    // The standalone UI has no reader: the action opens the portal's, on that article, in a
+    // tab of its own (the chat stays where it is).
+    const [reader] = await Promise.all([
+      page.context().waitForEvent("page"),
+      page.getByRole("group", { name: "Suggested actions" }).getByRole("button", { name: "Open in the reader" }).click(),
+    ]);
+    await reader.waitForURL(/\/host\/\?article=A0072$/);
+    await expect.poll(() => reader.locator("#reader [data-title]").textContent()).toContain("CRISPR: base editing");
+    await reader.close();
+    expect(session.errors).toEqual([]);
+  });
+
+  it("runs the search a query suggestion's card proposes", async () => {
+    const page = session.page();
+    await page.goto("/");
+    await page.getByRole("button", { name: "New chat" }).click();
+    await send(page, "Find recent articles on CRISPR base editing");
+    await waitIdle(page);
+    const card = page.getByTestId("assistant-message").last().getByTestId("payload-card").filter({ hasText: "CRISPR base editing randomised trial" });
+    await card.getByRole("button", { name: "Search" }).click();
+    await waitIdle(page);
+    const answer = page.getByTestId("assistant-message").last();
+    await answer.getByRole("button", { name: /search_articles/ }).waitFor();
+    await answer.getByText(/^I found \d+ articles; the most relevant:/).waitFor();
     expect(session.errors).toEqual([]);
   });
 
@@ -219,8 +247,15 @@ describe("research example", () => {
     await page.getByRole("group", { name: "Suggested actions" }).getByRole("button", { name: "Apply schema" }).click();
     await waitIdle(page);
     await page.getByTestId("assistant-message").last().getByText(/^Done\./).waitFor();
+    // The chip offered next shows the report with its new fields.
+    await page.getByRole("group", { name: "Suggested replies" }).getByRole("button", { name: "Show the report" }).click();
+    await waitIdle(page);
+    await page.getByTestId("assistant-message").last().getByText(/sample_size \(integer\)/).waitFor();
     await page.reload();
     await expect(page.getByRole("combobox", { name: "Subtab" }).inputValue()).resolves.toBe("extraction");
+    // The portal's report page shows the fields the assistant applied.
+    await page.goto("/host/");
+    await page.locator("#report-fields").getByRole("cell", { name: "sample_size", exact: true }).waitFor();
     expect(session.errors).toEqual([]);
   });
 

@@ -6,7 +6,6 @@
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer as createHttpServer } from "node:http";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -20,6 +19,13 @@ export const REPO_DIR = resolve(WEB_DIR, "..");
 export const SCREENSHOTS = join(WEB_DIR, "test-results", "screenshots");
 const AGENTSTREAM = join(REPO_DIR, ".venv", "bin", "agentstream");
 const PYTHON = join(REPO_DIR, ".venv", "bin", "python");
+
+/**
+ * How long a page waits for what should appear at once (a button, an answer): a guard against
+ * hanging, not a measure. Waits end as soon as the thing appears, so a generous limit costs
+ * nothing when all is well and holds on a loaded machine, where 15 s did not.
+ */
+export const WAIT_MS = 45_000;
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 
 export interface RunningServer {
@@ -42,18 +48,6 @@ export interface ServerOptions {
   port?: number;
   /** The path that answers once the server is up (default `/`, the web UI). */
   readyPath?: string;
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((ok, fail) => {
-    const probe = createServer();
-    probe.once("error", fail);
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      probe.close(() => ok(port));
-    });
-  });
 }
 
 /** Why the e2e tests cannot run here, or null when they can. */
@@ -83,7 +77,9 @@ export async function startServer(
   app: ServedApp = TEST_APP,
   options: ServerOptions = {},
 ): Promise<RunningServer> {
-  const port = options.port ?? (await freePort());
+  // Port 0 by default: the server binds a free port and says which. A port probed free here
+  // could be taken by another suite's server (they run side by side) before this one binds it.
+  const requested = options.port ?? 0;
   const home = options.home ?? mkdtempSync(join(tmpdir(), "agentstream-e2e-"));
   const gates = join(home, "gates");
   mkdirSync(gates, { recursive: true });
@@ -99,7 +95,7 @@ export async function startServer(
       "--host",
       "127.0.0.1",
       "--port",
-      String(port),
+      String(requested),
     ],
     {
       cwd: home,
@@ -126,7 +122,8 @@ export async function startServer(
   let exited: number | null = null;
   child.on("exit", (code) => (exited = code ?? -1));
 
-  const url = `http://127.0.0.1:${port}`;
+  let port = requested;
+  let url = `http://127.0.0.1:${port}`;
   const end = async (signal: NodeJS.Signals) => {
     if (exited === null && child.pid) {
       const done = new Promise((ok) => child.once("exit", ok));
@@ -142,12 +139,20 @@ export async function startServer(
   };
   const kill = () => end("SIGKILL");
 
-  // Ready when the UI's index answers; give up if the process dies or never answers.
+  // Ready when this server has said where it listens and the UI's index answers there; give
+  // up if the process dies or never answers.
   for (let attempt = 0; attempt < 600; attempt++) {
     if (exited !== null) {
       await stop();
       throw new Error(`agentstream serve exited with ${exited}:\n${log}`);
     }
+    const bound = /open http:\/\/127\.0\.0\.1:(\d+)/.exec(log);
+    if (!bound) {
+      await new Promise((r) => setTimeout(r, 100));
+      continue;
+    }
+    port = Number(bound[1]);
+    url = `http://127.0.0.1:${port}`;
     try {
       const res = await fetch(`${url}${options.readyPath ?? "/"}`);
       if (res.ok) return { url, port, gates, home, output: () => log, stop, kill };
@@ -171,13 +176,15 @@ export interface TrayHost {
 /** The test agent's server and, on another origin, a page with the tray: the tray script in
  * its head and `body(apiUrl)` as its body. */
 export async function startTrayHost(body: (api: string) => string, options: ServerOptions = {}): Promise<TrayHost> {
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const server = await startServer({ ...TEST_APP, env: { AGENTSTREAM_CORS_ORIGINS: url } }, options);
-  const page = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Host</title>
-<script src="${server.url}/embed/agentstream-chat.js"></script></head><body>${body(server.url)}</body></html>`;
+  // The host page listens first (on a port the system picks), so the API can name its origin.
+  let page = "";
   const host = createHttpServer((_, res) => res.writeHead(200, { "Content-Type": "text/html" }).end(page));
-  await new Promise<void>((ok) => host.listen(port, "127.0.0.1", ok));
+  await new Promise<void>((ok) => host.listen(0, "127.0.0.1", ok));
+  const address = host.address();
+  const url = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`;
+  const server = await startServer({ ...TEST_APP, env: { AGENTSTREAM_CORS_ORIGINS: url } }, options);
+  page = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Host</title>
+<script src="${server.url}/embed/agentstream-chat.js"></script></head><body>${body(server.url)}</body></html>`;
   return {
     server,
     url,

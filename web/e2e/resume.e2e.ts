@@ -18,6 +18,7 @@ import {
   startServer,
   TEST_APP,
   type RunningServer,
+  WAIT_MS,
 } from "./harness";
 
 let server: RunningServer;
@@ -56,7 +57,7 @@ afterEach(async (ctx) => {
 async function newPage(): Promise<Page> {
   const opened = await context.newPage();
   opened.on("pageerror", (e) => pageErrors.push(String(e)));
-  opened.setDefaultTimeout(20_000);
+  opened.setDefaultTimeout(WAIT_MS);
   return opened;
 }
 

@@ -16,6 +16,7 @@ import {
   SCREENSHOTS,
   startServer,
   type RunningServer,
+  WAIT_MS,
 } from "./harness";
 
 let server: RunningServer;
@@ -46,7 +47,7 @@ beforeEach(async () => {
   page = await context.newPage();
   pageErrors.length = 0;
   page.on("pageerror", (e) => pageErrors.push(String(e)));
-  page.setDefaultTimeout(20_000);
+  page.setDefaultTimeout(WAIT_MS);
 });
 
 afterEach(async (ctx) => {
@@ -83,7 +84,7 @@ describe("workflow assistant", () => {
     await waitIdle();
     // The tools' display texts name what each call did.
     const displays = await lastAnswer().getByTestId("tool-display").allTextContents();
-    expect(displays).toEqual(["Looking up the action types…", "Preparing a preview…"]);
+    expect(displays).toEqual(["Looking up the action types", "Preparing a preview"]);
     await expect(lastAnswer().textContent()).resolves.toContain("Offline demo");
     // The preview, drawn as its payload type says: the actions and their labelled edges.
     await expect(card.locator(".payload-kind").textContent()).resolves.toBe("Workflow preview");
@@ -99,8 +100,8 @@ describe("workflow assistant", () => {
     expect(await ruleNames()).not.toContain("Low Stock Alert");
     await card.scrollIntoViewIfNeeded();
     await screenshot(page, "workflows-02-preview");
-    if (process.env.UPDATE_SCREENSHOTS) {
-      // The example's README shows this screen: `UPDATE_SCREENSHOTS=1` refreshes it.
+    if (process.env.EXAMPLE_SCREENSHOTS) {
+      // The example's README shows this screen: `EXAMPLE_SCREENSHOTS=1` (`make screenshots`) refreshes it.
       copyFileSync(join(SCREENSHOTS, "workflows-02-preview.png"), join(REPO_DIR, "examples", "workflows", "screenshot.png"));
     }
 

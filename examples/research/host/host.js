@@ -8,15 +8,54 @@ tray.updateContext({ page, tab: selectedTab ? selectedTab.dataset.tab : null, re
 
 tray.clientActions = {
   // "Open A0042" from the assistant opens the article in the portal's reader.
-  open_article: (action) => {
-    const id = action.data && action.data.article_id;
-    const reader = document.getElementById("reader");
-    if (!id || !reader) return;
-    reader.hidden = false;
-    reader.querySelector("[data-article]").textContent = id;
-    tray.updateContext({ article_id: id });
-  },
+  open_article: (action) => openArticle(action.data && action.data.article_id),
 };
+
+// The reader: the article's title and abstract, from the portal's API.
+async function openArticle(id) {
+  const reader = document.getElementById("reader");
+  if (!id || !reader) return;
+  reader.hidden = false;
+  reader.querySelector("[data-article]").textContent = id;
+  tray.updateContext({ article_id: id });
+  const response = await fetch(`/example-api/articles/${encodeURIComponent(id)}`);
+  if (!response.ok) return;
+  const article = await response.json();
+  reader.querySelector("[data-title]").textContent = article.title;
+  reader.querySelector("[data-meta]").textContent = `${article.authors} · ${article.journal}, ${article.year}`;
+  reader.querySelector("[data-abstract]").textContent = article.abstract;
+}
+
+// The open report as it stands: what the assistant adds (articles, fields) shows here. The
+// assistant changes it from the tray, so the page reads it again every few seconds.
+async function showReport() {
+  if (!reportId || document.visibilityState !== "visible") return;
+  const response = await fetch(`/example-api/reports/${reportId}`);
+  if (!response.ok) return;
+  const report = await response.json();
+  const articles = document.getElementById("report-articles");
+  articles.querySelector(".empty").hidden = report.articles.length > 0;
+  articles.querySelector("ul").replaceChildren(
+    ...report.articles.map((a) => Object.assign(document.createElement("li"), { textContent: `${a.id} (${a.year}): ${a.title}` })),
+  );
+  const fields = document.getElementById("report-fields");
+  fields.querySelector(".empty").hidden = report.fields.length > 0;
+  fields.querySelector("table").hidden = report.fields.length === 0;
+  fields.querySelector("tbody").replaceChildren(
+    ...report.fields.map((f) => {
+      const row = document.createElement("tr");
+      for (const text of [f.name, f.type, f.description]) row.append(Object.assign(document.createElement("td"), { textContent: text }));
+      return row;
+    }),
+  );
+}
+if (document.getElementById("report-fields")) {
+  void showReport();
+  setInterval(showReport, 3000);
+}
+// A link to an article (the standalone UI's "Open in the reader") opens it in the reader.
+const linked = new URLSearchParams(location.search).get("article");
+if (linked) void openArticle(linked);
 
 // Tabs and subtabs switch in place; each switch tells the tray where the analyst is now.
 for (const tab of document.querySelectorAll("[role=tab]")) {

@@ -21,7 +21,7 @@ from rich.status import Status
 
 from agentstream.agent import Agent
 from agentstream.chat.markers import MarkerLineFilter
-from agentstream.cli.loading import AgentLoadError, load_agent, load_hooks
+from agentstream.cli.loading import AgentLoadError, check_model, load_agent, load_hooks
 from agentstream.events import (
     AnswerShaped,
     ConversationSaved,
@@ -71,9 +71,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         agent = load_agent(args.agent)
         hooks = load_hooks(getattr(args, "chat", None), demo=args.agent is None)
-        agent.provider(args.model)  # a bad model id is a one-line error, not a traceback
-    except (AgentLoadError, ValueError) as exc:
-        console.print(f"[red]error:[/] {exc}")
+        if args.model:
+            check_model(agent, args.model, source="--model")
+    except AgentLoadError as exc:
+        console.print(f"[red]error:[/] {exc}", soft_wrap=True)  # one line, however long
         return 2
     return asyncio.run(
         chat(

@@ -3,7 +3,9 @@
 ``agentstream db upgrade`` applies the store's migrations (a deploy step for PostgreSQL;
 SQLite is also upgraded automatically when the server starts). ``agentstream db current``
 prints the revision the database is at and the newest one this version ships. Both take
-``--database-url`` or read ``AGENTSTREAM_DATABASE_URL``; the password never appears in output.
+``--database-url`` or read ``AGENTSTREAM_DATABASE_URL``, else use the SQLite file that
+``agentstream serve`` would (``-a myapp:agent`` for an application's own); the password never
+appears in output.
 """
 
 from __future__ import annotations
@@ -26,8 +28,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action.add_argument(
             "--database-url",
             metavar="URL",
-            help="SQLAlchemy URL (default: $AGENTSTREAM_DATABASE_URL, else a SQLite file in "
-            "$AGENTSTREAM_DATA_DIR, default ./data)",
+            help="SQLAlchemy URL (default: $AGENTSTREAM_DATABASE_URL, else the SQLite file "
+            "`agentstream serve` uses in $AGENTSTREAM_DATA_DIR, default ./data)",
+        )
+        action.add_argument(
+            "-a",
+            "--agent",
+            metavar="MODULE:AGENT",
+            help="the application whose own SQLite file to use, as `agentstream serve "
+            "MODULE:AGENT` does (default: the demo's)",
         )
 
 
@@ -37,10 +46,11 @@ def run(args: argparse.Namespace) -> int:
     logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)
     from sqlalchemy.exc import SQLAlchemyError
 
+    from agentstream.cli.loading import app_name
     from agentstream.store import current_revision, head_revision, resolve_database_url, upgrade
     from agentstream.store.engine import safe_url
 
-    url = resolve_database_url(args.database_url)
+    url = resolve_database_url(args.database_url, app=app_name(getattr(args, "agent", None)))
     where = safe_url(url)
     try:
         if args.db_command == "upgrade":

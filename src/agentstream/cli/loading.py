@@ -1,5 +1,11 @@
 """Finding the user's agent (and its chat and server configurations) from
-``module:attribute``, the way ``uvicorn main:app`` does."""
+``module:attribute``, the way ``uvicorn main:app`` does.
+
+Every command that loads an agent (``serve``, ``chat``, ``models``) loads it here, so what the
+command line promises holds for all of them: ``$AGENTSTREAM_MODEL`` replaces the model of the
+agent loaded, a model id nothing can serve is one line naming it, and each application gets a
+name (:func:`app_name`) for what it keeps of its own, such as its conversation database.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +20,17 @@ from agentstream.errors import AgentLoadError
 from agentstream.runs import RunHooks
 from agentstream.server.config import ServerConfig
 
-__all__ = ["AgentLoadError", "load_agent", "load_hooks", "load_object", "load_server"]
+__all__ = [
+    "AgentLoadError",
+    "app_name",
+    "check_model",
+    "load_agent",
+    "load_hooks",
+    "load_object",
+    "load_server",
+]
+
+MODEL_ENV = "AGENTSTREAM_MODEL"
 
 
 def load_object(spec: str) -> object:
@@ -43,16 +59,49 @@ def load_object(spec: str) -> object:
 
 
 def load_agent(spec: str | None) -> Agent:
-    """The :class:`Agent` at ``module:attribute`` (or a function returning one). ``None``
-    gives the built-in demo agent."""
+    """The :class:`Agent` at ``module:attribute`` (or a function returning one), on
+    ``$AGENTSTREAM_MODEL`` when that is set, whatever model the code names. ``None`` gives the
+    built-in demo agent. A model id that cannot be served is an :class:`AgentLoadError`."""
     if not spec:
         from agentstream.demo import demo_agent
 
-        return demo_agent()
-    found = load_object(spec)
-    if not isinstance(found, Agent):
-        raise AgentLoadError(f"{spec!r} is a {type(found).__name__}, not an Agent")
-    return found
+        agent = demo_agent()
+    else:
+        found = load_object(spec)
+        if not isinstance(found, Agent):
+            raise AgentLoadError(f"{spec!r} is {_a(type(found).__name__)}, not an Agent")
+        agent = found
+    override = os.environ.get(MODEL_ENV, "").strip()
+    if override:
+        agent.model = override
+    check_model(agent, source=f"${MODEL_ENV}" if override else None)
+    return agent
+
+
+def check_model(agent: Agent, model: str | None = None, *, source: str | None = None) -> None:
+    """Make ``agent``'s provider for ``model`` (default: its own) now, so that an id no
+    provider takes, or a script file that cannot be read, is one :class:`AgentLoadError`
+    naming it (and where it came from: ``source``) before anything starts, rather than a
+    traceback or a first message that fails. A missing API key is not checked here: the
+    provider asks for it on its first request."""
+    try:
+        agent.provider(model)
+    except ValueError as exc:
+        where = f" (from {source})" if source else ""
+        raise AgentLoadError(f"{exc}{where}") from None
+
+
+def app_name(spec: str | None) -> str | None:
+    """What an application served from ``module:attribute`` is called where it keeps things
+    of its own (``myapp:agent`` -> ``myapp.agent``); ``None`` for the built-in demo."""
+    if not spec:
+        return None
+    module_name, _, attribute = spec.partition(":")
+    return f"{module_name}.{attribute}" if attribute else module_name
+
+
+def _a(noun: str) -> str:
+    return f"an {noun}" if noun[:1].lower() in "aeiou" else f"a {noun}"
 
 
 def load_hooks(spec: str | None, *, demo: bool = False) -> RunHooks:
@@ -70,7 +119,7 @@ def load_hooks(spec: str | None, *, demo: bool = False) -> RunHooks:
         return ChatHooks(found)
     if isinstance(found, RunHooks):
         return found
-    raise AgentLoadError(f"{spec!r} is a {type(found).__name__}, not a ChatConfig or RunHooks")
+    raise AgentLoadError(f"{spec!r} is {_a(type(found).__name__)}, not a ChatConfig or RunHooks")
 
 
 def load_server(spec: str | None) -> ServerConfig | None:
@@ -80,5 +129,5 @@ def load_server(spec: str | None) -> ServerConfig | None:
         return None
     found = load_object(spec)
     if not isinstance(found, ServerConfig):
-        raise AgentLoadError(f"{spec!r} is a {type(found).__name__}, not a ServerConfig")
+        raise AgentLoadError(f"{spec!r} is {_a(type(found).__name__)}, not a ServerConfig")
     return found

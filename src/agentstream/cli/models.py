@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
             discovery_timeout=getattr(args, "timeout", 2.0),
         )
     except (ValueError, AgentLoadError) as exc:  # a bad model entry or agent reference
-        Console(stderr=True).print(f"[red]error:[/red] {exc}", highlight=False)
+        Console(stderr=True).print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
         return 2
     models = asyncio.run(ModelCatalog(agent, registry).offered())
     if getattr(args, "json", False):

@@ -2,9 +2,11 @@
 dialect, the conversations API and the web UI.
 
 With no agent it serves the built-in offline demo. Conversations are stored in the database
-``AGENTSTREAM_DATABASE_URL`` names (default: a SQLite file under ``./data``) unless
-``--no-store``. The chat semantics (prompt sections, payloads, suggestions, server actions)
-come from ``--chat``: a :class:`~agentstream.chat.ChatConfig`, or any
+``AGENTSTREAM_DATABASE_URL`` names unless ``--no-store``; by default a SQLite file of the
+application's own under ``./data`` (``data/myapp.agent.db`` for ``myapp:agent``,
+``data/agentstream.db`` for the demo), so two applications served from one directory never
+list each other's conversations. The chat semantics (prompt sections, payloads, suggestions,
+server actions) come from ``--chat``: a :class:`~agentstream.chat.ChatConfig`, or any
 :class:`~agentstream.runs.RunHooks`; without it the defaults of ``ChatHooks()`` apply. What the
 application adds to the server (its own mounted apps, sessions and sign-in page) comes from
 ``--server``: a :class:`~agentstream.server.config.ServerConfig`.
@@ -21,7 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agentstream.agent import Agent
-from agentstream.cli.loading import AgentLoadError, load_agent, load_hooks, load_server
+from agentstream.cli.loading import AgentLoadError, app_name, load_agent, load_hooks, load_server
 from agentstream.providers.registry import missing_key
 from agentstream.runs import RunHooks
 from agentstream.server.config import ServerConfig
@@ -50,7 +52,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="a ServerConfig (mounted apps, the application's sessions, its sign-in page)",
     )
     parser.add_argument("--host", help="address to bind (default $AGENTSTREAM_HOST or 127.0.0.1)")
-    parser.add_argument("--port", type=int, help="port (default $AGENTSTREAM_PORT or 8000)")
+    parser.add_argument(
+        "--port", type=int, help="port (default $AGENTSTREAM_PORT or 8000; 0 for any free one)"
+    )
     parser.add_argument(
         "--no-store", action="store_true", help="do not persist conversations (no database)"
     )
@@ -82,13 +86,13 @@ def run(args: argparse.Namespace) -> int:
     except SettingsError as exc:
         log.error("%s", exc)
         return 2
-    if not _check_model(agent):
-        return 2
+    _warn_of_a_missing_key(agent)
     workers = getattr(args, "workers", 1)
     if workers > 1:
         return _serve_workers(args, settings, workers)
     with asyncio.Runner(loop_factory=_loop_factory()) as runner:
-        return runner.run(_serve(agent, hooks, server, settings, use_store=not args.no_store))
+        url = None if args.no_store else resolve_database_url(app=app_name(args.agent))
+        return runner.run(_serve(agent, hooks, server, settings, database_url=url))
 
 
 _WORKER_ENV = "AGENTSTREAM_SERVE_WORKER"
@@ -112,13 +116,13 @@ def _serve_workers(args: argparse.Namespace, settings: Settings, workers: int) -
         return 2
     use_store = not args.no_store
     if use_store:
-        url = resolve_database_url()
+        url = resolve_database_url(app=app_name(args.agent))
         if url.startswith("sqlite"):
             log.warning("SQLite has one writer for all %d workers; use PostgreSQL", workers)
 
         async def migrate() -> None:
             # Once, here: each worker then opens the database without migrating it.
-            store = await SqlConversationStore.open()
+            store = await SqlConversationStore.open(url)
             await store.close()
 
         try:
@@ -139,7 +143,8 @@ def _serve_workers(args: argparse.Namespace, settings: Settings, workers: int) -
             "store": use_store,
         }
     )
-    log.info("serving %d workers; open http://%s:%d", workers, _shown(settings.host), settings.port)
+    port = listener.getsockname()[1]
+    log.info("serving %d workers; open http://%s:%d", workers, _shown(settings.host), port)
     uvicorn.run(
         "agentstream.cli.serve:worker_app",
         factory=True,
@@ -164,7 +169,7 @@ def worker_app() -> Any:
     agent = load_agent(spec["agent"])
     hooks = load_hooks(spec["chat"], demo=spec["agent"] is None)
     server = load_server(spec["server"])
-    url = resolve_database_url() if spec["store"] else None
+    url = resolve_database_url(app=app_name(spec["agent"])) if spec["store"] else None
     app = create_app(
         agent, settings=Settings.from_env(), database_url=url, hooks=hooks, server=server
     )
@@ -182,19 +187,15 @@ def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
     return uvloop.new_event_loop
 
 
-def _check_model(agent: Agent) -> bool:
-    """Refuse a model id no provider takes; warn (the server still starts, the demo and other
-    models may be used) when the model's provider needs a key the environment lacks."""
+def _warn_of_a_missing_key(agent: Agent) -> None:
+    """Warn (the server still starts: the demo and other models may be used) when the
+    model's provider needs a key the environment lacks. The model id itself was checked when
+    the agent was loaded."""
     if agent.model is not None and not isinstance(agent.model, str):
-        return True  # a ready provider: configured in code
-    try:
-        problem = missing_key(agent.model_id)
-    except ValueError as exc:
-        log.error("%s", exc)
-        return False
+        return  # a ready provider: configured in code
+    problem = missing_key(agent.model_id)
     if problem is not None:
         log.warning("%s (requests to %s will fail until it is set)", problem, agent.model_id)
-    return True
 
 
 async def _serve(
@@ -203,7 +204,7 @@ async def _serve(
     server: ServerConfig | None,
     settings: Settings,
     *,
-    use_store: bool,
+    database_url: str | None,
 ) -> int:
     import uvicorn
 
@@ -216,8 +217,9 @@ async def _serve(
         return 2
     # The app opens the database when it starts (migrating SQLite) and closes it when it
     # stops, as it does for `uvicorn myapp:app`.
-    url = resolve_database_url() if use_store else None
-    app = create_app(agent, settings=settings, database_url=url, hooks=hooks, server=server)
+    app = create_app(
+        agent, settings=settings, database_url=database_url, hooks=hooks, server=server
+    )
     tune_gc()
     config = uvicorn.Config(
         app,
@@ -231,11 +233,11 @@ async def _serve(
     mode = "anonymous local mode" if settings.anonymous else "JWT authentication"
     loop = type(asyncio.get_running_loop()).__module__.split(".")[0]
     log.info("serving agent %r (%s) with %s on %s", agent.name, agent.model_id, mode, loop)
-    if url is not None:
-        log.info("conversations are stored in %s", safe_url(url))
-    log.info(
-        "open http://%s:%d in a browser (Ctrl+C to stop)", _shown(settings.host), settings.port
-    )
+    if database_url is not None:
+        log.info("conversations are stored in %s", safe_url(database_url))
+    # The port bound, which `--port 0` leaves to the system (a free one, told here).
+    port = listener.getsockname()[1]
+    log.info("open http://%s:%d in a browser (Ctrl+C to stop)", _shown(settings.host), port)
     serving = uvicorn.Server(config)
     await serving.serve(sockets=[listener])
     return 0 if serving.started else 2  # uvicorn has logged why the app could not start

@@ -9,21 +9,45 @@ never pretends to be an LLM.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from agentstream.providers.base import ChatRequest
+from agentstream.providers.catalog import builtin_specs
 from agentstream.providers.scripted import ScriptedProvider, ScriptedTurn
 from agentstream.providers.scripted import position as scripted_position
 
-__all__ = ["DEMO_TOOLS", "NOTICE", "demo_provider"]
+__all__ = ["DEMO_TOOLS", "NOTICE", "demo_provider", "notice"]
 
 DEMO_TOOLS = frozenset({"search_docs", "preview_workflow"})
 
 NOTICE = (
-    "This is agentstream's **offline demo**: no language model is configured, so this reply "
-    "is scripted. Set `AGENTSTREAM_MODEL` (for example `anthropic:claude-sonnet-4-5` or "
-    "`ollama:qwen3:14b`) to talk to a real model."
+    "This is agentstream's **offline demo**: no model is chosen (`AGENTSTREAM_MODEL` is not "
+    "set), so this reply is scripted. Set `AGENTSTREAM_MODEL` (for example "
+    "`anthropic:claude-sonnet-4-5` with `ANTHROPIC_API_KEY`, or `ollama:qwen3:14b`) to talk to "
+    "a real model."
 )
+"""What the demo says when nothing tells it which model the user meant."""
+
+EXAMPLE_MODELS = {
+    "anthropic": "anthropic:claude-sonnet-4-5",
+    "openai": "openai:gpt-4.1-mini",
+    "google": "google:gemini-2.5-flash",
+}
+
+
+def notice() -> str:
+    """:data:`NOTICE`, or, when a provider's key is set, that the key alone chooses no model:
+    a user who exported ``ANTHROPIC_API_KEY`` and expected Claude is told what is missing."""
+    for spec in builtin_specs():
+        present = [name for name in spec.key_env if os.environ.get(name)]
+        if present and spec.prefix in EXAMPLE_MODELS:
+            return (
+                f"This is agentstream's **offline demo**: `{present[0]}` is set, but no model is "
+                "chosen, so this reply is scripted. Set `AGENTSTREAM_MODEL` to one of its "
+                f"models (for example `{EXAMPLE_MODELS[spec.prefix]}`) to talk to it."
+            )
+    return NOTICE
 
 
 def _demo_turn(request: ChatRequest) -> ScriptedTurn:
@@ -36,7 +60,7 @@ def _demo_turn(request: ChatRequest) -> ScriptedTurn:
         # Your own agent with no model configured: say so, and do not call tools it lacks.
         names = ", ".join(sorted(offered)) or "none"
         return ScriptedTurn(
-            text=f"{NOTICE}\n\nYour agent's tools ({names}) will be called by the model "
+            text=f"{notice()}\n\nYour agent's tools ({names}) will be called by the model "
             "you configure.",
             delay=0.015,
         )
@@ -44,7 +68,7 @@ def _demo_turn(request: ChatRequest) -> ScriptedTurn:
         {
             "reasoning": f"The user wrote “{asked[:80]}”. No model is configured, so I am the "
             "offline demo: I will show each kind of event.",
-            "text": NOTICE + "\n\nLet me show you a tool at work.",
+            "text": notice() + "\n\nLet me show you a tool at work.",
             "tool_calls": [{"name": "search_docs", "arguments": {"query": asked[:60] or "demo"}}],
             "usage": {"input_tokens": 120, "output_tokens": 40},
         },

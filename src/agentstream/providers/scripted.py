@@ -32,6 +32,7 @@ from collections.abc import AsyncGenerator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import pydantic
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -114,7 +115,24 @@ class Script(_Model):
 
     @classmethod
     def load(cls, path: str | Path) -> Script:
-        return cls.parse(yaml.safe_load(Path(path).read_text(encoding="utf-8")))
+        """The script in a JSON or YAML file. A file that cannot be read, parsed or used as a
+        script is a :class:`ValueError` of one line naming it (the model id
+        ``scripted:<path>`` is checked before a server starts)."""
+        try:
+            data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ValueError(f"cannot read the script {str(path)!r}: {exc.strerror}") from None
+        except (yaml.YAMLError, UnicodeDecodeError) as exc:
+            reason = str(exc).splitlines()[0]
+            raise ValueError(f"the script {str(path)!r} is not JSON or YAML: {reason}") from None
+        try:
+            return cls.parse(data)
+        except pydantic.ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"]) or "the top level"
+            raise ValueError(
+                f"the script {str(path)!r} is not a script: {where}: {first['msg']}"
+            ) from None
 
     def turn_for(self, request: ChatRequest) -> ScriptedTurn:
         last_user, turn = position(request)

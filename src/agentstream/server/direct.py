@@ -45,6 +45,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from agentstream.server.errors import says_json
+
 __all__ = ["DirectRoute", "DirectRoutes"]
 
 _NOT_AN_OBJECT = "Input should be a valid dictionary or object to extract fields from"
@@ -113,7 +115,7 @@ def _parse(model: type[BaseModel], raw: bytes, request: Request) -> BaseModel:
         raise RequestValidationError(
             [{"type": "missing", "loc": ("body",), "msg": "Field required", "input": None}]
         )
-    if not _says_json(request.headers.get("content-type")):
+    if not says_json(request.headers.get("content-type")):
         raise RequestValidationError(
             [{"type": "model_attributes_type", "loc": ("body",), "msg": _NOT_AN_OBJECT}]
         )
@@ -131,14 +133,6 @@ def _parse(model: type[BaseModel], raw: bytes, request: Request) -> BaseModel:
         except (ValueError, RecursionError):
             pass
     raise RequestValidationError([{**error, "loc": ("body", *error["loc"])} for error in errors])
-
-
-def _says_json(content_type: str | None) -> bool:
-    """``application/json`` or ``application/<anything>+json``, parameters aside."""
-    if not content_type:
-        return False
-    main, _, sub = content_type.partition(";")[0].strip().lower().partition("/")
-    return main == "application" and (sub == "json" or sub.endswith("+json"))
 
 
 class DirectRoute(APIRoute):

@@ -65,6 +65,18 @@ def bad_request(field: str, message: str) -> ApiError:
     return ApiError(400, f"{field}: {message}", field=field)
 
 
+NOT_AN_OBJECT = "expected a JSON object"
+
+
+def says_json(content_type: str | None) -> bool:
+    """``application/json`` or ``application/<anything>+json``, parameters aside: the only
+    bodies read as JSON (a cross-site form or an untyped ``Blob`` never starts a run)."""
+    if not content_type:
+        return False
+    main, _, sub = content_type.partition(";")[0].strip().lower().partition("/")
+    return main == "application" and (sub == "json" or sub.endswith("+json"))
+
+
 def validation_error_body(errors: Sequence[Any]) -> tuple[str, str]:
     """The field and message of the first pydantic/FastAPI validation error."""
     first = errors[0] if errors else {}
@@ -85,7 +97,7 @@ def validation_error_body(errors: Sequence[Any]) -> tuple[str, str]:
     if kind in ("string_too_short", "string_pattern_mismatch"):
         return field, "must not be empty"
     if kind in ("model_attributes_type", "model_type", "dict_type") and field == "body":
-        return field, "expected a JSON object"
+        return field, NOT_AN_OBJECT
     # A validator's own ValueError reads "Value error, <its message>": the message is enough.
     return field, str(first.get("msg", "invalid value")).removeprefix("Value error, ")
 
@@ -111,6 +123,10 @@ def install_error_handlers(app: FastAPI, *, sign_in_url: str | None = None) -> N
     async def on_validation(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)
         field, message = validation_error_body(exc.errors())
+        sent = request.headers.get("content-type")
+        if (field, message) == ("body", NOT_AN_OBJECT) and not says_json(sent):
+            # The body may be perfectly good JSON: what is wrong is how it was labelled.
+            message = f"expected Content-Type: application/json, got {sent or 'none'}"
         return bad_request(field, message).response()
 
     async def on_auth(request: Request, exc: Exception) -> JSONResponse:

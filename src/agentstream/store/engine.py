@@ -1,7 +1,8 @@
 """Where the database is and how we connect to it.
 
 ``AGENTSTREAM_DATABASE_URL`` takes any SQLAlchemy async URL. Without it the store is a SQLite
-file in ``AGENTSTREAM_DATA_DIR`` (default ``./data``), which is what one process needs;
+file in ``AGENTSTREAM_DATA_DIR`` (default ``./data``), one per application, which is what one
+process needs;
 ``postgresql+asyncpg://...`` is for many workers.
 
 SQLite needs care to survive concurrent requests without "database is locked":
@@ -55,14 +56,20 @@ safety net, since the store's writer has a thread that checkpoints off the write
 _BEGIN_OPTION = "agentstream_sqlite_begin"
 
 
-def resolve_database_url(url: str | None = None, env: dict[str, str] | None = None) -> str:
+def resolve_database_url(
+    url: str | None = None, env: dict[str, str] | None = None, *, app: str | None = None
+) -> str:
     """The database URL to use: ``url`` if given, else the environment, else a SQLite file in
-    the data directory. A plain ``sqlite://`` or ``postgresql://`` URL gets the async driver."""
+    the data directory: ``<app>.db`` for a named application (each application served by
+    ``agentstream serve module:agent`` keeps its conversations apart from the others'),
+    ``agentstream.db`` without one. A plain ``sqlite://`` or ``postgresql://`` URL gets the
+    async driver."""
     environ = os.environ if env is None else env
     raw = url or environ.get(DATABASE_URL_ENV) or ""
     if not raw:
         data_dir = Path(environ.get(DATA_DIR_ENV) or "data")
-        return f"sqlite+aiosqlite:///{(data_dir / SQLITE_FILE).as_posix()}"
+        name = f"{app}.db" if app else SQLITE_FILE
+        return f"sqlite+aiosqlite:///{(data_dir / name).as_posix()}"
     parsed = make_url(raw)
     if parsed.drivername == "sqlite":
         parsed = parsed.set(drivername="sqlite+aiosqlite")

@@ -114,7 +114,7 @@ class FakeUpstream:
     def posts(self) -> list[Recorded]:
         return [r for r in self.requests if r.method == "POST"]
 
-    def wait_for_disconnect(self, timeout: float = 10.0) -> bool:
+    def wait_for_disconnect(self, timeout: float = 30.0) -> bool:
         """True once a held-open response saw its client go away."""
         return self._disconnected.wait(timeout)
 

@@ -99,11 +99,15 @@ export function App() {
       setListError(null);
       setSignIn(null);
     } catch (e) {
-      setSignIn(signInUrlOf(e));
+      const signInUrl = signInUrlOf(e);
+      setSignIn(signInUrl);
+      // Signed out is not a failure: the sign-in prompt says what to do.
       setListError(
-        e instanceof StreamHttpError && e.status === 404
-          ? "This server keeps no conversation history."
-          : `Could not load conversations: ${errorText(e)}`,
+        signInUrl
+          ? null
+          : e instanceof StreamHttpError && e.status === 404
+            ? "This server keeps no conversation history."
+            : `Could not load conversations: ${errorText(e)}`,
       );
     } finally {
       setListLoading(false);
@@ -179,7 +183,11 @@ export function App() {
     void refreshList();
     getClientConfig()
       .then(setConfig)
-      .catch(() => setConfig(EMPTY_CONFIG)); // an older server: the built-in defaults
+      .catch((e) => {
+        setConfig(EMPTY_CONFIG); // an older server: the built-in defaults
+        const signInUrl = signInUrlOf(e);
+        if (signInUrl) setSignIn(signInUrl);
+      });
     listModels()
       .then((list) => {
         setModels(list);
@@ -251,6 +259,7 @@ export function App() {
         currentId={chat.conversationId}
         loading={listLoading}
         error={listError}
+        empty={signIn ? "Sign in to see your conversations." : undefined}
         hasMore={nextCursor !== null}
         onNewChat={newChat}
         onOpen={(id) => {
@@ -342,7 +351,7 @@ export function App() {
         <ChatView
           chat={chat}
           config={config}
-          prompts={config.starter_prompts.length ? config.starter_prompts : EXAMPLE_PROMPTS}
+          prompts={config.starter_prompts.length ? config.starter_prompts : signIn ? [] : EXAMPLE_PROMPTS}
           draft={draft}
           onDraft={setDraft}
           inputRef={inputRef}

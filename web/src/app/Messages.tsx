@@ -9,7 +9,7 @@ import type { ApprovalView, AssistantItem, ChatItem, ToolCall, ToolProgressView 
 import { CONTINUE_MESSAGE, cutOffNotice, payloadKind, totalTokens } from "../chat/model";
 import { segments } from "../chat/places";
 import { formatCount, formatValue } from "../lib/format";
-import type { PayloadTypeView } from "../lib/payloads";
+import { finishedDisplay, type PayloadTypeView } from "../lib/payloads";
 import type { CustomPayload, SuggestedAction, Usage } from "../lib/stream";
 import { AlertIcon, BugIcon, ChevronIcon, SparkIcon, WrenchIcon } from "./icons";
 import { Markdown } from "./Markdown";
@@ -292,7 +292,7 @@ export function ToolCard({ call, index }: { call: ToolCall | undefined; index: n
         {call?.display ? (
           <>
             <span class="tool-display" data-testid="tool-display">
-              {call.display}
+              {call.done ? finishedDisplay(call.display) : call.display}
             </span>
             <span class="tool-name tool-name-secondary">{name}</span>
           </>
@@ -494,7 +494,8 @@ export function EmptyState({
       </div>
       <h2 data-testid="app-name">{appName ?? "How can I help today?"}</h2>
       <p class="muted">
-        {appName ? "How can I help today? Ask a question, or start from one of these." : "Ask a question, or start from one of these."}
+        {(appName ? "How can I help today? " : "") +
+          (prompts.length ? "Ask a question, or start from one of these." : "Ask a question.")}
       </p>
       <div class="examples" role="group" aria-label="Example prompts">
         {prompts.map((p) => (

@@ -10,6 +10,7 @@ import { payloadKind } from "../chat/model";
 import {
   graphLayout,
   humanize,
+  summaryUnder,
   tableData,
   type GraphLayout,
   type PayloadActionView,
@@ -48,7 +49,7 @@ export function PayloadCard(props: {
       <div class="payload-head">
         <span class="payload-kind">{title}</span>
       </div>
-      {payload.summary && <p class="payload-summary">{payload.summary}</p>}
+      {payload.summary && <p class="payload-summary">{summaryUnder(title, payload.summary)}</p>}
       {graph && graph.nodes.length > 0 && <GraphDiagram layout={graph} title={title} />}
       {table && <PayloadTable data={payload.data} spec={table} />}
       <details>
@@ -59,7 +60,7 @@ export function PayloadCard(props: {
         <div class="actions">
           {chosen ? (
             <p class="muted" role="status">
-              {`${chosen.label}: sent.`}
+              {`You chose “${chosen.label}”.`}
             </p>
           ) : (
             actions.map((a) => (

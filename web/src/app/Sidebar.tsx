@@ -14,6 +14,8 @@ export interface SidebarProps {
   currentId: string | null;
   loading: boolean;
   error: string | null;
+  /** What an empty list says (default: that there are no conversations yet). */
+  empty?: string;
   hasMore: boolean;
   onNewChat(): void;
   onOpen(id: string): void;
@@ -54,7 +56,7 @@ export function Sidebar(props: SidebarProps) {
           </p>
         )}
         {!props.error && !props.loading && props.conversations.length === 0 && (
-          <p class="muted sidebar-empty">No conversations yet.</p>
+          <p class="muted sidebar-empty">{props.empty ?? "No conversations yet."}</p>
         )}
         <ul class="conv-list">
           {props.conversations.map((c) => (

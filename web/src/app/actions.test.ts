@@ -32,20 +32,21 @@ describe("navigationTarget", () => {
   });
 });
 
+/** A frame that records where it was sent. */
+function hostFor(): ClientActionHost & { went: string[] } {
+  const went: string[] = [];
+  return {
+    went,
+    target: new EventTarget(),
+    newChat: () => undefined,
+    closeChat: () => undefined,
+    setDraft: () => undefined,
+    navigate: (url) => went.push(url.href),
+  };
+}
+
 describe("runClientAction: navigate", () => {
   afterEach(() => vi.restoreAllMocks());
-
-  function hostFor(): ClientActionHost & { went: string[] } {
-    const went: string[] = [];
-    return {
-      went,
-      target: new EventTarget(),
-      newChat: () => undefined,
-      closeChat: () => undefined,
-      setDraft: () => undefined,
-      navigate: (url) => went.push(url.href),
-    };
-  }
   const navigate = (url: string): SuggestedAction => ({ label: "Go", action: "navigate", handler: "client", data: { url } });
 
   it("goes to a path of this site", () => {
@@ -64,5 +65,33 @@ describe("runClientAction: navigate", () => {
       'The navigate action\'s url must be an http(s) URL or a path of this site, not "//evil.example/login"',
       'The open_url action\'s url must be an http(s) URL or a path of this site, not "/\\\\evil.example"',
     ]);
+  });
+});
+
+describe("runClientAction: an action of the page's own that nobody handles", () => {
+  const open = (data: Record<string, unknown>): SuggestedAction => ({
+    label: "Open in the reader",
+    action: "open_article",
+    handler: "client",
+    data,
+  });
+
+  it("goes to its url", () => {
+    const h = hostFor();
+    runClientAction(open({ article_id: "A0072", url: "/host/?article=A0072" }), h);
+    expect(h.went).toEqual([`${location.origin}/host/?article=A0072`]);
+  });
+
+  it("does nothing without a url, or with one it may not follow", () => {
+    const h = hostFor();
+    runClientAction(open({ article_id: "A0072" }), h);
+    runClientAction(open({ url: "javascript:alert(1)" }), h);
+    expect(h.went).toEqual([]);
+  });
+
+  it("is left to the frame's own handler when it has one", () => {
+    const h = { ...hostFor(), custom: () => true };
+    runClientAction(open({ url: "/host/?article=A0072" }), h);
+    expect(h.went).toEqual([]);
   });
 });

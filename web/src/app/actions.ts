@@ -3,7 +3,8 @@
  * (its `detail` is the action) is dispatched first, so the page around the chat can handle
  * its own actions; if nobody calls `preventDefault()`, the frame's own handler for the
  * action runs (an embedding page's), else the built-in ones below, each through the frame
- * the chat lives in (the standalone page or an embedding page's tray).
+ * the chat lives in (the standalone page or an embedding page's tray). An action none of them
+ * knows goes to its data's `url`, if it names one this page may navigate to.
  */
 import type { SuggestedAction } from "../lib/stream";
 import { copyText } from "./Markdown";
@@ -56,8 +57,14 @@ export function runClientAction(action: SuggestedAction, host: ClientActionHost)
     case "set_input":
       if (text) host.setDraft(text);
       break;
-    default:
+    default: {
+      // An action of the page's own that this page does not handle (the research portal's
+      // open_article, clicked in the standalone UI): its data's `url`, when it has one,
+      // is where it leads.
+      const target = url === null ? null : navigationTarget(url, location.href);
+      if (target) host.navigate(target);
       break;
+    }
   }
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { graphLayout, humanize, START_ID, tableData, valueAt, type GraphViewSpec } from "./payloads";
+import { finishedDisplay, graphLayout, humanize, START_ID, summaryUnder, tableData, valueAt, type GraphViewSpec } from "./payloads";
 
 const WORKFLOW: GraphViewSpec = {
   kind: "graph",
@@ -82,5 +82,25 @@ describe("tableData", () => {
 
   it("humanizes type names", () => {
     expect(humanize("schema_proposal")).toBe("Schema proposal");
+  });
+});
+
+describe("summaryUnder", () => {
+  it("drops a leading repeat of the card's title", () => {
+    expect(summaryUnder("Workflow preview", "Workflow preview: Notify the team")).toBe("Notify the team");
+    expect(summaryUnder("Schema proposal", "schema proposal:  study_type")).toBe("study_type");
+  });
+  it("keeps a summary that does not repeat it, or would be empty without it", () => {
+    expect(summaryUnder("Restart proposal", "Restart billing?")).toBe("Restart billing?");
+    expect(summaryUnder("Workflow preview", "Workflow preview:")).toBe("Workflow preview:");
+  });
+});
+
+describe("finishedDisplay", () => {
+  it("drops the ellipsis of what a call was doing", () => {
+    expect(finishedDisplay("Listing the workflow rules…")).toBe("Listing the workflow rules");
+    expect(finishedDisplay("Checking billing...")).toBe("Checking billing");
+    expect(finishedDisplay("Adding “Order More” to the draft… ")).toBe("Adding “Order More” to the draft");
+    expect(finishedDisplay("Read A0072")).toBe("Read A0072");
   });
 });

@@ -168,3 +168,24 @@ export function humanize(kind: string): string {
   const s = kind.replace(/[_-]+/g, " ").trim();
   return s.charAt(0).toUpperCase() + s.slice(1);
 }
+
+/**
+ * A card's summary as shown under its title: without a leading "Title:" that would repeat
+ * it ("Workflow preview" over "Workflow preview: Notify the team" shows "Notify the team").
+ */
+export function summaryUnder(title: string, summary: string): string {
+  const prefix = `${title}:`;
+  if (summary.toLowerCase().startsWith(prefix.toLowerCase())) {
+    const rest = summary.slice(prefix.length).trim();
+    if (rest) return rest;
+  }
+  return summary;
+}
+
+/**
+ * A tool's friendly text once its call has ended: "Listing the workflow rules…" is what it
+ * is doing, so a finished call drops the ellipsis ("Listing the workflow rules").
+ */
+export function finishedDisplay(display: string): string {
+  return display.replace(/\s*(…|\.\.\.)\s*$/u, "");
+}
