@@ -64,8 +64,12 @@ function show(items: ChatItem[], busy = false): void {
   );
 }
 
+/** Waits for the batches to be drawn: a guard against hanging, not a measure (a frame is a
+ * timer here, and a loaded machine runs timers late). */
 async function allDrawn(count: number): Promise<void> {
-  await vi.waitFor(() => expect(root.querySelectorAll('[role="listitem"]')).toHaveLength(count));
+  await vi.waitFor(() => expect(root.querySelectorAll('[role="listitem"]')).toHaveLength(count), {
+    timeout: 30_000,
+  });
 }
 
 describe("MessageList", () => {
