@@ -195,12 +195,13 @@ export async function startTrayHost(body: (api: string) => string, options: Serv
   };
 }
 
-/** A fresh server home whose store holds one conversation of `messages` prior messages
- * (e2e/seed_conversation.py); start the server with `{ home }`. Returns the home and the
- * conversation's id. */
-export function seedConversation(messages: number): { home: string; conversationId: string } {
+/** A fresh server home whose store, the one `app` is served with, holds one conversation of
+ * `messages` prior messages (e2e/seed_conversation.py); start the server of `app` with
+ * `{ home }`. Returns the home and the conversation's id. */
+export function seedConversation(messages: number, app: ServedApp = TEST_APP): { home: string; conversationId: string } {
   const home = mkdtempSync(join(tmpdir(), "agentstream-e2e-"));
-  const conversationId = execFileSync(PYTHON, [join(here, "seed_conversation.py"), join(home, "data"), String(messages)], {
+  const args = [join(here, "seed_conversation.py"), join(home, "data"), String(messages), app.agent];
+  const conversationId = execFileSync(PYTHON, args, {
     encoding: "utf8",
   }).trim();
   return { home, conversationId };

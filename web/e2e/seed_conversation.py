@@ -1,12 +1,12 @@
 """A long conversation written straight into a store, for the UI's long-conversation tests and
 its benchmark (``bench/web_long_conversation.ts``).
 
-    .venv/bin/python web/e2e/seed_conversation.py DATA_DIR MESSAGES
+    .venv/bin/python web/e2e/seed_conversation.py DATA_DIR MESSAGES APP
 
 writes one conversation of the anonymous local user with ``MESSAGES`` prior messages (user
-questions and Markdown answers, every fourth answer with a tool call) into the SQLite store of
-``DATA_DIR`` (the server's ``AGENTSTREAM_DATA_DIR``), through the store's own methods, and prints
-its id. Answers look like a model's: paragraphs, lists, code, now and then a table. Message ``n``
+questions and Markdown answers, every fourth answer with a tool call) into the SQLite store that
+``agentstream serve APP`` keeps in ``DATA_DIR`` (the server's ``AGENTSTREAM_DATA_DIR``), through
+the store's own methods, and prints its id. Answers look like a model's: paragraphs, lists, code, now and then a table. Message ``n``
 holds the word ``needle<n>`` (user) or ``answer<n>`` (assistant), so a test can look for one.
 """
 
@@ -16,11 +16,13 @@ import asyncio
 import sys
 from pathlib import Path
 
+from agentstream.cli.loading import app_name
 from agentstream.events import RunCompleted, ToolHistoryEntry
 from agentstream.ids import uuid7
 from agentstream.messages import AssistantMessage, ToolCall, ToolResultPart, ToolResultsMessage
 from agentstream.principal import ANONYMOUS
-from agentstream.store import SqlConversationStore
+from agentstream.store import SqlConversationStore, resolve_database_url
+from agentstream.store.engine import DATA_DIR_ENV
 
 PROSE = (
     "The report covers the quarter's figures, the open questions from the review and what the "
@@ -53,8 +55,9 @@ def answer(n: int) -> tuple[str, str]:
     return before, "\n\n".join(parts)
 
 
-async def seed(data_dir: Path, count: int) -> str:
-    url = f"sqlite+aiosqlite:///{data_dir / 'agentstream.db'}"
+async def seed(data_dir: Path, count: int, app: str) -> str:
+    # The file the server will open: each application served keeps a database of its own.
+    url = resolve_database_url(env={DATA_DIR_ENV: str(data_dir)}, app=app_name(app))
     async with await SqlConversationStore.open(url, migrate=True) as store:
         conversation: str | None = None
         for n in range(count // 2):
@@ -115,4 +118,4 @@ async def seed(data_dir: Path, count: int) -> str:
 if __name__ == "__main__":
     directory = Path(sys.argv[1])
     directory.mkdir(parents=True, exist_ok=True)
-    print(asyncio.run(seed(directory, int(sys.argv[2]))))
+    print(asyncio.run(seed(directory, int(sys.argv[2]), sys.argv[3])))
