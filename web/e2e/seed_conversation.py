@@ -6,8 +6,9 @@ its benchmark (``bench/web_long_conversation.ts``).
 writes one conversation of the anonymous local user with ``MESSAGES`` prior messages (user
 questions and Markdown answers, every fourth answer with a tool call) into the SQLite store that
 ``agentstream serve APP`` keeps in ``DATA_DIR`` (the server's ``AGENTSTREAM_DATA_DIR``), through
-the store's own methods, and prints its id. Answers look like a model's: paragraphs, lists, code, now and then a table. Message ``n``
-holds the word ``needle<n>`` (user) or ``answer<n>`` (assistant), so a test can look for one.
+the store's own methods, and prints its id. Answers look like a model's: paragraphs, lists,
+code, now and then a table. Message ``n`` holds the word ``needle<n>`` (user) or ``answer<n>``
+(assistant), so a test can look for one.
 """
 
 from __future__ import annotations
