@@ -8,7 +8,11 @@ Servers, each in its own process under uvicorn (uvloop + httptools) on loopback:
   run pipeline -> encoder -> SSE) without a conversation store;
 * ``sqlite``: the same with the SQL store on a fresh SQLite file (WAL);
 * ``postgres``: the same on a throwaway PostgreSQL database (127.0.0.1:5432, or
-  ``AGENTSTREAM_BENCH_POSTGRES_URL``).
+  ``AGENTSTREAM_BENCH_POSTGRES_URL``);
+* ``observed``: ``sqlite`` with traces and metrics on, as in production: every run's spans
+  exported over OTLP/HTTP (the SDK's batch processor) to a sink in the benchmark's own process,
+  Prometheus metrics counted. Its CPU per delta is also given as a ratio to ``sqlite``'s
+  (same run): what observing costs.
 
 A database in use is not empty, and how its indexes take new rows depends on what is already
 there: ``--existing K`` fills each server's database with K finished conversations of other
@@ -73,14 +77,14 @@ from pathlib import Path
 from typing import Any
 
 DELTA = "tick "
-SERVERS = ("bare", "nostore", "sqlite", "postgres")
+SERVERS = ("bare", "nostore", "sqlite", "postgres", "observed")
 PROFILES = ("burst", "steady")
 
 
 # --- the servers (run in a subprocess: ``--serve KIND [--database URL]``) -----------------
 
 
-def agentstream_app(database: str | None) -> Any:
+def agentstream_app(database: str | None, observed: bool = False) -> Any:
     from agentstream import Agent
     from agentstream.chat import ChatHooks
     from agentstream.providers.base import ChatRequest
@@ -102,7 +106,9 @@ def agentstream_app(database: str | None) -> Any:
         store = SqlConversationStore(create_engine(database))
     agent = Agent(model=ScriptedProvider(turn, model="bench"))
     # The chat hooks are the default; named here so that older versions measure the same.
-    return create_app(agent, settings=Settings(host="127.0.0.1"), store=store, hooks=ChatHooks())
+    # Observed: metrics on, and traces exported as the OTEL_* variables the benchmark set say.
+    settings = Settings(host="127.0.0.1", metrics=observed, tracing=observed)
+    return create_app(agent, settings=settings, store=store, hooks=ChatHooks())
 
 
 def bare_app() -> Any:
@@ -141,7 +147,7 @@ def serve(kind: str, database: str | None, gc: str) -> None:
 
     from agentstream.server.process import tune_gc
 
-    app = bare_app() if kind == "bare" else agentstream_app(database)
+    app = bare_app() if kind == "bare" else agentstream_app(database, kind == "observed")
     if gc == "tuned":
         tune_gc()  # as ``agentstream serve`` does; the bare server too, for a fair comparison
     sock = socket.socket()
@@ -295,9 +301,45 @@ class Row:
     kb_per_stream: float
 
 
-def spawn(command: list[str]) -> subprocess.Popen[str]:
+def spawn(command: list[str], env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     """A child process whose standard output we read (starting one does not block)."""
-    return subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    return subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env)
+
+
+class SpanSink:
+    """Where the ``observed`` server exports its spans: an OTLP/HTTP endpoint in this process
+    that reads each export and answers it (its CPU is a collector's, not the server's)."""
+
+    def __init__(self) -> None:
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        sink = self
+        self.exports = 0
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+                self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                sink.exports += 1
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.endpoint = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+_SINK: SpanSink | None = None
+
+
+def span_sink() -> SpanSink:
+    global _SINK
+    if _SINK is None:
+        _SINK = SpanSink()
+    return _SINK
 
 
 class Server:
@@ -320,7 +362,10 @@ class Server:
             command = os.environ["AGENTSTREAM_BENCH_SERVER_PREFIX"].split() + command
         if database:
             command += ["--database", database]
-        self.process = spawn(command)
+        env = None
+        if self.kind == "observed":
+            env = {**os.environ, "OTEL_EXPORTER_OTLP_ENDPOINT": span_sink().endpoint}
+        self.process = spawn(command, env)
         assert self.process.stdout is not None
         line = self.process.stdout.readline()
         while not line.strip().isdigit():  # a profiler's banner may come first
@@ -329,7 +374,7 @@ class Server:
         return self
 
     async def _database(self) -> str | None:
-        if self.kind == "sqlite":
+        if self.kind in ("sqlite", "observed"):
             self._tmp = tempfile.TemporaryDirectory()
             url = await sqlite_database(self._tmp.name)
         elif self.kind == "postgres":
@@ -498,6 +543,27 @@ def report(rows: list[Row], cpu: dict[str, list[float]], args: argparse.Namespac
         for kind, values in cpu.items():
             shown = " ".join(f"{v:.1f}" for v in values)
             print(f"  {kind:<9} {shown}")
+        if cpu.get("observed") and cpu.get("sqlite"):
+            pairs = zip(cpu["observed"], cpu["sqlite"], strict=False)
+            print(f"  observed / sqlite: {' '.join(ratio(o, q) for o, q in pairs)}")
+    observed = [(i, r) for i, r in enumerate(rows) if r.server == "observed"]
+    if observed:
+        print("\nTraces and metrics on: server CPU per paced delta, observed / sqlite (same run)")
+        for i, r in observed:
+            # The sqlite server measured in the same round (servers take turns).
+            plain = next(
+                (
+                    q
+                    for q in reversed(rows[:i])
+                    if q.server == "sqlite" and q.profile == r.profile and q.streams == r.streams
+                ),
+                None,
+            )
+            if plain is not None:
+                print(
+                    f"  {r.profile:<7} {r.streams:>5}: {r.cpu_us:.1f} / {plain.cpu_us:.1f} us"
+                    f" = {ratio(r.cpu_us, plain.cpu_us)}"
+                )
     print(
         f"\nPaced streams: {args.count} deltas every {args.pace * 1e3:.0f} ms; times in ms; "
         "ratios to bare in the same run"

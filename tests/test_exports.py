@@ -39,6 +39,7 @@ PUBLIC = {
         "InvalidArguments",
         "InvalidConversationId",
         "InvalidCursor",
+        "LimitExceeded",
         "ModelUnavailable",
         "NotFound",
         "ProviderError",

@@ -209,6 +209,15 @@ class ActiveRun:
         return {"id": self.id, "status": self.status, "started_at": isoformat_z(self.started_at)}
 
 
+_TOKEN_COUNTS = (
+    "input_tokens",
+    "output_tokens",
+    "reasoning_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ConversationDetail:
     """A conversation with its messages as clients show them (``GET /api/conversations/{id}``)."""
@@ -223,12 +232,31 @@ class ConversationDetail:
     def id(self) -> str:
         return self.summary.id
 
+    def usage(self) -> dict[str, Any]:
+        """The tokens and cost of every answer so far (however each ended), summed:
+        ``cost_usd`` is ``None`` when no answer has a price, ``estimated`` says whether
+        any count is an estimate (see :class:`~agentstream.events.RunUsage`)."""
+        summed: dict[str, Any] = dict.fromkeys(_TOKEN_COUNTS, 0)
+        cost: float | None = None
+        estimated = False
+        for message in self.messages:
+            used = message.usage or {}
+            for name in _TOKEN_COUNTS:
+                count = used.get(name)
+                if isinstance(count, int):
+                    summed[name] += count
+            if isinstance(used.get("cost_usd"), int | float):
+                cost = (cost or 0.0) + used["cost_usd"]
+            estimated = estimated or used.get("estimated") is True
+        return {**summed, "cost_usd": cost, "estimated": estimated}
+
     def to_json(self) -> dict[str, Any]:
         return {
             **self.summary.to_json(),
             "metadata": self.metadata,
             "messages": [message.to_json() for message in self.messages],
             "active_run": None if self.active_run is None else self.active_run.to_json(),
+            "usage": self.usage(),
         }
 
     def to_agent_conversation(self) -> dict[str, Any]:

@@ -12,6 +12,7 @@ kind of problem it is, and the server answers each branch with one HTTP status (
     │   └── (agentstream.chat) ActionError, UnknownAction, MissingAction, InvalidContextValue
     ├── AuthError                          401
     ├── Forbidden                          403
+    ├── LimitExceeded                      429 with Retry-After, names the limit
     ├── NotFound (LookupError)             404, the same for "missing" and "someone else's"
     │   ├── ConversationNotFound
     │   ├── RunNotFound
@@ -49,6 +50,7 @@ __all__ = [
     "InvalidArguments",
     "InvalidConversationId",
     "InvalidCursor",
+    "LimitExceeded",
     "ModelUnavailable",
     "NotFound",
     "ProviderError",
@@ -112,6 +114,23 @@ class AuthError(AgentstreamError):
 
 class Forbidden(AgentstreamError):
     """Authenticated, but not allowed to do this (403)."""
+
+
+# --- too many: 429 -------------------------------------------------------------------------
+
+
+class LimitExceeded(AgentstreamError):
+    """A user or tenant is over one of its limits (429, before any stream starts): the
+    message says which, ``limit`` names it (``requests_per_minute``, ``concurrent_runs``,
+    ``tokens_per_day``, ``cost_per_day``), ``scope`` whose it is (``user`` or ``tenant``)
+    and ``retry_after`` when trying again may work, in whole seconds (the ``Retry-After``
+    header). See :mod:`agentstream.runs.limits`."""
+
+    def __init__(self, message: str, *, limit: str, scope: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.limit = limit
+        self.scope = scope
+        self.retry_after = max(1, retry_after)
 
 
 # --- not found: 404 ------------------------------------------------------------------------

@@ -36,6 +36,7 @@ __all__ = [
     "RunEvent",
     "RunFailed",
     "RunStarted",
+    "RunUsage",
     "RunWarning",
     "CUT_OFF",
     "StopReason",
@@ -98,6 +99,33 @@ class Usage:
     @property
     def total_tokens(self) -> int:
         return self.input_tokens + self.output_tokens
+
+    def counts(self) -> dict[str, int]:
+        """Every count by its name, as the store and the REST API show them."""
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "reasoning_tokens": self.reasoning_tokens,
+            "cache_read_tokens": self.cache_read_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunUsage:
+    """What a whole run used, as it is billed, however it ended: its tokens (the vendors'
+    counts, with estimates where a vendor gave none: ``estimated``, see
+    :mod:`agentstream.agent.usage`), the model they were spent on and, once priced, their
+    cost in US dollars (``None``: nobody gave the model a price)."""
+
+    usage: Usage
+    estimated: bool = False
+    model: str | None = None
+    cost_usd: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """As the store keeps it and the conversations API shows it."""
+        return {**self.usage.counts(), "estimated": self.estimated, "cost_usd": self.cost_usd}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -347,12 +375,16 @@ class PayloadEvent:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class UsageEvent:
-    """Token usage of one model turn."""
+    """A model call ended: its token usage as the vendor reported it, why it stopped
+    (``stop_reason``) and the model that answered, as the vendor named it (``model``, when it
+    said)."""
 
     run_id: str
     seq: int
     usage: Usage
     turn: int = 0
+    stop_reason: StopReason | None = None
+    model: str | None = None
     type: Literal["usage"] = "usage"
 
 

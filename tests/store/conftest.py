@@ -13,6 +13,7 @@ import asyncio
 import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import asyncpg  # type: ignore[import-untyped]
@@ -49,20 +50,27 @@ async def _drop_database(name: str) -> None:
         await conn.close()
 
 
-@pytest.fixture(scope="session")
-def postgres_url() -> Iterator[str]:
-    """A migrated PostgreSQL database for this test session."""
+@contextmanager
+def fresh_postgres() -> Iterator[str]:
+    """The URL of a new, empty PostgreSQL database, dropped afterwards (the test is skipped
+    when PostgreSQL cannot be reached)."""
     name = f"agentstream_test_{uuid.uuid4().hex[:12]}"
     try:
         asyncio.run(_create_database(name))
     except (OSError, asyncpg.PostgresError) as exc:
         pytest.skip(f"PostgreSQL is not reachable at {make_url(ADMIN_URL).host}: {exc}")
-    url = make_url(ADMIN_URL).set(database=name).render_as_string(hide_password=False)
     try:
-        asyncio.run(upgrade(url))
-        yield url
+        yield make_url(ADMIN_URL).set(database=name).render_as_string(hide_password=False)
     finally:
         asyncio.run(_drop_database(name))
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """A migrated PostgreSQL database for this test session."""
+    with fresh_postgres() as url:
+        asyncio.run(upgrade(url))
+        yield url
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

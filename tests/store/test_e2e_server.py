@@ -31,6 +31,7 @@ import pytest
 from agentstream import Agent
 from agentstream.providers.scripted import ScriptedProvider
 from agentstream.server.app import create_app
+from agentstream.server.config import ServerConfig
 from agentstream.server.settings import Settings
 from agentstream.store import SqlConversationStore, create_engine, upgrade
 from agentstream.store.models import RunRow
@@ -88,13 +89,20 @@ def conversation_id_of(frames: list[dict[str, Any]]) -> str:
 
 
 @contextmanager
-def live_server(database_url: str) -> Iterator[LiveServer]:
-    """The app on uvicorn in a thread with its own event loop. The store's engine is created
-    without connecting, so every connection belongs to the server's loop."""
+def live_server(
+    database_url: str,
+    agent: Agent | None = None,
+    settings: Settings | None = None,
+    server_config: ServerConfig | None = None,
+) -> Iterator[LiveServer]:
+    """The app on uvicorn in a thread with its own event loop (default: the scripted agent
+    of these tests, in anonymous local mode). The store's engine is created without
+    connecting, so every connection belongs to the server's loop."""
     asyncio.run(upgrade(database_url))
     store = SqlConversationStore(create_engine(database_url))
-    agent = Agent(model=ScriptedProvider(SCRIPT), tools=[check_disk])
-    app = create_app(agent, settings=Settings(host="127.0.0.1"), store=store)
+    agent = agent or Agent(model=ScriptedProvider(SCRIPT), tools=[check_disk])
+    settings = settings or Settings(host="127.0.0.1")
+    app = create_app(agent, settings=settings, store=store, server=server_config)
     server = LiveServer(app).start()
     try:
         yield server

@@ -32,6 +32,40 @@ def base_env(**extra: str) -> dict[str, str]:
     return {**env, **extra}
 
 
+WORKER_START_SECONDS = 180
+"""How long workers may take to start (or be restarted): two processes importing everything,
+on a loaded machine."""
+
+
+def wait_for_workers(process: subprocess.Popen[str], base: str) -> None:
+    """Until the server answers at ``base`` (its workers have started)."""
+    deadline = time.monotonic() + WORKER_START_SECONDS
+    while True:
+        assert process.poll() is None, process.stdout.read() if process.stdout else ""
+        try:
+            if httpx.get(f"{base}/api/chat/models", timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        assert time.monotonic() < deadline, "the workers did not start"
+        time.sleep(0.2)
+
+
+def stop(process: subprocess.Popen[str]) -> None:
+    """Ctrl+C, as a person stops it (killed if it does not stop in 20 s)."""
+    process.send_signal(signal.SIGINT)
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
+def workers_of(pid: int) -> list[int]:
+    """The worker processes of the ``agentstream serve --workers N`` process ``pid``."""
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    return [int(c) for c in children if b"spawn_main" in Path(f"/proc/{c}/cmdline").read_bytes()]
+
+
 def test_workers_without_redis_are_refused(tmp_path: Path) -> None:
     process = serve(tmp_path, base_env(), "--workers", "2", "--port", str(free_port()))
     output, _ = process.communicate(timeout=60)
@@ -47,19 +81,8 @@ def test_two_workers_share_runs_and_conversations(tmp_path: Path, postgres_url: 
     process = serve(tmp_path, env, "--workers", "2", "--port", str(port))
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 180  # two processes importing everything, loaded
-        while True:
-            assert process.poll() is None, process.stdout.read() if process.stdout else ""
-            try:
-                if httpx.get(f"{base}/api/chat/models", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "the workers did not start"
-            time.sleep(0.2)
-        children = Path(f"/proc/{process.pid}/task/{process.pid}/children").read_text().split()
-        workers = [c for c in children if b"spawn_main" in Path(f"/proc/{c}/cmdline").read_bytes()]
-        assert len(workers) == 2
+        wait_for_workers(process, base)
+        assert len(workers_of(process.pid)) == 2
 
         with httpx.Client(base_url=base, timeout=60) as client:
             runs = []
@@ -83,8 +106,4 @@ def test_two_workers_share_runs_and_conversations(tmp_path: Path, postgres_url: 
             listed = client.get("/api/conversations", params={"limit": 100}).json()["items"]
             assert len(listed) >= 4
     finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        stop(process)

@@ -21,10 +21,12 @@ class CancelToken:
     ends with ``run_cancelled``.
     """
 
-    __slots__ = ("_callbacks", "reason")
+    __slots__ = ("_callbacks", "failure", "reason")
 
     def __init__(self) -> None:
         self.reason: str | None = None
+        self.failure: tuple[str, str] | None = None
+        """``(kind, message)`` when the run was stopped as a failure (:meth:`fail`)."""
         self._callbacks: list[Any] = []
 
     @property
@@ -37,6 +39,14 @@ class CancelToken:
         self.reason = reason
         for callback in self._callbacks:
             callback(reason)
+
+    def fail(self, kind: str, message: str) -> None:
+        """Stop the run as :meth:`cancel` does, but have it end with ``run_failed`` (``kind``,
+        ``message``) rather than ``run_cancelled``: the run was stopped by a rule, not by a
+        person (a token budget crossed mid-answer). Its partial answer is kept either way."""
+        if self.reason is None:
+            self.failure = (kind, message)
+            self.cancel(message)
 
     def on_cancel(self, callback: Any) -> None:
         """Call ``callback(reason)`` on cancel (at once if already cancelled)."""

@@ -22,10 +22,11 @@ from contextlib import aclosing
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from agentstream.agent.inputs import AnswerCheck, Retry, RunInput
+from agentstream.agent.inputs import AnswerCheck, CancelToken, Retry, RunInput
 from agentstream.agent.outlet import EventOutlet
 from agentstream.agent.tool_calls import ToolCalls
 from agentstream.agent.turns import TurnBuilder
+from agentstream.agent.usage import UsageMeter
 from agentstream.events import (
     PartEnded,
     PartKind,
@@ -36,6 +37,7 @@ from agentstream.events import (
     RunEvent,
     RunFailed,
     RunStarted,
+    RunUsage,
     RunWarning,
     StopReason,
     TextDelta,
@@ -108,11 +110,20 @@ class Loop:
         self._stop: StopReason = "end_turn"
         """Why the latest model turn ended (the run's answer is cut off if that is a limit)."""
         self._usage = Usage()
+        """What the vendors reported (``run_completed.usage``)."""
+        self._meter = UsageMeter()
+        """What the run is billed for, estimates included (:attr:`usage`)."""
         self._turn: TurnBuilder | None = None
         self._used_checks: set[int] = set()
         self._parts = 0
         self._open: PartKind | None = None
         """The kind of the text or reasoning part in progress (its number is ``_parts - 1``)."""
+
+    @property
+    def usage(self) -> RunUsage:
+        """The run's tokens so far, as billed: the vendors' counts, and estimates for model
+        calls cut short or never reported (see :mod:`agentstream.agent.usage`)."""
+        return self._meter.total
 
     # --- text and reasoning parts -------------------------------------------------------
 
@@ -139,14 +150,15 @@ class Loop:
     # --- the run ----------------------------------------------------------------------------
 
     async def execute(self) -> None:
-        """Run to one terminal event. Cancellation by the token becomes ``run_cancelled``;
-        any other cancellation propagates after the partial history is recorded."""
+        """Run to one terminal event. Cancellation by the token becomes ``run_cancelled`` (or
+        ``run_failed``, for a token that stopped the run as a failure); any other
+        cancellation propagates after the partial history is recorded."""
         try:
             await self._run()
         except asyncio.CancelledError:
             token = self.input.cancel
             if token is not None and token.cancelled:
-                self._outlet.emit(self.cancelled(token.reason or "cancelled"))
+                self._outlet.emit(self.stopped(token))
                 self._outlet.closed = True
                 return
             self._record_partial()
@@ -160,12 +172,18 @@ class Loop:
             self._record_partial()
             self._fail("internal", INTERNAL_ERROR_MESSAGE)
 
-    def cancelled(self, reason: str) -> RunCancelled:
-        """The terminal event of a run cancelled by its token, after recording what it had
-        produced. Also used when the token fired before the loop's task got to run."""
+    def stopped(self, token: CancelToken) -> RunCancelled | RunFailed:
+        """The terminal event of a run its token stopped, after recording what it had
+        produced: ``run_cancelled``, or ``run_failed`` when the token said why it failed
+        (:meth:`CancelToken.fail`: a limit crossed). Also used when the token fired before
+        the loop's task got to run."""
         self._record_partial()
         self._end_part()
-        return RunCancelled(run_id=self.run_id, seq=self._outlet.next_seq(), reason=reason)
+        seq = self._outlet.next_seq()
+        if token.failure is not None:
+            kind, message = token.failure
+            return RunFailed(run_id=self.run_id, seq=seq, kind=kind, message=message)
+        return RunCancelled(run_id=self.run_id, seq=seq, reason=token.reason or "cancelled")
 
     def _fail(self, kind: str, message: str) -> None:
         self._end_part()
@@ -234,6 +252,10 @@ class Loop:
             )
             assistant = await self._stream_turn(turn, request)
             self._add(messages, assistant)
+            if run_input.cancel is not None and run_input.cancel.cancelled:
+                # Stopped while the turn streamed without pausing (its stop lands at the next
+                # await): the turn is kept, the run ends as its token says.
+                raise asyncio.CancelledError
             if not assistant.tool_calls:
                 self._outlet.emit(
                     TurnFinished(
@@ -299,6 +321,10 @@ class Loop:
     async def _stream_turn(self, turn: int, request: ChatRequest) -> AssistantMessage:
         builder = TurnBuilder(self.provider.name)
         self._turn = builder
+        meter = self._meter
+        meter.begin(request)
+        answering: str | None = None
+        """The model that answers, as the vendor named it."""
         outlet = self._outlet
         run_id, emit, next_seq = self.run_id, outlet.emit, outlet.next_seq
         put = outlet.put  # the per-delta path: no extra calls, the run is open here
@@ -353,8 +379,21 @@ class Loop:
                         self._end_part()
                         self._stop = stop
                         self._usage = self._usage + usage
-                        emit(UsageEvent(run_id=run_id, seq=next_seq(), usage=usage, turn=turn))
-                    case MessageStart() | TextChunk():
+                        meter.completed(usage, builder.output_characters)
+                        emit(
+                            UsageEvent(
+                                run_id=run_id,
+                                seq=next_seq(),
+                                usage=usage,
+                                turn=turn,
+                                stop_reason=stop,
+                                model=answering,
+                            )
+                        )
+                    case MessageStart(model=model, usage=counted):
+                        answering = model
+                        meter.answering(counted)
+                    case TextChunk():
                         pass
         self._end_part()
         self._turn = None
@@ -399,6 +438,7 @@ class Loop:
         """Keep what the interrupted run produced: the partial text of a turn in progress, or
         the results of the tools that finished."""
         if self._turn is not None:
+            self._meter.cut_short(self._turn.output_characters)
             if self._turn.has_content:
                 self.new_messages.append(self._turn.message(complete_calls=False))
             self._turn = None

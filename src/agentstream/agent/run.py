@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from agentstream.agent.inputs import CancelToken, RunInput
 from agentstream.agent.loop import Loop
-from agentstream.events import TERMINAL_EVENTS, RunEvent
+from agentstream.events import TERMINAL_EVENTS, RunEvent, RunUsage
 from agentstream.messages import Message
 from agentstream.providers.base import Provider
 
@@ -81,6 +81,13 @@ class AgentRun:
         return self._loop.new_messages
 
     @property
+    def usage(self) -> RunUsage:
+        """The run's tokens so far, as billed, however it ends: the vendors' counts, and
+        estimates for model calls cut short or never reported
+        (:mod:`agentstream.agent.usage`)."""
+        return self._loop.usage
+
+    @property
     def ready(self) -> bool:
         """Events are waiting: the next ones can be read without waiting for the loop."""
         return bool(self._outbox.buffer)
@@ -88,6 +95,11 @@ class AgentRun:
     def cancel(self, reason: str = "cancelled") -> None:
         """Stop the run; its last event will be ``run_cancelled``."""
         self.cancel_token.cancel(reason)
+
+    def fail(self, kind: str, message: str) -> None:
+        """Stop the run as a failure (a limit it crossed); its last event will be
+        ``run_failed`` with ``kind`` and ``message``, its partial answer kept."""
+        self.cancel_token.fail(kind, message)
 
     async def drive(self, sink: Callable[[RunEvent], None]) -> RunEvent:
         """Run the loop in the calling task, hand every event but the last to ``sink`` as it
@@ -103,8 +115,8 @@ class AgentRun:
             raise RuntimeError("a run is driven or iterated, once")
         outbox.sink = sink
         self._done = True
-        if self.cancel_token.reason is not None:  # stopped before it started
-            return self._loop.cancelled(self.cancel_token.reason)
+        if self.cancel_token.cancelled:  # stopped before it started
+            return self._loop.stopped(self.cancel_token)
         task = asyncio.current_task()
         assert task is not None
         looping, cancelled = True, False
@@ -164,8 +176,8 @@ class AgentRun:
                 # outside or crashed. Surface that instead of waiting forever.
                 self._done = True
                 if task.cancelled():
-                    if self.cancel_token.reason is not None:  # cancelled before it ran
-                        return self._loop.cancelled(self.cancel_token.reason)
+                    if self.cancel_token.cancelled:  # cancelled before it ran
+                        return self._loop.stopped(self.cancel_token)
                     raise asyncio.CancelledError
                 task.result()
                 raise StopAsyncIteration

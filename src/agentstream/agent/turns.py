@@ -87,5 +87,13 @@ class TurnBuilder:
         )
 
     @property
+    def output_characters(self) -> int:
+        """How much the model wrote in this turn so far (text, reasoning, tool arguments):
+        what a turn cut short is billed from when the vendor never said."""
+        written = sum(map(len, self.text)) + sum(map(len, self._reasoning_text))
+        written += sum(len(block.text or "") for block in self._reasoning)
+        return written + sum(len(fragment) for c in self.calls.values() for fragment in c.fragments)
+
+    @property
     def has_content(self) -> bool:
         return bool(self.text or self._reasoning or self._reasoning_text)

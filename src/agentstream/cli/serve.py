@@ -10,16 +10,24 @@ server actions) come from ``--chat``: a :class:`~agentstream.chat.ChatConfig`, o
 :class:`~agentstream.runs.RunHooks`; without it the defaults of ``ChatHooks()`` apply. What the
 application adds to the server (its own mounted apps, sessions and sign-in page) comes from
 ``--server``: a :class:`~agentstream.server.config.ServerConfig`.
+
+Metrics (``AGENTSTREAM_METRICS=on``) are every worker's with ``--workers N``: the command
+makes a private directory for the Prometheus client's multiprocess mode, names it to the
+workers, marks the workers that die and removes it when it stops
+(:mod:`agentstream.telemetry.multiprocess`). With ``AGENTSTREAM_METRICS_PORT`` they are served
+on that port of the server's host by the command itself (the supervisor, with workers)
+rather than at ``/metrics``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import errno
 import logging
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from agentstream.agent import Agent
@@ -145,17 +153,56 @@ def _serve_workers(args: argparse.Namespace, settings: Settings, workers: int) -
     )
     port = listener.getsockname()[1]
     log.info("serving %d workers; open http://%s:%d", workers, _shown(settings.host), port)
-    uvicorn.run(
-        "agentstream.cli.serve:worker_app",
-        factory=True,
-        fd=listener.fileno(),
-        workers=workers,
-        loop="auto",
-        timeout_keep_alive=30,
-        timeout_graceful_shutdown=10,
-        log_level="info",
-    )
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(_workers_metrics(settings))
+        except OSError as exc:
+            log.error("%s", exc)
+            return 2
+        uvicorn.run(
+            "agentstream.cli.serve:worker_app",
+            factory=True,
+            fd=listener.fileno(),
+            workers=workers,
+            loop="auto",
+            timeout_keep_alive=30,
+            timeout_graceful_shutdown=10,
+            log_level="info",
+        )
     return 0
+
+
+@contextlib.contextmanager
+def _workers_metrics(settings: Settings) -> Iterator[None]:
+    """With metrics on, the workers started inside share a multiprocess directory, and the
+    metrics port (if any) is served here, from every worker's files."""
+    if not settings.metrics_on:
+        yield
+        return
+    from agentstream.telemetry.multiprocess import shared_metrics
+
+    with shared_metrics():
+        if settings.metrics_port is not None:
+            from agentstream.telemetry.metrics import shared_registry
+
+            _serve_metrics(settings, shared_registry())
+        yield
+
+
+def _serve_metrics(settings: Settings, registry: Any) -> None:
+    """Metrics on ``AGENTSTREAM_METRICS_PORT`` of the server's host, from a thread."""
+    from prometheus_client import start_http_server
+
+    port = settings.metrics_port
+    assert port is not None
+    try:
+        start_http_server(port, addr=settings.host, registry=registry)
+    except OSError as exc:
+        raise OSError(
+            f"cannot serve metrics on {settings.host}:{port} (AGENTSTREAM_METRICS_PORT): "
+            f"{exc.strerror or exc}"
+        ) from None
+    log.info("metrics on http://%s:%d/metrics", _shown(settings.host), port)
 
 
 def worker_app() -> Any:
@@ -220,6 +267,14 @@ async def _serve(
     app = create_app(
         agent, settings=settings, database_url=database_url, hooks=hooks, server=server
     )
+    metrics = app.state.server.metrics
+    if metrics is not None and settings.metrics_port is not None:
+        try:
+            _serve_metrics(settings, metrics.served())
+        except OSError as exc:
+            listener.close()
+            log.error("%s", exc)
+            return 2
     tune_gc()
     config = uvicorn.Config(
         app,

@@ -250,7 +250,7 @@ class _StreamConverter:
             yield from self._block_start(event.index, event.content_block)
         elif kind == "message_start":
             self._add_usage(event.message.usage)
-            yield MessageStart(model=event.message.model)
+            yield MessageStart(model=event.message.model, usage=self._final_usage())
         elif kind == "message_delta":
             self._raw_stop = event.delta.stop_reason or self._raw_stop
             self._add_usage(event.usage)

@@ -62,9 +62,13 @@ class ChatRequest:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MessageStart:
-    """The model started generating."""
+    """The model started generating. ``model`` is the model that answers, as the vendor names
+    it; ``usage`` what the vendor had counted by then, for vendors that say it at once (the
+    prompt's tokens: Anthropic, Gemini), so that a turn cut short is billed from the vendor's
+    own count of its prompt rather than an estimate."""
 
     model: str | None = None
+    usage: Usage | None = None
     kind: Literal["message_start"] = "message_start"
 
 

@@ -268,11 +268,12 @@ class _StreamConverter:
         self._usage: Any = None
 
     def feed(self, chunk: types.GenerateContentResponse) -> Iterator[ProviderEvent]:
-        if not self._started:
-            self._started = True
-            yield MessageStart(model=chunk.model_version)
         if chunk.usage_metadata is not None:
             self._usage = chunk.usage_metadata  # running totals: the last one is authoritative
+        if not self._started:
+            self._started = True
+            usage = _usage(self._usage) if self._usage is not None else None
+            yield MessageStart(model=chunk.model_version, usage=usage)
         if chunk.prompt_feedback is not None and chunk.prompt_feedback.block_reason:
             self._finish = "BLOCKED"
         if not chunk.candidates:

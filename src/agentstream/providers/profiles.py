@@ -195,11 +195,22 @@ class ModelProfiles:
     over it. Immutable: :meth:`with_profiles` and :meth:`with_file` return a new catalog."""
 
     entries: Mapping[str, ModelProfile] = field(default_factory=lambda: dict(BUILTIN_PROFILES))
+    _found: dict[str, ModelProfile] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    """Profiles looked up so far, by id: every run asks for its model's (to price it), and
+    matching the patterns costs far more than a dictionary."""
 
     def profile(self, model_id: str) -> ModelProfile:
         """The profile of ``model_id`` (``provider:model``; an alias such as ``gemini:`` is
         read as its provider): its own entry's, else the longest matching pattern's, else
         :data:`UNKNOWN`."""
+        found = self._found.get(model_id)
+        if found is None:
+            found = self._found[model_id] = self._match(model_id)
+        return found
+
+    def _match(self, model_id: str) -> ModelProfile:
         canonical = _canonical(model_id)
         exact = self.entries.get(canonical)
         if exact is not None:

@@ -81,7 +81,10 @@ class RedisBroker:
         self._outbox: list[RunEvent] = []
         self._flushing: asyncio.Task[None] | None = None
         self._tasks: list[asyncio.Task[None]] = []
-        self._down = False
+        self._down: bool | None = None
+        """Whether Redis was found down (``None``: not asked yet)."""
+        self.on_availability: Callable[[bool], None] | None = None
+        """Told whether Redis answers each time that changes (the server's metrics)."""
         self._redis_back = asyncio.Event()
         """Set when a request finds Redis answering after an outage: the cancel listener
         resubscribes at once instead of waiting out its backoff."""
@@ -97,15 +100,20 @@ class RedisBroker:
         return f"{self._prefix}cancel"
 
     def _unavailable(self, exc: BaseException) -> None:
-        if not self._down:
+        if self._down is not True:
             self._down = True
             log.warning("Redis is unavailable (%s): runs stream from this worker only", exc)
+            if self.on_availability is not None:
+                self.on_availability(False)
 
     def _available(self) -> None:
-        if self._down:
+        if self._down is not False:
+            if self._down:
+                self._redis_back.set()
+                log.warning("Redis is back: runs are shared between workers again")
             self._down = False
-            self._redis_back.set()
-            log.warning("Redis is back: runs are shared between workers again")
+            if self.on_availability is not None:
+                self.on_availability(True)
 
     async def start(self, on_cancel: CancelHandler, on_orphan: OrphanHandler | None = None) -> None:
         await self._local.start(on_cancel)

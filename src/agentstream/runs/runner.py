@@ -19,7 +19,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Coroutine
+import time
+from collections.abc import Coroutine, Sequence
 from typing import Any, TypeVar
 
 from agentstream.agent import Agent, CancelToken, RunInput
@@ -29,7 +30,9 @@ from agentstream.pending import InvalidAnswers, check_answers, open_calls
 from agentstream.principal import Principal
 from agentstream.runs.broker import WORKER_LOST_MESSAGE, RunBroker
 from agentstream.runs.hooks import NoHooks, RunHooks, ToolContributor
+from agentstream.runs.limits import Admission, Limiter
 from agentstream.runs.local_broker import LocalBroker
+from agentstream.runs.observers import RunObserver
 from agentstream.runs.request import RefusedRequest, RunRequest
 from agentstream.runs.session import RunSession
 from agentstream.runs.store import ConversationStore, InterruptedRuns
@@ -55,9 +58,13 @@ class Runner:
         hooks: RunHooks | None = None,
         broker: RunBroker | None = None,
         titles: TitleWriter | None = None,
+        observers: Sequence[RunObserver] = (),
+        limiter: Limiter | None = None,
     ) -> None:
         self.agent = agent
         self.store = store
+        self.observers: Sequence[RunObserver] = tuple(observers)
+        self.limiter = limiter
         self.hooks: RunHooks = hooks or NoHooks()
         if isinstance(self.hooks, ToolContributor):  # the chat pages' tools join now
             self.hooks.attach(agent)
@@ -73,6 +80,8 @@ class Runner:
         """Listen for cancel requests from other workers (with a shared broker), and mark
         ``interrupted`` the runs that workers which died left ``running`` in the store."""
         await self.broker.start(self.cancel, self._orphaned)
+        if self.limiter is not None:
+            await self.limiter.start()
         if isinstance(self.store, InterruptedRuns):
             self._sweep = asyncio.create_task(self._mark_abandoned(self.store))
 
@@ -123,6 +132,8 @@ class Runner:
         await asyncio.gather(*self._runs, return_exceptions=True)
         await asyncio.gather(*self._writes, *self._background, return_exceptions=True)
         await self.broker.aclose()
+        if self.limiter is not None:
+            await self.limiter.aclose()
 
     @property
     def running(self) -> int:
@@ -133,16 +144,36 @@ class Runner:
         """Commit the user message and prepare the run. Raises
         :class:`~agentstream.runs.store.ConversationNotFound` (and
         :class:`~agentstream.pending.InvalidAnswers` for answers that do not fit the
-        conversation's open tool calls) before anything is streamed."""
+        conversation's open tool calls, :class:`~agentstream.errors.LimitExceeded` for a
+        caller over one of its limits) before anything is stored or streamed."""
+        began = time.perf_counter()
         run_id = request.run_id or uuid7().hex
         answers = request.answers or None
         if answers is None and not request.message:
             raise RefusedRequest("message", "a message, or answers to pending tool calls")
         self._check_client_tools(request)
+        self.hooks.check(request)  # refuse a bad request before anything is stored
+        admission = await self._admit(request, run_id)
+        try:
+            return await self._begin(request, run_id, admission, began)
+        except BaseException:
+            if admission is not None and self.limiter is not None:
+                await asyncio.shield(self.limiter.settle(admission, None))
+            raise
+
+    async def _admit(self, request: RunRequest, run_id: str) -> Admission | None:
+        """The run's place in its caller's limits (``LimitExceeded`` when over one)."""
+        if self.limiter is None:
+            return None
+        return await self.limiter.admit(request.principal, run_id)
+
+    async def _begin(
+        self, request: RunRequest, run_id: str, admission: Admission | None, began: float
+    ) -> RunSession:
+        answers = request.answers or None
         conversation_id, title, first_run = request.conversation_id, None, False
         history = list(request.history or ())
         payloads: list[Any] = []
-        self.hooks.check(request)  # refuse a bad request before anything is stored
         if self.store is not None:
             started = await self.store.start_run(
                 request.principal,
@@ -165,14 +196,22 @@ class Runner:
             if not waiting:
                 raise InvalidAnswers("no tool calls are waiting for an answer")
             check_answers(waiting, answers)
+        session: RunSession | None = None
         try:
             session = await self._prepare(
                 request, run_id, conversation_id, title, history, payloads, first_run
             )
+            session.admission, session.began = admission, began
+            session.watch()
+            reader = request.reader
+            if session.carried:  # what its watches carry to other workers (a trace context)
+                reader = {**(reader or {}), **session.carried}
             # Opened last: once open, the run's task is what closes it, so the broker never
             # holds a run that cannot end.
-            await self.broker.open_run(run_id, request.principal, request.reader, conversation_id)
+            await self.broker.open_run(run_id, request.principal, reader, conversation_id)
         except BaseException:
+            if session is not None:
+                session.unwatch()
             # The user message is stored: record the run as failed rather than leave it
             # "running" forever (a bad model id, a failing server action, a cancelled request).
             if self.store is not None and conversation_id is not None:

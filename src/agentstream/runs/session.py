@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine
+import time
+from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Sequence
 from dataclasses import replace
 from typing import Any, Protocol, TypeVar
 
@@ -27,12 +28,16 @@ from agentstream.events import (
     RunCompleted,
     RunEvent,
     RunFailed,
+    RunUsage,
     TurnStarted,
 )
 from agentstream.messages import AssistantMessage, Message
 from agentstream.principal import Principal
+from agentstream.providers.profiles import Prices
 from agentstream.runs.broker import Handoff, RunBroker
 from agentstream.runs.hooks import RunHooks
+from agentstream.runs.limits import Admission, Limiter
+from agentstream.runs.observers import RunObserver, RunWatch, tell_ended, watching
 from agentstream.runs.request import RunRequest
 from agentstream.runs.store import ConversationStore, RunStatus
 
@@ -55,6 +60,10 @@ class SessionOwner(Protocol):
     store: ConversationStore | None
     hooks: RunHooks
     broker: RunBroker
+    observers: Sequence[RunObserver]
+    """What watches each run (:mod:`agentstream.runs.observers`)."""
+    limiter: Limiter | None
+    """What counts each run against its user's and tenant's limits, if any."""
 
     def keep(self, write: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
         """Run a store write in a task the owner waits for when it closes (a write is what
@@ -102,6 +111,20 @@ class RunSession:
         self.input = run_input
         self.first_run = first_run
         self.run: AgentRun = owner.agent.run(run_input)
+        self.admission: Admission | None = None
+        """The run's place in its caller's limits (:mod:`agentstream.runs.limits`), settled
+        when it ends; the runner sets it before the run starts."""
+        self.began = time.perf_counter()
+        """When its request began (``time.perf_counter()``; the runner sets it to the start
+        of :meth:`~agentstream.runs.Runner.begin`), for the time to its first event."""
+        self.status: RunStatus | None = None
+        """How the run ended, once it has."""
+        self.carried: dict[str, Any] = {}
+        """What the run carries to its readers on other workers, kept beside its log with
+        what the protocol needs (``RunRequest.reader``): its watches add to it before the
+        run opens (its trace context, see :mod:`agentstream.telemetry.tracing`)."""
+        self._watches: list[RunWatch] = []
+        self._billed: RunUsage | None = None
         self._saved = saved
         self._finished = False
         self._last_write: asyncio.Task[Any] | None = None
@@ -114,6 +137,41 @@ class RunSession:
     @property
     def conversation_id(self) -> str | None:
         return self.input.conversation_id
+
+    @property
+    def agent_name(self) -> str:
+        return self._owner.agent.name
+
+    @property
+    def model(self) -> str:
+        """The model the run asked for (``provider:model``)."""
+        return self.input.model or self._owner.agent.model_id
+
+    @property
+    def protocol(self) -> str | None:
+        """The name of the protocol the run was started in (``None``: from code)."""
+        reader = self.request.reader
+        name = reader.get("dialect") if reader else None
+        return name if isinstance(name, str) else None
+
+    @property
+    def prices(self) -> Prices | None:
+        """The prices of the run's model (:mod:`agentstream.providers.profiles`)."""
+        return self._owner.agent.profile(self.model).prices
+
+    @property
+    def usage(self) -> RunUsage:
+        """What the run used so far (all of it once it has ended), with its model and cost
+        (``cost_usd`` is ``None`` for a model without a price)."""
+        if self._billed is not None:
+            return self._billed
+        spent = self.run.usage
+        prices = self.prices
+        cost = None if prices is None else prices.cost(spent.usage)
+        billed = replace(spent, model=self.model, cost_usd=cost)
+        if self.status is not None:
+            self._billed = billed  # the run has ended: its usage no longer changes
+        return billed
 
     def start(self) -> asyncio.Task[None]:
         """Run it, in a task of its own (which is also the loop's: see
@@ -165,21 +223,31 @@ class RunSession:
 
     async def _drive(self) -> None:
         """The run itself, in a task the owner keeps, which is also the loop's task. The
-        loop's events go to the broker's log as they are made; only the last event comes
-        back here, to be shaped and stored before it is appended."""
-        broker = self._owner.broker
+        loop's events go to the broker's log as they are made (and to the run's watches,
+        if it has any); only the last event comes back here, to be shaped and stored before
+        it is appended."""
+        owner = self._owner
+        broker = owner.broker
+        watches = self._watches
+        forward: Callable[[RunEvent], None] = self._forward
+        publish: Callable[[RunEvent], None] = broker.publish
+        if watches:
+            forward, publish = watching(forward, watches), watching(publish, watches)
         try:
-            event = await self.run.drive(self._forward)
+            event = await self.run.drive(forward)
             if isinstance(event, RunCompleted):
                 before = await self._complete(event)
                 for added in before:
-                    broker.publish(added)
+                    publish(added)
                 event = replace(event, seq=event.seq + len(before))
             elif isinstance(event, RunFailed):
                 await self._finish("failed", error=event.message)
             elif isinstance(event, RunCancelled):
                 await self._finish("cancelled", error=event.reason)
-            broker.publish(event)
+            # Before the last event: a client that asks again as soon as it has the answer
+            # finds the run no longer counted as going.
+            await asyncio.shield(self._settle())
+            publish(event)
         except Exception:
             log.exception("run %s failed outside the agent loop", self.run_id)
         finally:
@@ -189,7 +257,35 @@ class RunSession:
                 # survives a further cancellation).
                 await self._finish("cancelled", error="interrupted")
             await asyncio.shield(broker.close_run(self.run_id))
-            self._owner.ended(self.run_id)
+            owner.keep(self._settle())
+            tell_ended(self, watches)
+            owner.ended(self.run_id)
+
+    async def _settle(self) -> None:
+        """Count what the run used against its limits and free its place among the runs
+        going (once, however often it is called)."""
+        admission, limiter = self.admission, self._owner.limiter
+        if admission is None or limiter is None or admission.settled:
+            return
+        try:
+            await limiter.settle(admission, self.usage)
+        except Exception:
+            log.exception("could not count run %s against its limits", self.run_id)
+
+    def watch(self) -> None:
+        """Give the run its watches: its owner's observers', and its budget's. Called as
+        the run opens, in its request's context, before :meth:`start`."""
+        found = [w for o in self._owner.observers if (w := o.watch(self)) is not None]
+        budget = self.admission.watch(self) if self.admission is not None else None
+        if budget is not None:
+            found.append(budget)
+        self._watches = found
+
+    def unwatch(self) -> None:
+        """The run will not start after all (its start failed): its watches hear it ended."""
+        self.status = self.status or "failed"
+        tell_ended(self, self._watches)
+        self._watches = []
 
     def _forward(self, event: RunEvent) -> None:
         """Every event but the last, in the loop's task: a new turn first saves the finished
@@ -250,9 +346,11 @@ class RunSession:
         if self._finished:
             return None
         self._finished = True
+        self.status = status
         store, conversation_id = self._owner.store, self.conversation_id
         if store is None or conversation_id is None:
             return None
+        usage = self.usage
         principal, run_id = self.request.principal, self.run_id
         messages = self.run.new_messages[self._saved :]
         snapshot = self.request.protocol.conversation_snapshot
@@ -269,6 +367,7 @@ class RunSession:
                     shaped=shaped,
                     error=error,
                     snapshot=snapshot,
+                    usage=usage,
                 )
             except Exception:
                 log.exception("could not save the end of run %s", run_id)

@@ -9,18 +9,21 @@ Beside them, a store may offer optional capabilities, each a named protocol the 
 for with ``isinstance``: :class:`InterruptedRuns` (the runs of workers that died are marked
 ``interrupted`` instead of left ``running``), :class:`ConversationReader` (the conversations
 REST API and the AI SDK's reload read conversations back) and :class:`ConversationEditor`
-(people rename and delete them).
+(people rename and delete them) and :class:`UsageReader` (the usage report, ``GET
+/api/usage``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from agentstream.accounting import UsageGroup, UsageLine
 from agentstream.conversation import ConversationDetail, ConversationPage, ConversationSummary
 from agentstream.errors import ConversationNotFound
-from agentstream.events import AnswerShaped, Payload, RunCompleted
+from agentstream.events import AnswerShaped, Payload, RunCompleted, RunUsage
 from agentstream.messages import Message
 from agentstream.pending import Answers
 from agentstream.principal import Principal
@@ -31,8 +34,10 @@ __all__ = [
     "ConversationReader",
     "ConversationStore",
     "InterruptedRuns",
+    "ObservedCommits",
     "RunStatus",
     "StartedRun",
+    "UsageReader",
 ]
 
 RunStatus = Literal["completed", "failed", "cancelled", "interrupted"]
@@ -103,12 +108,14 @@ class ConversationStore(Protocol):
         shaped: AnswerShaped | None = None,
         error: str | None = None,
         snapshot: bool = True,
+        usage: RunUsage | None = None,
     ) -> ConversationDetail | None:
         """Commit the rest of the run's messages (the final or partial assistant message),
         mark the run's status (``cancelled``/``failed`` = interrupted), keep the answer as
-        shown (``shaped``, else the loop's), and return the conversation as it now stands
-        (``None`` without ``snapshot``: reading it back costs a query over the whole
-        conversation)."""
+        shown (``shaped``, else the loop's) and what the run used and cost (``usage``, for
+        every ending: a run stopped or failed mid-answer paid for its model calls too), and
+        return the conversation as it now stands (``None`` without ``snapshot``: reading it
+        back costs a query over the whole conversation)."""
         ...
 
     async def set_generated_title(
@@ -174,4 +181,35 @@ class ConversationEditor(Protocol):
 
     async def delete_conversation(self, principal: Principal, conversation_id: str) -> None:
         """Delete the conversation with its runs and messages."""
+        ...
+
+
+@runtime_checkable
+class UsageReader(Protocol):
+    """What a store offers (optionally) to sum the usage ledger: what runs used and cost
+    (:mod:`agentstream.accounting`). The server serves ``GET /api/usage`` only from a store
+    that has it."""
+
+    async def usage_report(
+        self,
+        *,
+        first_day: date,
+        last_day: date,
+        group_by: Sequence[UsageGroup],
+        tenant_id: str | None = None,
+        user_id: str | None = None,
+    ) -> list[UsageLine]:
+        """The runs that ended from ``first_day`` to ``last_day`` (UTC days, both included),
+        summed by ``group_by`` (in that order), of one tenant and one user when given (a
+        tenant id of ``""`` is the callers without one)."""
+        ...
+
+
+@runtime_checkable
+class ObservedCommits(Protocol):
+    """What a store offers (optionally) so that the server's metrics show how long its
+    writes take to commit."""
+
+    def observe_commits(self, callback: Callable[[float], None]) -> None:
+        """Call ``callback`` with the seconds each write transaction took to commit."""
         ...

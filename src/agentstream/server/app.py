@@ -21,9 +21,12 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fastapi import APIRouter, FastAPI
+from fastapi.telemetry import TelemetryConfig
 from starlette.exceptions import HTTPException
 from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -40,7 +43,13 @@ from agentstream.runs import (
     Runner,
     model_titles,
 )
-from agentstream.runs.store import ConversationReader, ConversationStore
+from agentstream.runs.limits import Limiter, Limits, LocalLimiter
+from agentstream.runs.store import (
+    ConversationReader,
+    ConversationStore,
+    ObservedCommits,
+    UsageReader,
+)
 from agentstream.server import client_config, runs, web
 from agentstream.server.auth import authenticator_from_settings
 from agentstream.server.config import ServerConfig
@@ -48,11 +57,17 @@ from agentstream.server.dialects import BUILT_IN, Dialect
 from agentstream.server.dialects.declaration import registry, under
 from agentstream.server.direct import DirectRoute, DirectRoutes
 from agentstream.server.errors import document_errors, install_error_handlers
+from agentstream.server.metrics import METRICS_PATH
 from agentstream.server.models import ModelCatalog
 from agentstream.server.reference import description, openapi_tags
 from agentstream.server.settings import Settings
 from agentstream.server.sse import SERVER_SEND
 from agentstream.server.state import ServerContext
+from agentstream.server.usage import usage_router
+from agentstream.telemetry import telemetry
+
+if TYPE_CHECKING:
+    from agentstream.telemetry.metrics import Metrics
 
 __all__ = ["API_PREFIX", "create_app", "reserved_prefixes"]
 
@@ -117,7 +132,22 @@ def create_app(
     if broker is None:
         broker = RedisBroker(settings.redis_url) if settings.redis_url else LocalBroker()
     titles = model_titles(agent) if settings.model_titles and store is not None else None
-    runner = Runner(agent, store=store, hooks=hooks, broker=broker, titles=titles)
+    observed = telemetry(
+        metrics=settings.metrics_on,
+        tracing=settings.tracing,
+        tracer_provider=server.tracer_provider,
+    )
+    if observed is not None and observed.metrics is not None:
+        _observe_parts(observed.metrics, store, broker)
+    runner = Runner(
+        agent,
+        store=store,
+        hooks=hooks,
+        broker=broker,
+        titles=titles,
+        observers=observed.observers if observed is not None else (),
+        limiter=_limiter(settings, server.limits),
+    )
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -132,14 +162,19 @@ def create_app(
         finally:
             if owned is not None:
                 await owned.close()
+            if observed is not None:
+                observed.close()  # the spans still batched are sent
 
     context = ServerContext(
         runner=runner,
         settings=settings,
         authenticator=server.authenticator or authenticator_from_settings(settings),
         models=ModelCatalog(agent, models),
+        tracing=observed.tracing if observed is not None else None,
+        metrics=observed.metrics if observed is not None else None,
     )
     app = _App(
+        telemetry=FASTAPI_TELEMETRY_OFF,
         title="agentstream",
         summary=description(served.values()),
         version="0.1.0",
@@ -164,13 +199,25 @@ def create_app(
 
         principal = context.principal(allow_cookie=True)
         app.include_router(conversations_router(store, principal))
+    if isinstance(store, UsageReader):
+        app.include_router(usage_router(store, context))
     app.include_router(client_config.router(context))
+    metrics = context.metrics
+    if metrics is not None and settings.metrics_port is None:
+        from agentstream.server.metrics import metrics_router
+
+        app.include_router(metrics_router(context, metrics))
     _check_paths(app, reserved_prefixes(served.values(), app), server.mounts)
     for prefix, mounted in server.mounts.items():
         app.mount(prefix, mounted)
-    api_prefixes = (API_PREFIX, *(p for d in served.values() for p in d.prefixes))
+    # /metrics is the API's even when it is not served: a scraper gets a 404, not the web UI.
+    api_prefixes = (API_PREFIX, METRICS_PATH, *(p for d in served.values() for p in d.prefixes))
     app.include_router(web.router(static_dir or web.STATIC_DIR, api_prefixes))
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    if observed is not None:
+        from agentstream.telemetry.http import ObservedRequests
+
+        app.add_middleware(ObservedRequests, tracing=context.tracing, metrics=metrics)
     if not settings.cors_origins and settings.anonymous:
         # Local development: a dev server on another loopback port (Vite on :5173, Next on
         # :3000) may call the API; no other origin can, and authenticated deployments name
@@ -201,6 +248,39 @@ def create_app(
     return app
 
 
+FASTAPI_TELEMETRY_OFF: TelemetryConfig = {
+    "tracing": False,
+    "metrics": False,
+    "logs": False,
+    "operation_spans": False,
+}
+"""FastAPI's own OpenTelemetry support stays off: the request's span is ours when traces are
+on (see :mod:`agentstream.telemetry.http`), and nothing is paid when they are off."""
+
+
+def _limiter(settings: Settings, given: Limits | None) -> Limiter | None:
+    """The limits of users and tenants: ``given`` in code, else the configuration file's,
+    with each user's from the environment over them; counted in Redis when the workers
+    share one (``None``: no limit is set)."""
+    limits = given if given is not None else Limits().with_file(settings.config_file)
+    limits = replace(limits, user=limits.user.over(settings.limits.user))
+    if not limits.active:
+        return None
+    if settings.redis_url:
+        from agentstream.runs.redis_limits import RedisLimiter
+
+        return RedisLimiter(limits, settings.redis_url)
+    return LocalLimiter(limits)
+
+
+def _observe_parts(metrics: Metrics, store: ConversationStore | None, broker: RunBroker) -> None:
+    """The figures that are not a run's events: the store's commits, Redis answering."""
+    if isinstance(store, ObservedCommits):
+        store.observe_commits(metrics.committed)
+    if isinstance(broker, RedisBroker):
+        broker.on_availability = metrics.redis
+
+
 def _routes(dialect: Dialect, context: ServerContext) -> APIRouter:
     """The dialect's router, once its routes are checked against the prefixes it declares."""
     router = dialect.routes(context)
@@ -215,11 +295,13 @@ def _routes(dialect: Dialect, context: ServerContext) -> APIRouter:
 
 
 def reserved_prefixes(dialects: Iterable[Dialect], app: FastAPI) -> tuple[str, ...]:
-    """The paths the server keeps for itself, which no mount may take: its own API, each
-    dialect's prefixes, the OpenAPI document and its viewers, and the web UI's files."""
+    """The paths the server keeps for itself, which no mount may take: its own API, its
+    metrics, each dialect's prefixes, the OpenAPI document and its viewers, and the web UI's
+    files."""
     documents = (app.openapi_url, app.docs_url, app.redoc_url)
     return (
         API_PREFIX,
+        METRICS_PATH,
         *(prefix for dialect in dialects for prefix in dialect.prefixes),
         *(path for path in documents if path),
         *web.FILE_PREFIXES,

@@ -18,6 +18,12 @@ appears in an error message.
 Tenants: when ``tenant_claim`` is configured, a request that names a tenant (the data
 playground's ``brandRef``) must find it among that claim's values, or it is
 :class:`Forbidden` (403).
+
+Administrators (:func:`is_admin`) read every user's usage and ``/metrics`` from anywhere: the
+callers whose token carries the role ``AGENTSTREAM_ADMIN_ROLE`` in the claim
+``AGENTSTREAM_JWT_ROLES_CLAIM``, and in anonymous local mode the local user (who is the only
+user there). An application's own authenticator says who is one by the claims it puts on its
+principals, read the same way.
 """
 
 from __future__ import annotations
@@ -42,6 +48,9 @@ __all__ = [
     "JwtAuthenticator",
     "authenticator_from_settings",
     "for_tenant",
+    "forwarded",
+    "is_admin",
+    "roles",
 ]
 
 
@@ -69,7 +78,7 @@ class AnonymousAuthenticator:
         server = request.scope.get("server")
         if server and server[0] and not is_loopback(str(server[0])):
             raise AuthError("Authentication is required.")
-        if any(name in _FORWARDING for name, _ in request.headers.raw):
+        if forwarded(request):
             raise AuthError(
                 "Anonymous local mode does not answer requests forwarded by a proxy; "
                 "configure authentication to serve through one."
@@ -97,6 +106,12 @@ FORWARDING_HEADERS = (
 """Headers a reverse proxy adds: their presence means the caller is not on this machine."""
 _FORWARDING = frozenset(name.encode("latin-1") for name in FORWARDING_HEADERS)
 """The same as ASGI names them (lower case bytes), to look for them in one pass."""
+
+
+def forwarded(request: HTTPConnection) -> bool:
+    """Whether a proxy forwarded ``request`` (it carries one of :data:`FORWARDING_HEADERS`):
+    then where it connects from says nothing of the caller."""
+    return any(name in _FORWARDING for name, _ in request.headers.raw)
 
 
 def _host_name(host: str) -> str:
@@ -207,6 +222,27 @@ def for_tenant(principal: Principal, tenant: str, settings: Settings) -> Princip
     if tenant not in _tenants(principal.claims, settings.tenant_claim):
         raise Forbidden(f"This account has no access to brand {tenant!r}.")
     return replace(principal, tenant_id=tenant)
+
+
+def roles(claims: dict[str, Any], claim: str) -> frozenset[str]:
+    """The roles a token's ``claims`` carry in ``claim``: a list of names, or one string of
+    names separated by spaces or commas (as OAuth scopes are); a dotted ``claim`` reaches
+    into objects (Keycloak's ``realm_access.roles``). Anything else carries none."""
+    value: Any = claims
+    for part in claim.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    if isinstance(value, str):
+        return frozenset(value.replace(",", " ").split())
+    if isinstance(value, list):
+        return frozenset(str(v) for v in value if isinstance(v, str | int))
+    return frozenset()
+
+
+def is_admin(principal: Principal, settings: Settings, authenticator: Authenticator) -> bool:
+    """Whether ``principal`` is an administrator (see :mod:`agentstream.server.auth`)."""
+    if isinstance(authenticator, AnonymousAuthenticator):
+        return True  # the local user, alone on this machine's loopback
+    return settings.admin_role in roles(principal.claims, settings.roles_claim)
 
 
 def authenticator_from_settings(settings: Settings) -> Authenticator:

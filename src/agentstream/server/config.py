@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agentstream.errors import ConfigurationError
+from agentstream.runs.limits import Limits
 
 if TYPE_CHECKING:
     from agentstream.server.auth import Authenticator
@@ -46,6 +47,14 @@ class ServerConfig:
     """The application's own sign-in page: every 401 names it (``sign_in_url`` in the body),
     so a chat UI can send a user who is not signed in there. The web UI adds
     ``next=<the page it was on>``."""
+    tracer_provider: Any = None
+    """An OpenTelemetry ``TracerProvider`` to trace runs with (:mod:`agentstream.telemetry`):
+    traces are on with it, whatever the ``OTEL_*`` variables say; the application owns it
+    (and shuts it down)."""
+    limits: Limits | None = None
+    """The limits of users and tenants (:mod:`agentstream.runs.limits`), instead of the
+    configuration file's ``[limits]`` table; each user's limits set by
+    ``AGENTSTREAM_LIMIT_*`` still apply over them."""
 
     def __post_init__(self) -> None:
         for prefix, app in self.mounts.items():

@@ -3,9 +3,10 @@
 ``{"detail": "<field>: <what is wrong>", "field": "<field>"}`` with 400 for malformed JSON or a
 missing or invalid field (FastAPI would answer 422; the clients expect 400, and naming the field
 lets a client highlight it), 401 for credentials, 403 for a tenant the token does not grant,
-404 for an unknown conversation or run, 413 for an oversized body, 503 when a run of
-another worker cannot be reached (Redis is down). Once a stream has started,
-errors are the dialect's own ``error`` event instead (see :mod:`agentstream.server.sse`).
+404 for an unknown conversation or run, 413 for an oversized body, 429 for a user or tenant
+over one of its limits (with ``Retry-After``, and ``limit`` and ``scope`` naming it), 503 when
+a run of another worker cannot be reached (Redis is down). Once a stream has started, errors
+are the dialect's own ``error`` event instead (see :mod:`agentstream.server.sse`).
 
 This is the one place where the library's errors (:mod:`agentstream.errors`) become statuses:
 routes let :class:`~agentstream.errors.RefusedRequest`, :class:`~agentstream.errors.NotFound`
@@ -22,7 +23,14 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from agentstream.errors import AuthError, Forbidden, NotFound, RefusedRequest, Unavailable
+from agentstream.errors import (
+    AuthError,
+    Forbidden,
+    LimitExceeded,
+    NotFound,
+    RefusedRequest,
+    Unavailable,
+)
 from agentstream.server.limits import BODY_PROBLEM
 
 __all__ = [
@@ -139,6 +147,14 @@ def install_error_handlers(app: FastAPI, *, sign_in_url: str | None = None) -> N
         assert isinstance(exc, RefusedRequest)
         return bad_request(exc.field, str(exc)).response()
 
+    async def on_limit(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, LimitExceeded)
+        return JSONResponse(
+            {"detail": str(exc), "limit": exc.limit, "scope": exc.scope},
+            status_code=429,
+            headers={"Retry-After": str(exc.retry_after)},
+        )
+
     async def on_not_found(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, NotFound)
         return ApiError(404, exc.detail).response()
@@ -158,6 +174,7 @@ def install_error_handlers(app: FastAPI, *, sign_in_url: str | None = None) -> N
     app.add_exception_handler(AuthError, on_auth)
     app.add_exception_handler(Forbidden, on_forbidden)
     app.add_exception_handler(RefusedRequest, on_refused)
+    app.add_exception_handler(LimitExceeded, on_limit)
     app.add_exception_handler(NotFound, on_not_found)
     app.add_exception_handler(Unavailable, on_unavailable)
     app.add_exception_handler(StarletteHTTPException, on_http)
@@ -172,6 +189,12 @@ _ERROR_SCHEMA = {
             "type": "string",
             "description": "Where to sign in (401 only, when the application has a sign-in page)",
         },
+        "limit": {
+            "type": "string",
+            "description": "The limit a caller is over (429 only): requests_per_minute, "
+            "concurrent_runs, tokens_per_day or cost_per_day",
+        },
+        "scope": {"type": "string", "description": "Whose limit it is (429 only): user or tenant"},
     },
     "required": ["detail"],
 }

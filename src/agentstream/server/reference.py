@@ -20,6 +20,7 @@ __all__ = ["SERVER_TAGS", "description", "openapi_tags"]
 SERVER_TAGS = (
     ("runs", "Runs: resume, replay, follow and stop", "protocols/runs.md"),
     ("conversations", "The conversations REST API", "protocols/conversations.md"),
+    ("usage", "What runs used and cost, by user, tenant, model and day", "guides/operations.md"),
     ("web UI", "What a chat UI shows before its first message", "protocols/index.md"),
 )
 """The server's own route groups, beside the dialects': (tag, what it is, its page)."""

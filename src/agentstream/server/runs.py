@@ -83,7 +83,7 @@ def router(server: ServerContext, dialects: Mapping[str, Dialect]) -> APIRouter:
         if await read_all(server, run_id, principal, after):
             return Response(status_code=204)
         events = server.runner.broker.replay(run_id, principal, after)
-        return follow(server, events, CanonicalEncoder(), SSE_NAMED, run_id, after)
+        return follow(server, events, CanonicalEncoder(), SSE_NAMED, run_id, principal, after)
 
     @api.get(
         STREAM_PATH,

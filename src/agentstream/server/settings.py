@@ -24,7 +24,23 @@ Every knob has an ``AGENTSTREAM_*`` variable so a deployment is configured witho
     AGENTSTREAM_DATABASE_URL                     the conversation store's (see agentstream.store)
     AGENTSTREAM_CONFIG                           a TOML configuration file for what does not
                                                  fit a variable (per-model windows, inputs
-                                                 and prices in its [models] table)
+                                                 and prices in its [models] table, limits
+                                                 per tenant in its [limits] table)
+    AGENTSTREAM_ADMIN_ROLE                       the role of administrators (admin)
+    AGENTSTREAM_JWT_ROLES_CLAIM                  the claim holding a token's roles (roles; a
+                                                 dotted path reaches into an object:
+                                                 realm_access.roles)
+    AGENTSTREAM_METRICS                          on: serve Prometheus metrics at /metrics, to
+                                                 loopback clients and administrators (off)
+    AGENTSTREAM_METRICS_PORT                     serve them on this port instead, to anyone
+                                                 who reaches it
+    AGENTSTREAM_LIMIT_REQUESTS_PER_MINUTE        each user's limits (unset: none); per tenant
+    AGENTSTREAM_LIMIT_CONCURRENT_RUNS            in the configuration file's [limits] table
+    AGENTSTREAM_LIMIT_TOKENS_PER_DAY             (see agentstream.runs.limits)
+
+Traces are configured with OpenTelemetry's own ``OTEL_*`` variables (see
+:mod:`agentstream.telemetry`): they are on when an exporter is named
+(``OTEL_TRACES_EXPORTER``) or an OTLP endpoint is given.
 
 No authentication configured means *anonymous local mode*, which :func:`Settings.check` allows
 only on a loopback address: a server reachable from the network must authenticate its callers.
@@ -40,10 +56,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, cast
 
-from agentstream.errors import SettingsError
+from agentstream.errors import ConfigurationError, SettingsError
 from agentstream.origins import is_origin
+from agentstream.runs.limits import Limits
 
-__all__ = ["DISCONNECT_POLICIES", "DisconnectPolicy", "Settings", "SettingsError", "is_loopback"]
+__all__ = [
+    "DISCONNECT_POLICIES",
+    "DisconnectPolicy",
+    "Settings",
+    "SettingsError",
+    "is_loopback",
+    "tracing_configured",
+]
 
 DisconnectPolicy = Literal["cancel", "detach"]
 """What a client that hangs up does to its run: ``cancel`` stops it (the partial answer is
@@ -94,6 +118,27 @@ class Settings:
     redis_url: str | None = field(default=None, repr=False)
     """Share runs between workers through Redis (replay, cancel from any worker); without
     it runs live in this process only. Not in ``repr``: the URL may hold a password."""
+    admin_role: str = "admin"
+    """Callers whose token carries this role are administrators: they read everyone's
+    usage, and ``/metrics`` from anywhere (the local user is one in anonymous mode)."""
+    roles_claim: str = "roles"
+    """The claim holding a token's roles: a list, or a string of roles separated by spaces
+    or commas; a dotted path reaches into an object (``realm_access.roles``)."""
+    metrics: bool = False
+    """Serve Prometheus metrics (``GET /metrics``, or on :attr:`metrics_port`)."""
+    metrics_port: int | None = None
+    """Serve metrics on this port of :attr:`host` instead of at ``/metrics`` (implies
+    :attr:`metrics`): to anyone who reaches it, as Prometheus scrapes."""
+    tracing: bool = False
+    """Export OpenTelemetry traces (set from the ``OTEL_*`` variables, see
+    :mod:`agentstream.telemetry`)."""
+    limits: Limits = field(default_factory=Limits)
+    """Each user's limits, from ``AGENTSTREAM_LIMIT_*`` (the rest are in the configuration
+    file or code, see :mod:`agentstream.runs.limits`)."""
+
+    @property
+    def metrics_on(self) -> bool:
+        return self.metrics or self.metrics_port is not None
 
     @property
     def auth_configured(self) -> bool:
@@ -135,6 +180,13 @@ class Settings:
             raise SettingsError("AGENTSTREAM_MAX_BODY_BYTES must be positive")
         if self.heartbeat_seconds < 0:
             raise SettingsError("AGENTSTREAM_HEARTBEAT_SECONDS must be 0 (off) or positive")
+        if self.metrics_port is not None and not 0 < self.metrics_port < 65536:
+            raise SettingsError("AGENTSTREAM_METRICS_PORT must be a port number (1 to 65535)")
+        if self.metrics_port is not None and self.metrics_port == self.port:
+            raise SettingsError(
+                "AGENTSTREAM_METRICS_PORT must differ from the server's own port "
+                f"({self.port}); unset it to serve /metrics on the server's port"
+            )
         if self.on_disconnect is not None and self.on_disconnect not in DISCONNECT_POLICIES:
             raise SettingsError(
                 f"AGENTSTREAM_ON_DISCONNECT must be cancel or detach, not {self.on_disconnect!r}"
@@ -177,11 +229,34 @@ class Settings:
                     DisconnectPolicy | None, (get("ON_DISCONNECT") or "").lower() or None
                 ),
                 "model_titles": (get("MODEL_TITLES") or "").lower() in _TRUE,
+                "admin_role": get("ADMIN_ROLE") or cls.admin_role,
+                "roles_claim": get("JWT_ROLES_CLAIM") or cls.roles_claim,
+                "metrics": (get("METRICS") or "").lower() in _TRUE,
+                "metrics_port": int(port) if (port := get("METRICS_PORT")) else None,
+                "tracing": tracing_configured(e),
+                "limits": Limits.from_env(e),
             }
+        except ConfigurationError as exc:
+            raise SettingsError(str(exc)) from None
         except ValueError as exc:
             raise SettingsError(f"invalid server setting: {exc}") from None
         values.update(overrides)
         return cls(**values)  # type: ignore[arg-type]
+
+
+def tracing_configured(env: Mapping[str, str]) -> bool:
+    """Whether OpenTelemetry's variables ask for traces: an exporter named
+    (``OTEL_TRACES_EXPORTER``, other than ``none``) or an OTLP endpoint given, and the SDK
+    not disabled (``OTEL_SDK_DISABLED``)."""
+    if (env.get("OTEL_SDK_DISABLED") or "").strip().lower() in _TRUE:
+        return False
+    exporter = (env.get("OTEL_TRACES_EXPORTER") or "").strip().lower()
+    if exporter:
+        return exporter != "none"
+    return any(
+        (env.get(name) or "").strip()
+        for name in ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+    )
 
 
 def _read_key(value: str | None) -> str | None:

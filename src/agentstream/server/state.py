@@ -9,14 +9,19 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from starlette.requests import Request
 
 from agentstream.principal import Principal
 from agentstream.runs import Runner
-from agentstream.server.auth import Authenticator
+from agentstream.server.auth import Authenticator, is_admin
 from agentstream.server.models import ModelCatalog
 from agentstream.server.settings import Settings
+
+if TYPE_CHECKING:
+    from agentstream.telemetry.metrics import Metrics
+    from agentstream.telemetry.tracing import Tracing
 
 __all__ = ["ServerContext"]
 
@@ -27,6 +32,10 @@ class ServerContext:
     settings: Settings
     authenticator: Authenticator
     models: ModelCatalog
+    tracing: Tracing | None = None
+    """Traces, when they are on (:mod:`agentstream.telemetry.tracing`)."""
+    metrics: Metrics | None = None
+    """Metrics, when they are on (:mod:`agentstream.telemetry.metrics`)."""
 
     def principal(self, *, allow_cookie: bool) -> Callable[[Request], Awaitable[Principal]]:
         """A FastAPI dependency that authenticates the caller (401 on failure)."""
@@ -36,3 +45,16 @@ class ServerContext:
             return await authenticator.authenticate(request, allow_cookie=allow_cookie)
 
         return current_principal
+
+    async def stop_run(self, run_id: str, principal: Principal, reason: str) -> bool:
+        """Stop ``run_id`` wherever it runs if ``principal`` owns it (a stop button); traced,
+        as a child of the run's span, when traces are on."""
+        runner = self.runner
+        if self.tracing is None:
+            return await runner.request_cancel(run_id, principal, reason)
+        async with self.tracing.stopping(run_id, principal, runner.broker):
+            return await runner.request_cancel(run_id, principal, reason)
+
+    def is_admin(self, principal: Principal) -> bool:
+        """Whether ``principal`` is an administrator (:func:`~agentstream.server.auth.is_admin`)."""
+        return is_admin(principal, self.settings, self.authenticator)

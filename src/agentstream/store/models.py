@@ -24,7 +24,9 @@ from typing import Any, cast
 
 from sqlalchemy import (
     JSON,
+    Boolean,
     DateTime,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -42,10 +44,12 @@ __all__ = [
     "CONVERSATIONS",
     "MESSAGES",
     "RUNS",
+    "USAGE",
     "Base",
     "ConversationRow",
     "MessageRow",
     "RunRow",
+    "UsageRow",
     "UTCDateTime",
     "utcnow",
 ]
@@ -214,8 +218,48 @@ class MessageRow(Base):
     )
 
 
+class UsageRow(Base):
+    """What one run used and cost: the usage ledger behind ``GET /api/usage``.
+
+    A row of its own rather than columns of the run: the ledger is an account of what was
+    spent, by whom and on what, and it outlives the conversation (deleting a conversation
+    deletes its runs, not what they cost). Written with the run's end, whatever the end:
+    completed, failed, stopped or cut off by a client that left."""
+
+    __tablename__ = "agentstream_usage"
+
+    run_id: Mapped[str] = mapped_column(String(ID_LENGTH), primary_key=True)
+    tenant_id: Mapped[str] = mapped_column(String(255))
+    """The owner's tenant; ``""`` for a principal without one."""
+    user_id: Mapped[str] = mapped_column(String(255))
+    conversation_id: Mapped[str | None] = mapped_column(String(ID_LENGTH))
+    model: Mapped[str] = mapped_column(String(255))
+    status: Mapped[str] = mapped_column(String(16))
+    day: Mapped[str] = mapped_column(String(10))
+    """The UTC day the run ended (``YYYY-MM-DD``), when its tokens were counted: what usage
+    is grouped by, as daily limits count it."""
+    finished_at: Mapped[datetime]
+    input_tokens: Mapped[int] = mapped_column(Integer)
+    output_tokens: Mapped[int] = mapped_column(Integer)
+    reasoning_tokens: Mapped[int] = mapped_column(Integer)
+    cache_read_tokens: Mapped[int] = mapped_column(Integer)
+    cache_write_tokens: Mapped[int] = mapped_column(Integer)
+    cost_usd: Mapped[float | None] = mapped_column(Float)
+    """US dollars; ``None`` when the model has no price (see
+    :mod:`agentstream.providers.profiles`)."""
+    estimated: Mapped[bool] = mapped_column(Boolean)
+    """Some of the tokens are an estimate: the vendor never reported them (a model call cut
+    short, or a server that sends no usage)."""
+
+    __table_args__ = (
+        Index("ix_agentstream_usage_day", "day"),
+        Index("ix_agentstream_usage_owner_day", "tenant_id", "user_id", "day"),
+    )
+
+
 # The tables themselves, for the write path's Core statements: they skip the ORM's
 # per-statement work (identity map, unit of work, attribute instrumentation).
 CONVERSATIONS = cast(Table, ConversationRow.__table__)
 RUNS = cast(Table, RunRow.__table__)
 MESSAGES = cast(Table, MessageRow.__table__)
+USAGE = cast(Table, UsageRow.__table__)

@@ -21,16 +21,18 @@ transactions of their own.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from datetime import date
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
-from sqlalchemy import and_, delete, or_, select, update
+from sqlalchemy import and_, case, delete, func, or_, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 
-from agentstream.events import AnswerShaped, RunCompleted
+from agentstream.accounting import UsageGroup, UsageLine
+from agentstream.events import AnswerShaped, RunCompleted, RunUsage, Usage
 from agentstream.ids import new_id
 from agentstream.messages import Message, UserMessage
 from agentstream.pending import (
@@ -45,8 +47,10 @@ from agentstream.runs.store import (
     ConversationNotFound,
     ConversationStore,
     InterruptedRuns,
+    ObservedCommits,
     RunStatus,
     StartedRun,
+    UsageReader,
 )
 from agentstream.store.checkpoints import Checkpointer
 from agentstream.store.commits import (
@@ -77,6 +81,7 @@ from agentstream.store.models import (
     ConversationRow,
     MessageRow,
     RunRow,
+    UsageRow,
     utcnow,
 )
 from agentstream.store.statements import (
@@ -100,6 +105,7 @@ from agentstream.store.statements import (
     normalize_conversation_id,
     owned,
     owned_row,
+    record_usage,
     run_ordinal,
     run_outcome,
 )
@@ -183,6 +189,11 @@ class SqlConversationStore:
     @property
     def engine(self) -> AsyncEngine:
         return self._engine
+
+    def observe_commits(self, callback: Callable[[float], None]) -> None:
+        """Tell ``callback`` how long each write transaction took to commit, in seconds (see
+        :class:`~agentstream.runs.store.ObservedCommits`)."""
+        self._commits.on_commit = callback
 
     @property
     def write_transactions(self) -> int:
@@ -359,9 +370,11 @@ class SqlConversationStore:
         shaped: AnswerShaped | None = None,
         error: str | None = None,
         snapshot: bool = True,
+        usage: RunUsage | None = None,
     ) -> ConversationDetail | None:
-        """Commit the run's last messages and status; return the conversation as it now
-        stands (the answers as shown, without details), or None without ``snapshot``."""
+        """Commit the run's last messages, status and usage (entered in the usage ledger
+        too); return the conversation as it now stands (the answers as shown, without
+        details), or None without ``snapshot``."""
         cid = canonical(conversation_id)
         status_of_answer = "complete" if status == "completed" else "interrupted"
 
@@ -372,10 +385,12 @@ class SqlConversationStore:
             next_seq = (
                 bumped.next_seq if bumped else claim_seq(conn, principal, cid, len(messages), now)
             )
-            outcome = run_outcome(status, completed, shaped, error, now)
+            outcome = run_outcome(status, completed, shaped, error, now, usage)
             ordinal = finish(conn, run_id, cid, outcome)
             if ordinal is None:
                 raise UnknownRun(f"run {run_id} was not started in this conversation")
+            if usage is not None:
+                record_usage(conn, principal, run_id, cid, status, usage, now)
             insert_messages(conn, cid, run_id, ordinal, next_seq, now, messages, status_of_answer)
             if bumped is None:
                 return None
@@ -414,6 +429,60 @@ class SqlConversationStore:
                 )
                 marked += len(result.all())
         return marked
+
+    # --- the usage ledger ----------------------------------------------------------------------
+
+    async def usage_report(
+        self,
+        *,
+        first_day: date,
+        last_day: date,
+        group_by: Sequence[UsageGroup],
+        tenant_id: str | None = None,
+        user_id: str | None = None,
+    ) -> list[UsageLine]:
+        """The usage ledger summed (see :class:`~agentstream.runs.store.UsageReader`)."""
+        keys = [_USAGE_KEYS[group] for group in group_by]
+        unpriced = case((UsageRow.cost_usd.is_(None), 1), else_=0)
+        estimated = case((UsageRow.estimated, 1), else_=0)
+        query = (
+            select(
+                *keys,
+                func.count(),
+                *(func.coalesce(func.sum(column), 0) for column in _USAGE_TOKENS),
+                func.coalesce(func.sum(UsageRow.cost_usd), 0.0),
+                func.coalesce(func.sum(estimated), 0),
+                func.coalesce(func.sum(unpriced), 0),
+            )
+            .where(UsageRow.day >= first_day.isoformat(), UsageRow.day <= last_day.isoformat())
+            .group_by(*keys)
+            .order_by(*keys)
+        )
+        if tenant_id is not None:
+            query = query.where(UsageRow.tenant_id == tenant_id)
+        if user_id is not None:
+            query = query.where(UsageRow.user_id == user_id)
+        async with self._reads() as session:
+            rows = (await session.execute(query)).all()
+        lines = []
+        for row in rows:
+            groups, (runs, *tokens, cost, estimated_runs, unpriced_runs) = (
+                row[: len(keys)],
+                row[len(keys) :],
+            )
+            lines.append(
+                UsageLine(
+                    group=dict(zip(group_by, map(str, groups), strict=True)),
+                    runs=int(runs),
+                    usage=Usage(
+                        **{c.key: int(n) for c, n in zip(_USAGE_TOKENS, tokens, strict=True)}
+                    ),
+                    cost_usd=float(cost),
+                    estimated_runs=int(estimated_runs),
+                    unpriced_runs=int(unpriced_runs),
+                )
+            )
+        return lines
 
     # --- the REST API -------------------------------------------------------------------------
 
@@ -526,6 +595,21 @@ class SqlConversationStore:
                 raise ConversationNotFound(conversation_id)
 
 
+_USAGE_KEYS = {
+    "user": UsageRow.user_id,
+    "tenant": UsageRow.tenant_id,
+    "model": UsageRow.model,
+    "day": UsageRow.day,
+}
+_USAGE_TOKENS = (
+    UsageRow.input_tokens,
+    UsageRow.output_tokens,
+    UsageRow.reasoning_tokens,
+    UsageRow.cache_read_tokens,
+    UsageRow.cache_write_tokens,
+)
+
+
 async def _check_schema(engine: AsyncEngine) -> None:
     """Fail at start, with the fix in the message, rather than on every request later."""
     current = await current_revision(engine)
@@ -547,6 +631,12 @@ if TYPE_CHECKING:
 
     def _implements_the_protocol(store: SqlConversationStore) -> ConversationStore:
         return store  # mypy checks SqlConversationStore against the runner's protocol
+
+    def _reads_usage(store: SqlConversationStore) -> UsageReader:
+        return store
+
+    def _observes_commits(store: SqlConversationStore) -> ObservedCommits:
+        return store
 
     def _marks_interrupted_runs(store: SqlConversationStore) -> InterruptedRuns:
         return store

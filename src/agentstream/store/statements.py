@@ -30,7 +30,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
-from agentstream.events import AnswerShaped, Payload, RunCompleted
+from agentstream.events import AnswerShaped, Payload, RunCompleted, RunUsage
 from agentstream.ids import new_id
 from agentstream.messages import Message
 from agentstream.principal import Principal
@@ -38,7 +38,7 @@ from agentstream.runs.store import ConversationNotFound, RunStatus
 from agentstream.store.commits import Refused
 from agentstream.store.errors import InvalidCursor
 from agentstream.store.history import dump_message, load_messages, provider_history
-from agentstream.store.models import CONVERSATIONS, MESSAGES, RUNS, ConversationRow
+from agentstream.store.models import CONVERSATIONS, MESSAGES, RUNS, USAGE, ConversationRow
 from agentstream.store.prepared import Prepared
 from agentstream.store.titles import title_from_message
 from agentstream.store.views import (
@@ -73,6 +73,7 @@ __all__ = [
     "normalize_conversation_id",
     "owned",
     "owned_row",
+    "record_usage",
     "run_ordinal",
     "run_outcome",
 ]
@@ -200,9 +201,8 @@ def insert_run(
 
 
 def _finish_statement(completed: bool) -> Any:
-    names = ("status", "error", "finished_at") + (
-        ("usage", "result", "answer") if completed else ()
-    )
+    names: tuple[str, ...] = ("status", "error", "finished_at", "usage")
+    names += ("result", "answer") if completed else ()
     return (
         update(RUNS)
         .where(RUNS.c.id == bindparam("b_run"), RUNS.c.conversation_id == bindparam("b_id"))
@@ -221,7 +221,43 @@ def finish(
     None if the conversation has no such run."""
     parameters = {f"b_{name}": value for name, value in outcome.items()}
     parameters.update(b_run=run_id, b_id=conversation_id)
-    return _FINISH["usage" in outcome].scalar(conn, parameters)
+    return _FINISH["result" in outcome].scalar(conn, parameters)
+
+
+_INSERT_USAGE = Prepared(insert(USAGE))
+
+
+def record_usage(
+    conn: Connection,
+    principal: Principal,
+    run_id: str,
+    conversation_id: str,
+    status: RunStatus,
+    usage: RunUsage,
+    now: datetime,
+) -> None:
+    """Enter what run ``run_id`` used and cost in the usage ledger (``agentstream_usage``)."""
+    tokens = usage.usage
+    _INSERT_USAGE.execute(
+        conn,
+        {
+            "run_id": run_id,
+            "tenant_id": principal.tenant,
+            "user_id": principal.user_id,
+            "conversation_id": conversation_id,
+            "model": usage.model or "",
+            "status": status,
+            "day": now.strftime("%Y-%m-%d"),
+            "finished_at": now,
+            "input_tokens": tokens.input_tokens,
+            "output_tokens": tokens.output_tokens,
+            "reasoning_tokens": tokens.reasoning_tokens,
+            "cache_read_tokens": tokens.cache_read_tokens,
+            "cache_write_tokens": tokens.cache_write_tokens,
+            "cost_usd": usage.cost_usd,
+            "estimated": usage.estimated,
+        },
+    )
 
 
 _LAST_EXCHANGE = select(func.max(MESSAGES.c.ordinal)).where(
@@ -481,15 +517,23 @@ def run_outcome(
     shaped: AnswerShaped | None,
     error: str | None,
     now: datetime,
+    usage: RunUsage | None = None,
 ) -> dict[str, Any]:
     """The run row's columns for how it ended: the answer as shown (``shaped``, else the
-    loop's own), its tool history and usage."""
-    values: dict[str, Any] = {"status": status, "error": error, "finished_at": now}
+    loop's own), its tool history and what it used (``usage``, as billed, else what the
+    vendors reported of a completed run)."""
+    values: dict[str, Any] = {
+        "status": status,
+        "error": error,
+        "finished_at": now,
+        "usage": None if usage is None else usage.to_json(),
+    }
     if completed is not None:
         # A tool output that JSON cannot hold is kept as its str() rather than losing the
         # end of the run.
         dumped = _COMPLETED_ADAPTER.dump_python(completed, mode="json", fallback=str)
-        values["usage"] = dumped["usage"]
+        if usage is None:
+            values["usage"] = dumped["usage"]
         result = {
             "message": completed.message,
             "tool_history": dumped["tool_history"],

@@ -29,9 +29,11 @@ import { runClientAction } from "./actions";
 import { ChatView, type Leave } from "./ChatView";
 import { ContextBar } from "./ContextBar";
 import { MenuIcon } from "./icons";
-import { conversationPath, parseRoute } from "./router";
+import { conversationPath, parseRoute, USAGE_PATH } from "./router";
 import { showConversation } from "./showConversation";
 import { Sidebar } from "./Sidebar";
+import { UsageBadge } from "./UsageBadge";
+import { UsagePage } from "./UsagePage";
 import { useChat } from "./useChat";
 
 /** Offered on an empty chat when the server's config names no starter prompts. */
@@ -75,6 +77,8 @@ export function App() {
   const [place, setPlace] = useState(savedContext);
   /** Where to sign in, once the server has said (in a 401) that the user is not signed in. */
   const [signIn, setSignIn] = useState<string | null>(null);
+  /** Counts the answers that ended here, so the conversation's usage is read again. */
+  const [answers, setAnswers] = useState(0);
   const values = fieldValues(config, place.values);
   const updatePlace = (next: { location: Location; values: Record<string, unknown> }) => {
     setPlace(next);
@@ -122,7 +126,10 @@ export function App() {
       navigate(conversationPath(id), true);
       void refreshList(); // the new conversation is listed as soon as it exists
     },
-    onRunEnd: () => void refreshList(),
+    onRunEnd: () => {
+      void refreshList();
+      setAnswers((n) => n + 1);
+    },
     onFollowLost: (id, runId) => void loadConversationRef.current(id, { lostRun: runId }),
   });
 
@@ -202,7 +209,12 @@ export function App() {
   // --- title ---
   const appName = config.app_name ?? "agentstream";
   const current = conversations.find((c) => c.id === chat.conversationId);
-  const title = chat.conversationId ? (current?.title ?? loadedTitle ?? "Conversation") : "New chat";
+  const usagePage = route.page === "usage";
+  const title = usagePage
+    ? "Usage and cost"
+    : chat.conversationId
+      ? (current?.title ?? loadedTitle ?? "Conversation")
+      : "New chat";
   useEffect(() => {
     document.title = `${title} · ${appName}`;
   }, [title, appName]);
@@ -292,6 +304,10 @@ export function App() {
           }
         }}
         onClose={() => setSidebarOpen(false)}
+        onUsage={() => {
+          setSidebarOpen(false);
+          navigate(USAGE_PATH);
+        }}
       />
       {sidebarOpen && <div class="scrim" onClick={() => setSidebarOpen(false)} aria-hidden="true" />}
       <main class="chat" aria-label="Chat">
@@ -309,12 +325,13 @@ export function App() {
           <h1 class="title" data-testid="conversation-title">
             {title}
           </h1>
+          {!usagePage && <UsageBadge conversationId={chat.conversationId} version={answers} />}
           {signIn && (
             <a class="btn btn-primary btn-small" href={signInHref(signIn, location.pathname)} data-testid="sign-in">
               Sign in
             </a>
           )}
-          {models.length > 0 && (
+          {models.length > 0 && !usagePage && (
             <div class="model-picker">
               <label for="model-select" class="visually-hidden">
                 Model
@@ -341,56 +358,61 @@ export function App() {
             </div>
           )}
         </header>
-        <ContextBar
-          config={config}
-          location={place.location}
-          values={values}
-          onLocation={(where) => updatePlace({ ...place, location: where })}
-          onValue={(key, value) => updatePlace({ ...place, values: { ...place.values, [key]: value } })}
-        />
-        <ChatView
-          chat={chat}
-          config={config}
-          prompts={config.starter_prompts.length ? config.starter_prompts : signIn ? [] : EXAMPLE_PROMPTS}
-          draft={draft}
-          onDraft={setDraft}
-          inputRef={inputRef}
-          onClientAction={onClientAction}
-          links={links}
-          loading={loading}
-          failed={!!loadError}
-          notices={
-            (signIn || loadError) && (
-              <>
-                {signIn && (
-                  <div class="error-box signin-box" role="alert" data-testid="signed-out">
-                    <div class="error-text">You are not signed in.</div>
-                    <a class="btn btn-primary btn-small" href={signInHref(signIn, location.pathname)}>
-                      Sign in
-                    </a>
-                  </div>
-                )}
-                {loadError && (
-                  <div class="error-box" role="alert" data-testid="load-error">
-                    <div class="error-text">{loadError}</div>
-                    {route.conversationId && (
-                      <button
-                        type="button"
-                        class="btn btn-secondary btn-small"
-                        onClick={() => void loadConversation(route.conversationId!)}
-                      >
-                        Retry
-                      </button>
+        {usagePage && <UsagePage />}
+        {!usagePage && (
+          <>
+            <ContextBar
+              config={config}
+              location={place.location}
+              values={values}
+              onLocation={(where) => updatePlace({ ...place, location: where })}
+              onValue={(key, value) => updatePlace({ ...place, values: { ...place.values, [key]: value } })}
+            />
+            <ChatView
+              chat={chat}
+              config={config}
+              prompts={config.starter_prompts.length ? config.starter_prompts : signIn ? [] : EXAMPLE_PROMPTS}
+              draft={draft}
+              onDraft={setDraft}
+              inputRef={inputRef}
+              onClientAction={onClientAction}
+              links={links}
+              loading={loading}
+              failed={!!loadError}
+              notices={
+                (signIn || loadError) && (
+                  <>
+                    {signIn && (
+                      <div class="error-box signin-box" role="alert" data-testid="signed-out">
+                        <div class="error-text">You are not signed in.</div>
+                        <a class="btn btn-primary btn-small" href={signInHref(signIn, location.pathname)}>
+                          Sign in
+                        </a>
+                      </div>
                     )}
-                    <button type="button" class="btn btn-secondary btn-small" onClick={newChat}>
-                      New chat
-                    </button>
-                  </div>
-                )}
-              </>
-            )
-          }
-        />
+                    {loadError && (
+                      <div class="error-box" role="alert" data-testid="load-error">
+                        <div class="error-text">{loadError}</div>
+                        {route.conversationId && (
+                          <button
+                            type="button"
+                            class="btn btn-secondary btn-small"
+                            onClick={() => void loadConversation(route.conversationId!)}
+                          >
+                            Retry
+                          </button>
+                        )}
+                        <button type="button" class="btn btn-secondary btn-small" onClick={newChat}>
+                          New chat
+                        </button>
+                      </div>
+                    )}
+                  </>
+                )
+              }
+            />
+          </>
+        )}
       </main>
     </div>
   );

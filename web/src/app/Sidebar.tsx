@@ -23,6 +23,8 @@ export interface SidebarProps {
   onDelete(id: string): Promise<void>;
   onLoadMore(): void;
   onClose(): void;
+  /** Open the usage page. */
+  onUsage(): void;
 }
 
 export function Sidebar(props: SidebarProps) {
@@ -69,6 +71,11 @@ export function Sidebar(props: SidebarProps) {
           </button>
         )}
       </nav>
+      <div class="sidebar-foot">
+        <button type="button" class="link-btn" onClick={props.onUsage} data-testid="open-usage">
+          Usage and cost
+        </button>
+      </div>
     </aside>
   );
 }

@@ -12,6 +12,7 @@ import {
   type Usage,
 } from "./stream";
 import { normalizeConfig, type ClientConfig } from "./config";
+import type { UsageTotals } from "./usage";
 
 export interface ConversationSummary {
   id: string;
@@ -73,6 +74,8 @@ export interface Conversation extends ConversationSummary {
   messages: StoredMessage[];
   /** Absent from servers that predate it. */
   active_run?: ActiveRun | null;
+  /** What every answer so far used and cost, summed (absent from servers that predate it). */
+  usage?: UsageTotals | null;
 }
 
 export interface ModelInfo {
@@ -102,6 +105,11 @@ async function request<T>(path: string, init: RequestInit, options: ApiOptions):
   if (response.status === 204) return undefined as T;
   const text = await response.text();
   return (text ? JSON.parse(text) : undefined) as T;
+}
+
+/** A GET of the server's JSON API (`path` with its query). */
+export function getJson<T>(path: string, options: ApiOptions = {}): Promise<T> {
+  return request<T>(path, { method: "GET" }, options);
 }
 
 export function listConversations(

@@ -495,9 +495,7 @@ def router(server: ServerContext) -> APIRouter:
     )
     async def stop(id: str, principal: CurrentPrincipal) -> StopAnswer:
         run_id = await active_run(id, principal)
-        if run_id is None or not await server.runner.request_cancel(
-            run_id, principal, reason="user_cancelled"
-        ):
+        if run_id is None or not await server.stop_run(run_id, principal, reason="user_cancelled"):
             raise ApiError(404, "No answer is in progress in this chat")
         return StopAnswer(id=id, status="cancelling")
 

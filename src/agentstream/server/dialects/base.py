@@ -285,11 +285,15 @@ def follow(
     encoder: Encoder,
     wire: WireFormat,
     run_id: str,
+    principal: Principal,
     after: int,
     headers: Mapping[str, str] | None = None,
 ) -> EventStream:
     """A reader's streaming answer of ``events`` (a replay from before ``after``), with
-    heartbeats from the start; its client leaving stops nothing."""
+    heartbeats from the start; its client leaving stops nothing. Traced, when traces are
+    on, as a child of the run's span wherever the run runs."""
+    if server.tracing is not None:
+        events = server.tracing.following(events, run_id, principal, server.runner.broker)
     return EventStream(
         _rest(events, encoder, after),
         encoder,
@@ -326,7 +330,9 @@ async def continue_stream(
     # A fresh encoder sees the run from its start; frames of events the client has are
     # dropped (see ``_rest``).
     events = server.runner.broker.replay(run_id, principal, -1)
-    return follow(server, events, shown_by(server, encoder), wire, run_id, after, dialect.headers)
+    return follow(
+        server, events, shown_by(server, encoder), wire, run_id, principal, after, dialect.headers
+    )
 
 
 async def fold_run(

@@ -414,7 +414,7 @@ def router(server: ServerContext) -> APIRouter:
         responses={404: {"description": "No such run in progress for this caller"}},
     )
     async def cancel_run(run_id: str, principal: CurrentPrincipal) -> CancelAnswer:
-        if not await server.runner.request_cancel(run_id, principal, reason="user_cancelled"):
+        if not await server.stop_run(run_id, principal, reason="user_cancelled"):
             raise RunNotFound(run_id)
         return CancelAnswer(run_id=run_id, status="cancelling")
 
