@@ -14,6 +14,7 @@ import {
   type ModelInfo,
 } from "../lib/api";
 import {
+  attachmentsAllowed,
   EMPTY_CONFIG,
   fieldValues,
   linkPolicy,
@@ -245,6 +246,7 @@ export function App() {
   };
 
   const links = useMemo(() => linkPolicy(config), [config]);
+  const attachments = useMemo(() => attachmentsAllowed(config), [config]);
   const onClientAction = (action: SuggestedAction, leave: Leave) =>
     runClientAction(action, {
       target: window,
@@ -377,6 +379,7 @@ export function App() {
               inputRef={inputRef}
               onClientAction={onClientAction}
               links={links}
+              attachments={attachments}
               loading={loading}
               failed={!!loadError}
               notices={

@@ -5,19 +5,23 @@
  * and a top bar around it; `<agentstream-chat>` puts a tray around it. Server actions are
  * sent from here; client actions go to the frame, which knows what "close" or "navigate"
  * means where it lives. Leaving for another site goes through here: an `open_url` action or
- * (when the page asks for it) a link in an answer shows where it leads first.
+ * (when the page asks for it) a link in an answer shows where it leads first. Files dropped
+ * anywhere on the chat join the message being written, as pasted or picked ones do.
  */
 import type { ComponentChildren, Ref } from "preact";
-import { useMemo, useRef, useState } from "preact/hooks";
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import type { AttachmentPolicy } from "../lib/attachments";
 import type { ClientConfig } from "../lib/config";
 import { leavesSite, type LinkPolicy } from "../lib/links";
-import type { SuggestedAction } from "../lib/stream";
+import type { StreamOptions, SuggestedAction } from "../lib/stream";
+import { AttachmentLoaderContext, attachmentLoader } from "./Attachments";
 import { Composer } from "./Composer";
 import { DiagnosticsDrawer } from "./Diagnostics";
 import { LeaveDialog } from "./LeaveDialog";
 import { AnswerLinksContext, type AnswerLinks, type LinkFollower } from "./Markdown";
 import { EmptyState, MessageList, type MessageHandlers } from "./Messages";
 import type { ChatController } from "./useChat";
+import { useAttachments, type PendingAttachments } from "./useAttachments";
 import { useFollowEnd } from "./useFollowEnd";
 
 /** Opens another site in a new tab; asks first unless the page trusts it (see `lib/links.ts`). */
@@ -43,6 +47,10 @@ export interface ChatViewProps {
   /** The conversation could not be opened: no empty state with prompts. */
   failed?: boolean;
   renderPayload?: MessageHandlers["renderPayload"];
+  /** Where the API is (stored files are read through it); default this origin. */
+  connection?: StreamOptions;
+  /** What files a message may carry; `null`: none. */
+  attachments?: AttachmentPolicy | null;
 }
 
 export function ChatView(props: ChatViewProps) {
@@ -50,6 +58,11 @@ export function ChatView(props: ChatViewProps) {
   const [diagnostics, setDiagnostics] = useState<Record<string, unknown> | null>(null);
   const scrollRef = useRef<HTMLDivElement>(null);
   const end = useFollowEnd(scrollRef, chat.conversationId, chat.items);
+  const policy = props.attachments ?? null;
+  const connection = props.connection;
+  const pending = useAttachments(policy, connection);
+  const loader = useMemo(() => attachmentLoader(connection ?? {}), [connection]);
+  const dragging = useFileDrop(scrollRef, policy ? pending : null);
 
   const [leaving, setLeaving] = useState<URL | null>(null);
   const latest = useRef(props);
@@ -69,9 +82,9 @@ export function ChatView(props: ChatViewProps) {
     return { leave, followLink };
   });
 
-  const send = (text: string, interactionType?: string) => {
+  const send = (text: string, interactionType?: string, attachments?: PendingAttachments) => {
     end.follow();
-    latest.current.chat.send(text, { interactionType });
+    latest.current.chat.send(text, { interactionType, ...(attachments ? { attachments: attachments.take() } : {}) });
   };
 
   const onAction = (action: SuggestedAction) => {
@@ -116,7 +129,9 @@ export function ChatView(props: ChatViewProps) {
           )}
           {hasMessages && (
             <AnswerLinksContext.Provider value={answerLinks}>
-              <MessageList items={chat.items} busy={chat.busy} handlers={handlers} />
+              <AttachmentLoaderContext.Provider value={loader}>
+                <MessageList items={chat.items} busy={chat.busy} handlers={handlers} />
+              </AttachmentLoaderContext.Provider>
             </AnswerLinksContext.Provider>
           )}
         </section>
@@ -128,12 +143,19 @@ export function ChatView(props: ChatViewProps) {
           inputRef={props.inputRef}
           onChange={props.onDraft}
           onSend={() => {
-            send(props.draft);
+            send(props.draft, undefined, pending);
             props.onDraft("");
           }}
           onStop={chat.stop}
+          policy={policy}
+          pending={pending}
         />
       </div>
+      {dragging && (
+        <div class="drop-overlay" aria-hidden="true">
+          Drop files to attach them
+        </div>
+      )}
       <div class="visually-hidden" aria-live="polite" role="status">
         {chat.announcement}
       </div>
@@ -141,6 +163,52 @@ export function ChatView(props: ChatViewProps) {
       <LeaveDialog url={leaving} onOpen={openTab} onClose={() => setLeaving(null)} />
     </>
   );
+}
+
+/** Files dragged over the chat (the element around `inside`) and dropped there go to
+ * `pending`; says whether files are being dragged over it. */
+function useFileDrop(inside: { current: HTMLElement | null }, pending: PendingAttachments | null): boolean {
+  const [dragging, setDragging] = useState(false);
+  const add = pending?.add;
+  useEffect(() => {
+    const area = inside.current?.parentElement;
+    if (!area || !add) return;
+    const carriesFiles = (e: DragEvent) => Array.from(e.dataTransfer?.types ?? []).includes("Files");
+    let depth = 0; // enter and leave fire for every child crossed
+    const enter = (e: DragEvent) => {
+      if (!carriesFiles(e)) return;
+      depth += 1;
+      setDragging(true);
+    };
+    const over = (e: DragEvent) => {
+      if (carriesFiles(e)) e.preventDefault(); // lets the drop happen
+    };
+    const leave = (e: DragEvent) => {
+      if (!carriesFiles(e)) return;
+      depth = Math.max(0, depth - 1);
+      if (depth === 0) setDragging(false);
+    };
+    const drop = (e: DragEvent) => {
+      if (!carriesFiles(e)) return;
+      e.preventDefault(); // not opened by the browser in place of the chat
+      depth = 0;
+      setDragging(false);
+      add(Array.from(e.dataTransfer?.files ?? []));
+    };
+    area.classList.add("drop-target");
+    area.addEventListener("dragenter", enter);
+    area.addEventListener("dragover", over);
+    area.addEventListener("dragleave", leave);
+    area.addEventListener("drop", drop);
+    return () => {
+      area.classList.remove("drop-target");
+      area.removeEventListener("dragenter", enter);
+      area.removeEventListener("dragover", over);
+      area.removeEventListener("dragleave", leave);
+      area.removeEventListener("drop", drop);
+    };
+  }, [inside, add]);
+  return dragging;
 }
 
 function openTab(url: URL): void {

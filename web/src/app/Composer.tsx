@@ -1,10 +1,15 @@
 /**
  * The message box: Enter sends, Shift+Enter adds a line, Escape stops a running answer.
- * The send button turns into a stop button while an answer streams.
+ * The send button turns into a stop button while an answer streams. Where the chat takes
+ * files, a paperclip button picks them and a paste adds them, shown above the text while
+ * they upload; a message waits for its files to finish uploading.
  */
 import type { Ref } from "preact";
-import { useLayoutEffect } from "preact/hooks";
-import { SendIcon, StopIcon } from "./icons";
+import { useLayoutEffect, useRef } from "preact/hooks";
+import { acceptFor, describeKinds, type AttachmentPolicy } from "../lib/attachments";
+import { PendingList } from "./Attachments";
+import { PaperclipIcon, SendIcon, StopIcon } from "./icons";
+import type { PendingAttachments } from "./useAttachments";
 
 export function Composer(props: {
   value: string;
@@ -13,6 +18,9 @@ export function Composer(props: {
   onChange(value: string): void;
   onSend(): void;
   onStop(): void;
+  /** What files the chat takes (none: no paperclip), and those waiting. */
+  policy?: AttachmentPolicy | null;
+  pending?: PendingAttachments;
 }) {
   const ref = props.inputRef as { current: HTMLTextAreaElement | null };
 
@@ -27,7 +35,10 @@ export function Composer(props: {
     if (props.value !== "" && el.scrollHeight > 0) el.style.height = `${el.scrollHeight}px`;
   }, [props.value]);
 
-  const canSend = props.value.trim() !== "" && !props.busy;
+  const pending = props.policy ? props.pending : undefined;
+  const picker = useRef<HTMLInputElement>(null);
+  const ready = pending?.files.some((f) => f.status === "ready") ?? false;
+  const canSend = (props.value.trim() !== "" || ready) && !props.busy && !pending?.uploading;
   return (
     <form
       class="composer"
@@ -36,6 +47,42 @@ export function Composer(props: {
         if (canSend) props.onSend();
       }}
     >
+      {pending && (pending.files.length > 0 || pending.notice) && (
+        <div class="composer-files">
+          <PendingList files={pending.files} onRemove={pending.remove} />
+          {pending.notice && (
+            <p class="composer-notice" role="alert">
+              {pending.notice}
+            </p>
+          )}
+        </div>
+      )}
+      {pending && props.policy && (
+        <>
+          <input
+            ref={picker}
+            type="file"
+            multiple
+            hidden
+            accept={acceptFor(props.policy.kinds)}
+            data-testid="file-input"
+            onChange={(e) => {
+              const input = e.target as HTMLInputElement;
+              pending.add(Array.from(input.files ?? []));
+              input.value = "";
+            }}
+          />
+          <button
+            type="button"
+            class="attach-btn"
+            aria-label="Attach files"
+            title={`Attach ${describeKinds(props.policy.kinds)}`}
+            onClick={() => picker.current?.click()}
+          >
+            <PaperclipIcon />
+          </button>
+        </>
+      )}
       <label for="composer-input" class="visually-hidden">
         Message
       </label>
@@ -47,6 +94,12 @@ export function Composer(props: {
         placeholder="Send a message…"
         aria-describedby="composer-hint"
         onInput={(e) => props.onChange((e.target as HTMLTextAreaElement).value)}
+        onPaste={(e) => {
+          const files = Array.from(e.clipboardData?.files ?? []);
+          if (!pending || !files.length) return;
+          e.preventDefault(); // a pasted screenshot is a file, not its name as text
+          pending.add(files);
+        }}
         onKeyDown={(e) => {
           if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
             e.preventDefault();

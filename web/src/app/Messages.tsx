@@ -11,6 +11,7 @@ import { segments } from "../chat/places";
 import { formatCount, formatValue } from "../lib/format";
 import { finishedDisplay, type PayloadTypeView } from "../lib/payloads";
 import type { CustomPayload, SuggestedAction, Usage } from "../lib/stream";
+import { MessageAttachments } from "./Attachments";
 import { AlertIcon, BugIcon, ChevronIcon, SparkIcon, WrenchIcon } from "./icons";
 import { Markdown } from "./Markdown";
 import { memo } from "./memo";
@@ -103,6 +104,7 @@ const Row = memo(function Row(props: { item: ChatItem; isLast: boolean; busy: bo
   return item.kind === "user" ? (
     <div class="row row-user" role="listitem">
       <div class="bubble bubble-user" data-testid="user-message">
+        {item.attachments?.length ? <MessageAttachments attachments={item.attachments} /> : null}
         {item.text}
       </div>
     </div>

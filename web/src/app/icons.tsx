@@ -53,3 +53,9 @@ export const XIcon = () => <Icon d={["M18 6 6 18", "M6 6l12 12"]} />;
 export const ChatIcon = () => (
   <Icon d="M21 15a2 2 0 0 1-2 2H7l-4 4V5a2 2 0 0 1 2-2h14a2 2 0 0 1 2 2z" size={22} />
 );
+export const PaperclipIcon = () => (
+  <Icon d="m21.44 11.05-9.19 9.19a6 6 0 0 1-8.49-8.49l8.57-8.57A4 4 0 1 1 18 8.84l-8.59 8.57a2 2 0 0 1-2.83-2.83l8.49-8.48" />
+);
+export const FileIcon = () => (
+  <Icon d={["M14 2H6a2 2 0 0 0-2 2v16a2 2 0 0 0 2 2h12a2 2 0 0 0 2-2V8z", "M14 2v6h6"]} size={16} />
+);

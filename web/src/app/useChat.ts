@@ -15,9 +15,12 @@ import {
   decideApproval,
   localId,
   newAnswer,
+  requestOf,
   type AssistantItem,
   type ChatItem,
+  type UserItem,
 } from "../chat/model";
+import type { AttachmentInfo } from "../lib/attachments";
 import { clearRunMark, saveRunMark, type Follow, type RunMark } from "../chat/resume";
 import {
   StreamHttpError,
@@ -37,6 +40,8 @@ const MARK_EVERY_MS = 250;
 export interface SendOptions {
   interactionType?: ChatRequest["interaction_type"];
   action?: ChatRequest["action"];
+  /** Files uploaded for this message. */
+  attachments?: AttachmentInfo[];
   /** Show the message as a user bubble (default true). */
   showUser?: boolean;
 }
@@ -294,15 +299,16 @@ export function useChat(params: {
   const send = useCallback(
     (message: string, options: SendOptions = {}) => {
       const text = message.trim();
-      if (!text || runRef.current) return;
+      const attachments = options.attachments ?? [];
+      if ((!text && !attachments.length) || runRef.current) return;
+      const user: UserItem = { kind: "user", id: localId("u"), text, ...(attachments.length ? { attachments } : {}) };
       const request: ChatRequest = {
-        message: text,
+        ...requestOf(user),
         interaction_type: options.interactionType ?? "text_input",
         ...(options.action ? { action: options.action } : {}),
       };
       const answer = newAnswer(request);
-      const added: ChatItem[] =
-        options.showUser === false ? [answer] : [{ kind: "user", id: localId("u"), text }, answer];
+      const added: ChatItem[] = options.showUser === false ? [answer] : [user, answer];
       commit([...itemsRef.current, ...added], true);
       run(request, answer);
     },

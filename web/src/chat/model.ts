@@ -4,6 +4,7 @@
  * from the components so the tray's event handling is testable without a browser.
  */
 import type { StoredMessage } from "../lib/api";
+import type { AttachmentInfo } from "../lib/attachments";
 import { markerOf, offsetInText, placesInMessage } from "./places";
 import type {
   ChatRequest,
@@ -60,6 +61,14 @@ export interface UserItem {
   kind: "user";
   id: string;
   text: string;
+  /** The files sent with it. */
+  attachments?: AttachmentInfo[];
+}
+
+/** The request that sends `item` again (a retry of the answer after it). */
+export function requestOf(item: UserItem): ChatRequest {
+  const ids = (item.attachments ?? []).map((a) => a.id);
+  return { message: item.text, ...(ids.length ? { attachments: ids } : {}) };
 }
 
 export interface AssistantItem {
@@ -347,7 +356,13 @@ export function itemsFromMessages(messages: StoredMessage[]): ChatItem[] {
   const items: ChatItem[] = [];
   for (const m of messages) {
     if (m.role === "user") {
-      items.push({ kind: "user", id: String(m.id ?? localId("u")), text: m.content });
+      const attachments = Array.isArray(m.attachments) ? m.attachments : [];
+      items.push({
+        kind: "user",
+        id: String(m.id ?? localId("u")),
+        text: m.content,
+        ...(attachments.length ? { attachments } : {}),
+      });
     } else if (m.role === "assistant") {
       const history = m.tool_history ?? [];
       const status = storedStatus(m.status);
@@ -376,7 +391,7 @@ export function itemsFromMessages(messages: StoredMessage[]): ChatItem[] {
   for (let i = 1; i < items.length; i++) {
     const item = items[i]!;
     const prev = items[i - 1]!;
-    if (item.kind === "assistant" && prev.kind === "user") item.request = { message: prev.text };
+    if (item.kind === "assistant" && prev.kind === "user") item.request = requestOf(prev);
   }
   return items;
 }

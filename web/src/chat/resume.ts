@@ -10,7 +10,7 @@
  * run, so the answer is rebuilt once, never appended twice.
  */
 import type { Conversation } from "../lib/api";
-import { itemsFromMessages, localId, newAnswer, type AssistantItem, type ChatItem } from "./model";
+import { itemsFromMessages, localId, newAnswer, requestOf, type AssistantItem, type ChatItem } from "./model";
 
 export interface RunMark {
   conversationId: string;
@@ -111,7 +111,7 @@ export function openConversation(
   const stored = messages.find((m) => m.role === "assistant" && m.run_id === active.id);
   const items = itemsFromMessages(messages.filter((m) => m !== stored));
   const previous = items[items.length - 1];
-  const request = previous?.kind === "user" ? { message: previous.text } : null;
+  const request = previous?.kind === "user" ? requestOf(previous) : null;
   if (active.id === lostRun) {
     const [shown] = stored ? itemsFromMessages([stored]) : [{ ...newAnswer(null), id: localId("a") }];
     const lost: AssistantItem = {

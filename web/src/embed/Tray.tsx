@@ -17,7 +17,8 @@ import { ChatIcon, PlusIcon, XIcon } from "../app/icons";
 import { showConversation } from "../app/showConversation";
 import { useChat } from "../app/useChat";
 import { getClientConfig } from "../lib/api";
-import { EMPTY_CONFIG, linkPolicy, type ClientConfig } from "../lib/config";
+import type { AttachmentKind } from "../lib/attachments";
+import { attachmentsAllowed, EMPTY_CONFIG, linkPolicy, type ClientConfig } from "../lib/config";
 import { StreamHttpError, type CustomPayload, type StreamOptions, type SuggestedAction } from "../lib/stream";
 import { placeTitles, requestContextOf, type HostContext } from "./context";
 
@@ -65,6 +66,8 @@ export interface TrayProps {
   payloadKinds: string;
   /** The host's trusted origins and whether links in answers ask too (`null`: not set). */
   links: { trustedOrigins: readonly string[]; confirmLinks: boolean | null };
+  /** The kinds of files the host lets a message carry (`null`: what the server takes). */
+  attachmentKinds: AttachmentKind[] | null;
 }
 
 const FALLBACK_PROMPTS = ["What can you help me with?", "Which tools can you use?"];
@@ -218,6 +221,11 @@ export function Tray(props: TrayProps) {
     [host, props.payloadKinds],
   );
   const links = useMemo(() => linkPolicy(config, props.links), [config, props.links]);
+  const kinds = props.attachmentKinds?.join(" ") ?? null;
+  const attachments = useMemo(
+    () => attachmentsAllowed(config, kinds === null ? null : (props.attachmentKinds ?? [])),
+    [config, kinds],
+  );
 
   // Keys typed in the tray's fields stay in the tray (see the module's note on keys).
   const keepTyping = (e: KeyboardEvent) => {
@@ -312,6 +320,8 @@ export function Tray(props: TrayProps) {
           inputRef={inputRef}
           onClientAction={onClientAction}
           links={links}
+          connection={connection}
+          attachments={attachments}
           loading={loading}
           notices={
             <>

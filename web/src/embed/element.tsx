@@ -19,7 +19,10 @@
  * default: the page's `color-scheme`), `credentials` (`include` sends the API's cookies
  * across origins), `trusted-origins` (other sites of the host's that answers open without
  * asking first, space-separated origins), `confirm-links` (ask before following a link in
- * an answer to another site too; `confirm-links="false"` never does, whatever the server says).
+ * an answer to another site too; `confirm-links="false"` never does, whatever the server says),
+ * `attachments` (which files a message may carry, within what the server takes: `off`, or
+ * kinds among `image`, `pdf` and `text`, e.g. `attachments="image"`; default: what the server
+ * takes).
  *
  * Events (they bubble out of the element): `agentstream:action` (cancelable; a
  * `handler: "client"` action, `detail` the action), `agentstream:toggle` (`detail.open`),
@@ -27,6 +30,7 @@
  */
 import { render } from "preact";
 import styles from "../styles.css?inline";
+import { parseKinds } from "../lib/attachments";
 import type { TokenGetter } from "../lib/connection";
 import { clientOptions } from "../lib/connection";
 import type { CustomPayload, StreamOptions, SuggestedAction } from "../lib/stream";
@@ -54,7 +58,16 @@ const Base = (typeof HTMLElement === "undefined" ? class {} : HTMLElement) as ty
 let slotCounter = 0;
 
 export class AgentstreamChatElement extends Base {
-  static observedAttributes = ["endpoint", "mode", "open", "theme", "credentials", "trusted-origins", "confirm-links"];
+  static observedAttributes = [
+    "endpoint",
+    "mode",
+    "open",
+    "theme",
+    "credentials",
+    "trusted-origins",
+    "confirm-links",
+    "attachments",
+  ];
 
   #mount: HTMLElement | null = null;
   #context: HostContext = {};
@@ -365,6 +378,7 @@ export class AgentstreamChatElement extends Base {
         focusRequest={this.#focusRequest}
         payloadKinds={Object.keys(this.#renderers).sort().join(" ")}
         links={this.#linkSettings()}
+        attachmentKinds={parseKinds(this.getAttribute("attachments"))}
       />,
       this.#mount,
     );

@@ -13,6 +13,7 @@ import {
 } from "./stream";
 import { normalizeConfig, type ClientConfig } from "./config";
 import type { UsageTotals } from "./usage";
+import type { AttachmentInfo } from "./attachments";
 
 export interface ConversationSummary {
   id: string;
@@ -49,6 +50,8 @@ export interface StoredMessage {
   pending_calls?: StoredPendingCall[] | null;
   /** Why the model's last turn ended; `max_tokens` and `refusal` mean the answer was cut off. */
   stop_reason?: string | null;
+  /** The files a user message carried. */
+  attachments?: AttachmentInfo[] | null;
 }
 
 /** A call waiting for a person's approval (`"approval"`) or for the client (`"client"`). */

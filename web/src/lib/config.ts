@@ -5,6 +5,7 @@
  * answers open without asking; and where a 401 says to sign in.
  * Pure functions; nothing here knows a particular application.
  */
+import { ATTACHMENT_KINDS, type AttachmentKind, type AttachmentPolicy } from "./attachments";
 import { parseOrigins, type LinkPolicy } from "./links";
 import type { PayloadTypeView } from "./payloads";
 
@@ -41,6 +42,8 @@ export interface ClientConfig {
   trusted_origins: string[];
   /** Ask before following a link in an answer to another site too. */
   confirm_links: boolean;
+  /** What files a message may carry; `null`: none (a server without attachments). */
+  attachments: AttachmentPolicy | null;
 }
 
 export const EMPTY_CONFIG: ClientConfig = {
@@ -52,6 +55,7 @@ export const EMPTY_CONFIG: ClientConfig = {
   context_fields: [],
   trusted_origins: [],
   confirm_links: false,
+  attachments: null,
 };
 
 /** The server's answer, with anything missing or malformed (an older server) left at its default. */
@@ -72,7 +76,30 @@ export function normalizeConfig(body: Partial<ClientConfig> | undefined | null):
     context_fields: Array.isArray(body?.context_fields) ? body.context_fields.filter(isField) : [],
     trusted_origins: Array.isArray(body?.trusted_origins) ? parseOrigins(body.trusted_origins).origins : [],
     confirm_links: body?.confirm_links === true,
+    attachments: attachmentPolicy(body?.attachments),
   };
+}
+
+/** The server's `attachments` (`{kinds, max_bytes, max_files}`), or `null` when it has none. */
+function attachmentPolicy(value: unknown): AttachmentPolicy | null {
+  const body = value as { kinds?: unknown; max_bytes?: unknown; max_files?: unknown } | null | undefined;
+  if (!body || !Array.isArray(body.kinds)) return null;
+  const kinds = ATTACHMENT_KINDS.filter((k) => (body.kinds as unknown[]).includes(k));
+  const count = (n: unknown, fallback: number) => (typeof n === "number" && n > 0 ? n : fallback);
+  if (!kinds.length) return null;
+  return { kinds, maxBytes: count(body.max_bytes, 20 * 1024 * 1024), maxFiles: count(body.max_files, 10) };
+}
+
+/** What a message may carry: the server's policy, narrowed by the page around the chat (the
+ * tray's `attachments` attribute: `"off"`, or the kinds it allows); `null` for nothing. */
+export function attachmentsAllowed(
+  config: ClientConfig,
+  pageKinds: readonly AttachmentKind[] | null = null,
+): AttachmentPolicy | null {
+  const server = config.attachments;
+  if (!server) return null;
+  const kinds = pageKinds === null ? server.kinds : server.kinds.filter((k) => pageKinds.includes(k));
+  return kinds.length ? { ...server, kinds } : null;
 }
 
 /** Which sites answers open without asking: the server's configuration, and what the page

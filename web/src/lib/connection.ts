@@ -4,6 +4,7 @@
  * refresh is honoured without the chat knowing how its tokens are made.
  */
 import type { StreamOptions } from "./stream";
+import { progressFetch } from "./transport";
 
 /** Returns the current access token, or null/empty to send none (cookies may still apply). */
 export type TokenGetter = () => string | null | undefined | Promise<string | null | undefined>;
@@ -24,7 +25,7 @@ export interface Connection {
  * getter that throws fails the request with an error that names it (the chat shows it). Its
  * errors are plain `Error`s: a `TypeError` from fetch means the network. */
 export function authorizedFetch(getToken: TokenGetter, base?: typeof fetch): typeof fetch {
-  const inner = base ?? globalThis.fetch.bind(globalThis);
+  const inner = base ?? progressFetch;
   return async (input, init) => {
     let token: unknown;
     try {

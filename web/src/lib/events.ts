@@ -28,6 +28,9 @@ export interface ChatRequest {
   /** Answers to the calls the last answer's `pending_approvals` named (all of them); the
    * message may then be empty. */
   approvals?: ApprovalAnswer[];
+  /** Files sent with the message, by the ids `POST /api/attachments` gave them; the message
+   * may then be empty. */
+  attachments?: string[];
 }
 
 /** A person's decision on a tool call waiting for approval; `reason` reaches the model with a

@@ -25,6 +25,7 @@ export * from "./sse";
 import { httpError, StreamNetworkError, StreamProtocolError } from "./errors";
 import { type ChatRequest, parseTrayEvent, TERMINAL_EVENT_TYPES, type TrayEvent } from "./events";
 import { SSEParser } from "./sse";
+import { progressFetch } from "./transport";
 
 // --- HTTP ---------------------------------------------------------------------------------
 
@@ -135,10 +136,11 @@ function positionOf(position: ResumePosition): string | null {
   return text;
 }
 
-/** The clients' fetch: `options.fetch` (or the global one), with a request that got no answer
- * at all reported as a {@link StreamNetworkError} naming the address. */
+/** The clients' fetch: `options.fetch` (or the default transport, `lib/transport.ts`), with a
+ * request that got no answer at all reported as a {@link StreamNetworkError} naming the
+ * address. */
 export function fetcher(options: { fetch?: typeof fetch }): typeof fetch {
-  const inner = options.fetch ?? globalThis.fetch.bind(globalThis);
+  const inner = options.fetch ?? progressFetch;
   return async (input, init) => {
     try {
       return await inner(input, init);
