@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
+from agentstream.attachments.types import Attachment
 from agentstream.messages import ToolOutcome
 
 if TYPE_CHECKING:
@@ -30,6 +31,17 @@ __all__ = [
 ]
 
 DisplayStatus = Literal["complete", "interrupted", "failed"]
+
+
+def attachment_json(attachment: Attachment) -> dict[str, Any]:
+    """An attachment as every API shows it (the answer to its upload, a message's list)."""
+    return {
+        "id": attachment.id,
+        "name": attachment.name,
+        "media_type": attachment.media_type,
+        "size": attachment.size,
+        "sha256": attachment.sha256,
+    }
 
 
 def isoformat_z(moment: datetime) -> str:
@@ -102,7 +114,7 @@ class DisplayToolCall:
         return self.outcome == "interrupted"
 
     def to_json(self) -> dict[str, Any]:
-        shown = {
+        shown: dict[str, Any] = {
             "index": self.index,
             "call_id": self.call_id,
             "tool_name": self.tool_name,
@@ -167,13 +179,15 @@ class DisplayMessage:
     pending_calls: tuple[DisplayPendingCall, ...] = ()
     """The calls this answer stopped at that no later run has answered yet (only the
     conversation's last answer can have them)."""
+    attachments: tuple[Attachment, ...] = ()
+    """The files a user message carried (in the JSON only when there are some)."""
     stop_reason: str | None = None
     """Why the model's last turn of this answer ended
     (:data:`~agentstream.events.StopReason`): ``max_tokens`` and ``refusal`` mean it was cut
     off. ``None`` for an answer that did not complete (or was stored before it was kept)."""
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        shown: dict[str, Any] = {
             "id": self.id,
             "role": self.role,
             "content": self.content,
@@ -191,6 +205,9 @@ class DisplayMessage:
             "pending_calls": [call.to_json() for call in self.pending_calls],
             "stop_reason": self.stop_reason,
         }
+        if self.attachments:  # only then: answers and old clients see what they saw
+            shown["attachments"] = [attachment_json(a) for a in self.attachments]
+        return shown
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -13,8 +13,11 @@ kind of problem it is, and the server answers each branch with one HTTP status (
     ├── AuthError                          401
     ├── Forbidden                          403
     ├── LimitExceeded                      429 with Retry-After, names the limit
+    ├── TooLarge (ValueError)              413, names the limit (an attachment, a message's)
+    ├── UnsupportedMediaType (ValueError)  415 (an attachment's content)
     ├── NotFound (LookupError)             404, the same for "missing" and "someone else's"
     │   ├── ConversationNotFound
+    │   ├── AttachmentNotFound
     │   ├── RunNotFound
     │   └── UnknownDialect
     ├── Unavailable (RuntimeError)         503
@@ -41,6 +44,7 @@ from typing import ClassVar, Literal
 __all__ = [
     "AgentLoadError",
     "AgentstreamError",
+    "AttachmentNotFound",
     "AuthError",
     "BrokerUnavailable",
     "ConfigurationError",
@@ -58,9 +62,11 @@ __all__ = [
     "RunNotFound",
     "SettingsError",
     "StoreNotMigrated",
+    "TooLarge",
     "Unavailable",
     "UnknownDialect",
     "UnknownRun",
+    "UnsupportedMediaType",
 ]
 
 
@@ -133,6 +139,24 @@ class LimitExceeded(AgentstreamError):
         self.retry_after = max(1, retry_after)
 
 
+# --- what was sent cannot be kept: 413, 415 ----------------------------------------------
+
+
+class TooLarge(AgentstreamError, ValueError):
+    """Over a size limit (413): a file over the bytes a file may have, a message with more
+    files or bytes than a message may carry. ``limit`` names the setting, so the client (and
+    whoever reads its message) knows which limit it met and how large it is."""
+
+    def __init__(self, message: str, *, limit: str) -> None:
+        super().__init__(message)
+        self.limit = limit
+
+
+class UnsupportedMediaType(AgentstreamError, ValueError):
+    """Content this server does not take (415): a kind it does not accept, or a file whose
+    content is not what its name or declared type says."""
+
+
 # --- not found: 404 ------------------------------------------------------------------------
 
 
@@ -149,6 +173,13 @@ class ConversationNotFound(NotFound):
     Both cases look the same to the caller on purpose (HTTP 404)."""
 
     detail = "Conversation not found"
+
+
+class AttachmentNotFound(NotFound):
+    """No such attachment for this principal: it does not exist, was removed, or belongs to
+    someone else (whether read directly or named in a message)."""
+
+    detail = "Attachment not found"
 
 
 class RunNotFound(NotFound):

@@ -3,7 +3,9 @@
 Providers convert these to and from their vendor's wire types at their edge; the store persists
 them; the loop appends to them. They come in the three kinds the agent loop needs: a user message,
 an assistant message with text, reasoning and tool calls, and the tool results fed back to the
-model. Vendor-specific opaque data that must survive a round-trip (Anthropic thinking signatures,
+model. User messages and tool results may carry files (:class:`Attachment`: a reference to
+content kept in a blob store, which each provider turns into its vendor's native form).
+Vendor-specific opaque data that must survive a round-trip (Anthropic thinking signatures,
 Gemini thought signatures) rides along in ``signature``/``provider_data`` without the rest of the
 code knowing what it means.
 """
@@ -15,11 +17,14 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, TypeAdapter
 
+from agentstream.attachments.types import Attachment
+
 __all__ = [
     "ERROR_OUTCOMES",
     "MESSAGES_ADAPTER",
     "TURN_SEPARATOR",
     "AssistantMessage",
+    "Attachment",
     "Message",
     "PendingToolCall",
     "Reasoning",
@@ -39,6 +44,8 @@ TURN_SEPARATOR = "\n\n"
 @dataclass(frozen=True, slots=True, kw_only=True)
 class UserMessage:
     content: str
+    attachments: tuple[Attachment, ...] = ()
+    """Files sent with the text, in the order the user gave them."""
     role: Literal["user"] = "user"
 
 
@@ -87,6 +94,9 @@ class ToolResultPart:
     content: str
     """What the model reads."""
     outcome: ToolOutcome = "ok"
+    attachments: tuple[Attachment, ...] = ()
+    """Images the tool produced (a chart it drew, a screenshot it took), read by the model
+    beside ``content``."""
 
     @property
     def is_error(self) -> bool:

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from agentstream.attachments.types import Attachment
 from agentstream.messages import Message
 from agentstream.pending import Answers, ClientTool
 from agentstream.principal import ANONYMOUS, Principal
@@ -70,6 +71,8 @@ class RunInput:
     ends with the open turn); its ``message`` may then be empty (no new user message)."""
 
     message: str
+    attachments: Sequence[Attachment] = ()
+    """Files the message carries (already checked: the caller's, within the limits)."""
     history: Sequence[Message] = ()
     answers: Answers | None = None
     """Results and approval decisions for the calls the history's last turn left open."""

@@ -230,8 +230,10 @@ class Loop:
         elif messages and isinstance(messages[-1], ToolResultsMessage) and messages[-1].pending:
             # A new message instead of answers: the open calls get "not answered" results.
             messages = provider_history(messages, keep_open=False)
-        if run_input.message or not run_input.answers:
-            messages.append(UserMessage(content=run_input.message))
+        if run_input.message or run_input.attachments or not run_input.answers:
+            messages.append(
+                UserMessage(content=run_input.message, attachments=tuple(run_input.attachments))
+            )
         system = run_input.system if run_input.system is not None else agent.instructions
         max_turns = run_input.max_turns or agent.max_turns
         for turn in range(max_turns):

@@ -51,6 +51,8 @@ class RunRequest:
     message: str
     """The user's new message; empty when the request only answers pending tool calls."""
     principal: Principal
+    attachments: Sequence[str] = ()
+    """Ids of the caller's uploads the message carries (``POST /api/attachments``)."""
     conversation_id: str | None = None
     answers: Answers | None = None
     """Results and approval decisions for the tool calls the conversation's last run left

@@ -24,6 +24,9 @@ from collections.abc import Coroutine, Sequence
 from typing import Any, TypeVar
 
 from agentstream.agent import Agent, CancelToken, RunInput
+from agentstream.attachments.limits import AttachmentLimits
+from agentstream.attachments.owned import OwnedAttachments
+from agentstream.attachments.types import Attachment
 from agentstream.ids import uuid7
 from agentstream.messages import Message
 from agentstream.pending import InvalidAnswers, check_answers, open_calls
@@ -60,9 +63,15 @@ class Runner:
         titles: TitleWriter | None = None,
         observers: Sequence[RunObserver] = (),
         limiter: Limiter | None = None,
+        attachments: OwnedAttachments | None = None,
+        attachment_limits: AttachmentLimits | None = None,
     ) -> None:
         self.agent = agent
         self.store = store
+        self.attachments = attachments
+        """Where the attachments a request names are looked up (none: requests naming
+        any are refused)."""
+        self.attachment_limits = attachment_limits or AttachmentLimits()
         self.observers: Sequence[RunObserver] = tuple(observers)
         self.limiter = limiter
         self.hooks: RunHooks = hooks or NoHooks()
@@ -149,7 +158,7 @@ class Runner:
         began = time.perf_counter()
         run_id = request.run_id or uuid7().hex
         answers = request.answers or None
-        if answers is None and not request.message:
+        if answers is None and not request.message and not request.attachments:
             raise RefusedRequest("message", "a message, or answers to pending tool calls")
         self._check_client_tools(request)
         self.hooks.check(request)  # refuse a bad request before anything is stored
@@ -171,6 +180,7 @@ class Runner:
         self, request: RunRequest, run_id: str, admission: Admission | None, began: float
     ) -> RunSession:
         answers = request.answers or None
+        attachments = await self._attachments(request)
         conversation_id, title, first_run = request.conversation_id, None, False
         history = list(request.history or ())
         payloads: list[Any] = []
@@ -185,6 +195,7 @@ class Runner:
                 create_if_missing=request.create_conversation,
                 answers=answers,
                 replace_last_exchange=request.replace_last_exchange,
+                attachments=attachments,
             )
             conversation_id, title = started.conversation_id, started.title
             first_run = started.first_run
@@ -199,7 +210,7 @@ class Runner:
         session: RunSession | None = None
         try:
             session = await self._prepare(
-                request, run_id, conversation_id, title, history, payloads, first_run
+                request, run_id, conversation_id, title, history, payloads, first_run, attachments
             )
             session.admission, session.began = admission, began
             session.watch()
@@ -233,6 +244,17 @@ class Runner:
         task.add_done_callback(self._runs.discard)
         return session
 
+    async def _attachments(self, request: RunRequest) -> tuple[Attachment, ...]:
+        """The caller's attachments the request names (a 404 for any that is not theirs, a
+        413 for a message over its limits), before anything is stored."""
+        if not request.attachments:
+            return ()
+        if self.attachments is None:
+            raise RefusedRequest("attachments", "this server keeps no attachments")
+        found = await self.attachments.resolve(request.principal, request.attachments)
+        self.attachment_limits.check_message(found)
+        return found
+
     def _check_client_tools(self, request: RunRequest) -> None:
         """Refuse frontend tools whose names are taken: by another of the request's, or by a
         server tool (in any scope), whose calls would otherwise be ambiguous."""
@@ -261,10 +283,12 @@ class Runner:
         history: list[Message],
         payloads: list[Any],
         first_run: bool,
+        attachments: tuple[Attachment, ...],
     ) -> RunSession:
         prep = await self.hooks.prepare(self.agent, request, history, payloads)
         run_input = RunInput(
             message=prep.message if prep.message is not None else request.message,
+            attachments=attachments,
             history=history,
             principal=request.principal,
             context=request.context,

@@ -21,6 +21,7 @@ from datetime import date
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from agentstream.accounting import UsageGroup, UsageLine
+from agentstream.attachments.types import Attachment
 from agentstream.conversation import ConversationDetail, ConversationPage, ConversationSummary
 from agentstream.errors import ConversationNotFound
 from agentstream.events import AnswerShaped, Payload, RunCompleted, RunUsage
@@ -71,6 +72,7 @@ class ConversationStore(Protocol):
         create_if_missing: bool = False,
         answers: Answers | None = None,
         replace_last_exchange: bool = False,
+        attachments: Sequence[Attachment] = (),
     ) -> StartedRun:
         """Commit the user message (creating the conversation when ``conversation_id`` is None,
         or when it is unknown and ``create_if_missing``) and return the prior history.
@@ -82,7 +84,9 @@ class ConversationStore(Protocol):
         :func:`~agentstream.pending.answered_message` is committed before the user message,
         which may then be ``None``. ``replace_last_exchange`` first removes the conversation's
         latest exchange: its last user message and the runs that answered it (a client
-        asking for the answer again)."""
+        asking for the answer again). ``attachments`` go with the user message; a store that
+        keeps attachment metadata refuses (:class:`~agentstream.errors.AttachmentNotFound`)
+        one that is not the caller's."""
         ...
 
     async def append_messages(

@@ -24,12 +24,14 @@ from typing import Any, cast
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     DateTime,
     Float,
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Table,
@@ -41,11 +43,15 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 __all__ = [
+    "ATTACHMENTS",
+    "BLOBS",
     "CONVERSATIONS",
     "MESSAGES",
     "RUNS",
     "USAGE",
+    "AttachmentRow",
     "Base",
+    "BlobPartRow",
     "ConversationRow",
     "MessageRow",
     "RunRow",
@@ -257,9 +263,49 @@ class UsageRow(Base):
     )
 
 
+class AttachmentRow(Base):
+    """A file a user uploaded: whose it is and what it is. The content is a blob, kept once
+    per SHA-256 however many uploads share it (:mod:`agentstream.attachments.blobs`).
+
+    ``referenced_at`` is set when a message first refers to it; an upload still without it
+    after a while is removed (:meth:`~agentstream.store.attachments.SqlAttachments.sweep`)."""
+
+    __tablename__ = "agentstream_attachments"
+
+    id: Mapped[str] = mapped_column(String(ID_LENGTH), primary_key=True)
+    tenant_id: Mapped[str] = mapped_column(String(255))
+    """The owner's tenant; ``""`` for a principal without one."""
+    owner_id: Mapped[str] = mapped_column(String(255))
+    name: Mapped[str] = mapped_column(CleanString(255))
+    """For display only: never a path."""
+    media_type: Mapped[str] = mapped_column(String(100))
+    """Sniffed from the content (:mod:`agentstream.attachments.sniffing`)."""
+    size: Mapped[int] = mapped_column(BigInteger)
+    sha256: Mapped[str] = mapped_column(String(64), index=True)
+    created_at: Mapped[datetime]
+    referenced_at: Mapped[datetime | None]
+
+    __table_args__ = (
+        Index("ix_agentstream_attachments_unreferenced", "referenced_at", "created_at"),
+    )
+
+
+class BlobPartRow(Base):
+    """Attachment content kept in the database (so every host of a PostgreSQL deployment
+    reads it), cut into parts so neither writing nor reading one holds a whole file."""
+
+    __tablename__ = "agentstream_blobs"
+
+    sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
+    part: Mapped[int] = mapped_column(Integer, primary_key=True)
+    data: Mapped[bytes] = mapped_column(LargeBinary)
+
+
 # The tables themselves, for the write path's Core statements: they skip the ORM's
 # per-statement work (identity map, unit of work, attribute instrumentation).
 CONVERSATIONS = cast(Table, ConversationRow.__table__)
 RUNS = cast(Table, RunRow.__table__)
 MESSAGES = cast(Table, MessageRow.__table__)
 USAGE = cast(Table, UsageRow.__table__)
+ATTACHMENTS = cast(Table, AttachmentRow.__table__)
+BLOBS = cast(Table, BlobPartRow.__table__)

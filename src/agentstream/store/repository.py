@@ -32,6 +32,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 
 from agentstream.accounting import UsageGroup, UsageLine
+from agentstream.attachments.types import Attachment
 from agentstream.events import AnswerShaped, RunCompleted, RunUsage, Usage
 from agentstream.ids import new_id
 from agentstream.messages import Message, UserMessage
@@ -52,6 +53,7 @@ from agentstream.runs.store import (
     StartedRun,
     UsageReader,
 )
+from agentstream.store.attachments import refer
 from agentstream.store.checkpoints import Checkpointer
 from agentstream.store.commits import (
     AsyncTransactions,
@@ -230,6 +232,7 @@ class SqlConversationStore:
         create_if_missing: bool = False,
         answers: Answers | None = None,
         replace_last_exchange: bool = False,
+        attachments: Sequence[Attachment] = (),
     ) -> StartedRun:
         """Commit the user message and return the history before it. See
         :meth:`ConversationStore.start_run`."""
@@ -254,6 +257,7 @@ class SqlConversationStore:
                     create_if_missing=create_if_missing,
                     answers=answers,
                     replace_last_exchange=replace_last_exchange,
+                    attachments=tuple(attachments),
                 )
             except IntegrityError:
                 # PostgreSQL: another request created this id between our check and insert.
@@ -275,6 +279,7 @@ class SqlConversationStore:
         create_if_missing: bool,
         answers: Answers | None,
         replace_last_exchange: bool,
+        attachments: tuple[Attachment, ...],
     ) -> StartedRun:
         cid = conversation_id or new_id()
         if answers and conversation_id is None:
@@ -309,7 +314,10 @@ class SqlConversationStore:
                 check_answers(waiting, answers)
                 opening.append(answered_message(waiting, answers))
             if user_message is not None:
-                opening.append(UserMessage(content=user_message))
+                # Checked under the same lock: an upload swept a moment ago fails the
+                # message rather than leave it naming nothing.
+                refer(conn, principal, [a.id for a in attachments], now)
+                opening.append(UserMessage(content=user_message, attachments=attachments))
             insert_run(conn, cid, run_id, ordinal, model, now)
             insert_messages(conn, cid, run_id, ordinal, bumped.next_seq, now, opening)
             started = StartedRun(

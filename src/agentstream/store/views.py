@@ -26,6 +26,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any, Protocol
 
+from agentstream.attachments.types import Attachment
 from agentstream.conversation import (
     ActiveRun,
     ConversationDetail,
@@ -37,8 +38,8 @@ from agentstream.conversation import (
     DisplayToolCall,
     isoformat_z,
 )
-from agentstream.messages import ERROR_OUTCOMES, TURN_SEPARATOR
-from agentstream.store.history import result_outcome
+from agentstream.messages import ERROR_OUTCOMES, TURN_SEPARATOR, UserMessage
+from agentstream.store.history import load_messages, result_outcome
 
 __all__ = [
     "ActiveRun",
@@ -125,7 +126,12 @@ def display_messages(
         rows = sorted(by_run[run.id], key=lambda r: r.seq)
         shown.extend(
             DisplayMessage(
-                id=row.id, role="user", content=row.text, created_at=row.created_at, run_id=run.id
+                id=row.id,
+                role="user",
+                content=row.text,
+                created_at=row.created_at,
+                run_id=run.id,
+                attachments=_attachments(row) if details else (),
             )
             for row in rows
             if row.role == "user"
@@ -136,6 +142,14 @@ def display_messages(
         if answer is not None:
             shown.append(answer)
     return tuple(shown)
+
+
+def _attachments(row: StoredMessage) -> tuple[Attachment, ...]:
+    found = row.body.get("attachments")
+    if not found:
+        return ()
+    message = load_messages([row.body])[0]
+    return message.attachments if isinstance(message, UserMessage) else ()
 
 
 def active_run(runs: Sequence[StoredRun]) -> ActiveRun | None:

@@ -1,0 +1,86 @@
+"""Where attachment content lives: one small interface, addressed by the content's SHA-256.
+
+A blob store keeps bytes under their hash and knows nothing of names, owners or messages
+(those are the metadata's, :mod:`agentstream.store.attachments`). Content-addressing makes
+the same file uploaded twice, by anyone, one blob; it also means a blob is never rewritten,
+so readers need no locks.
+
+Two stores ship: :class:`FileBlobs`, files under the data directory (the default: one host),
+and :class:`~agentstream.store.blobs.SqlBlobs`, parts in the database (a PostgreSQL deployment
+on several hosts shares attachments with nothing new to run).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+__all__ = ["READ_BYTES", "BlobStore", "FileBlobs", "check_sha256"]
+
+READ_BYTES = 256 * 1024
+"""How much of a blob is read at a time."""
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def check_sha256(sha256: str) -> str:
+    """``sha256`` if it is 64 lowercase hex digits (the only thing ever made into a path)."""
+    if not _SHA256.fullmatch(sha256):
+        raise ValueError("not a SHA-256 in hex")
+    return sha256
+
+
+@runtime_checkable
+class BlobStore(Protocol):
+    """Content by its SHA-256."""
+
+    async def keep(self, sha256: str, staged: Path) -> None:
+        """Keep the content of the file ``staged`` (whose SHA-256 the caller computed)
+        under ``sha256``; a blob already there is kept as it is. ``staged`` may be moved
+        away or left for the caller to remove."""
+        ...
+
+    def read(self, sha256: str) -> AsyncIterator[bytes]:
+        """The content, a part at a time (``FileNotFoundError`` when there is none)."""
+        ...
+
+    async def delete(self, sha256: str) -> None:
+        """Remove the content (nothing happens when there is none)."""
+        ...
+
+
+class FileBlobs:
+    """Blobs as files under ``root``, at ``<root>/<first two digits>/<sha256>``: a file is
+    put in place by a rename, so a reader sees all of it or nothing."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def path(self, sha256: str) -> Path:
+        sha256 = check_sha256(sha256)
+        return self.root / sha256[:2] / sha256
+
+    async def keep(self, sha256: str, staged: Path) -> None:
+        target = self.path(sha256)
+        await asyncio.to_thread(_move_into_place, staged, target)
+
+    async def read(self, sha256: str) -> AsyncIterator[bytes]:
+        file = await asyncio.to_thread(self.path(sha256).open, "rb")
+        try:
+            while part := await asyncio.to_thread(file.read, READ_BYTES):
+                yield part
+        finally:
+            await asyncio.to_thread(file.close)
+
+    async def delete(self, sha256: str) -> None:
+        await asyncio.to_thread(self.path(sha256).unlink, missing_ok=True)
+
+
+def _move_into_place(staged: Path, target: Path) -> None:
+    if target.exists():
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(staged, target)
