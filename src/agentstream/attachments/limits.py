@@ -13,9 +13,14 @@ from datetime import timedelta
 from agentstream.attachments.types import Attachment
 from agentstream.errors import TooLarge
 
-__all__ = ["AttachmentLimits"]
+__all__ = ["AttachmentLimits", "file_too_large"]
 
 MIB = 1024 * 1024
+
+
+def file_too_large(limit: int, name: str = "max_attachment_bytes") -> TooLarge:
+    """The refusal of a file over ``limit`` bytes (the limit named ``name``)."""
+    return TooLarge(f"the file is over the limit of {limit} bytes ({name})", limit=name)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

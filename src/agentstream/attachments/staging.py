@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from agentstream.errors import TooLarge
+from agentstream.attachments.limits import file_too_large
 
 __all__ = ["Staged", "Staging", "staging"]
 
@@ -47,10 +47,7 @@ class Staging:
         """Add ``data``; :class:`TooLarge` once the upload is over the limit."""
         self.size += len(data)
         if self.size > self.limit:
-            raise TooLarge(
-                f"the file is over the limit of {self.limit} bytes ({self.limit_name})",
-                limit=self.limit_name,
-            )
+            raise file_too_large(self.limit, self.limit_name)
         self._hash.update(data)
         await asyncio.to_thread(self.file.write, data)
 
@@ -60,7 +57,9 @@ class Staging:
 
 
 @asynccontextmanager
-async def staging(directory: Path, *, limit: int, limit_name: str) -> AsyncIterator[Staging]:
+async def staging(
+    directory: Path, *, limit: int, limit_name: str = "max_attachment_bytes"
+) -> AsyncIterator[Staging]:
     """A file in ``directory`` to write an upload into; removed on the way out (whatever
     a blob store did not move away)."""
     await asyncio.to_thread(directory.mkdir, parents=True, exist_ok=True)

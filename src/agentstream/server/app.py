@@ -19,7 +19,8 @@ wraps *around* the app (compression, say) still sees every chunk.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+import asyncio
+from collections.abc import AsyncIterator, Collection, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -51,6 +52,7 @@ from agentstream.runs.store import (
     UsageReader,
 )
 from agentstream.server import client_config, runs, web
+from agentstream.server.attachments import ATTACHMENTS_PATH, attachments_router, sweep_forever
 from agentstream.server.auth import authenticator_from_settings
 from agentstream.server.config import ServerConfig
 from agentstream.server.dialects import BUILT_IN, Dialect
@@ -64,6 +66,7 @@ from agentstream.server.settings import Settings
 from agentstream.server.sse import SERVER_SEND
 from agentstream.server.state import ServerContext
 from agentstream.server.usage import usage_router
+from agentstream.store.attachments import SqlAttachments
 from agentstream.telemetry import telemetry
 
 if TYPE_CHECKING:
@@ -139,6 +142,7 @@ def create_app(
     )
     if observed is not None and observed.metrics is not None:
         _observe_parts(observed.metrics, store, broker)
+    attachments = _attachments(store, settings)
     runner = Runner(
         agent,
         store=store,
@@ -147,6 +151,8 @@ def create_app(
         titles=titles,
         observers=observed.observers if observed is not None else (),
         limiter=_limiter(settings, server.limits),
+        attachments=attachments,
+        attachment_limits=settings.attachments,
     )
 
     @asynccontextmanager
@@ -155,9 +161,17 @@ def create_app(
             if owned is not None:
                 await owned.prepare()
             await runner.start()
+            sweep = (
+                asyncio.create_task(sweep_forever(attachments, settings.attachments))
+                if attachments is not None
+                else None
+            )
             try:
                 yield
             finally:
+                if sweep is not None:
+                    sweep.cancel()
+                    await asyncio.gather(sweep, return_exceptions=True)
                 await runner.aclose()
         finally:
             if owned is not None:
@@ -201,6 +215,8 @@ def create_app(
         app.include_router(conversations_router(store, principal))
     if isinstance(store, UsageReader):
         app.include_router(usage_router(store, context))
+    if attachments is not None:
+        app.include_router(attachments_router(attachments, context))
     app.include_router(client_config.router(context))
     metrics = context.metrics
     if metrics is not None and settings.metrics_port is None:
@@ -213,7 +229,11 @@ def create_app(
     # /metrics is the API's even when it is not served: a scraper gets a 404, not the web UI.
     api_prefixes = (API_PREFIX, METRICS_PATH, *(p for d in served.values() for p in d.prefixes))
     app.include_router(web.router(static_dir or web.STATIC_DIR, api_prefixes))
-    app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    app.add_middleware(
+        BodyLimit,
+        limit=settings.max_body_bytes,
+        own_limits=(ATTACHMENTS_PATH,) if attachments is not None else (),
+    )
     if observed is not None:
         from agentstream.telemetry.http import ObservedRequests
 
@@ -271,6 +291,24 @@ def _limiter(settings: Settings, given: Limits | None) -> Limiter | None:
 
         return RedisLimiter(limits, settings.redis_url)
     return LocalLimiter(limits)
+
+
+def _attachments(store: ConversationStore | None, settings: Settings) -> SqlAttachments | None:
+    """Attachments beside a SQL store (metadata in its database; content as files under the
+    data directory, or in the database as well): none without one."""
+    from agentstream.store import SqlConversationStore
+
+    if not isinstance(store, SqlConversationStore):
+        return None
+    from agentstream.attachments.blobs import BlobStore, FileBlobs
+    from agentstream.store.blobs import SqlBlobs
+
+    blobs: BlobStore = (
+        SqlBlobs(store.engine)
+        if settings.attachment_storage == "database"
+        else FileBlobs(settings.data_dir / "attachments")
+    )
+    return SqlAttachments(store.engine, blobs)
 
 
 def _observe_parts(metrics: Metrics, store: ConversationStore | None, broker: RunBroker) -> None:
@@ -347,14 +385,17 @@ class _App(FastAPI):
 
 class BodyLimit:
     """413 for request bodies over ``limit`` bytes: declared (``Content-Length``) or actual
-    (a chunked body is counted as it is read, so a lying client is stopped too)."""
+    (a chunked body is counted as it is read, so a lying client is stopped too). The paths
+    in ``own_limits`` enforce limits of their own (uploads, streamed to disk as they
+    arrive)."""
 
-    def __init__(self, app: ASGIApp, limit: int) -> None:
+    def __init__(self, app: ASGIApp, limit: int, own_limits: Collection[str] = ()) -> None:
         self.app = app
         self.limit = limit
+        self.own_limits = frozenset(own_limits)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or scope["path"] in self.own_limits:
             await self.app(scope, receive, send)
             return
         limit = self.limit

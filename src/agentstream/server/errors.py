@@ -3,7 +3,9 @@
 ``{"detail": "<field>: <what is wrong>", "field": "<field>"}`` with 400 for malformed JSON or a
 missing or invalid field (FastAPI would answer 422; the clients expect 400, and naming the field
 lets a client highlight it), 401 for credentials, 403 for a tenant the token does not grant,
-404 for an unknown conversation or run, 413 for an oversized body, 429 for a user or tenant
+404 for an unknown conversation, run or attachment, 413 for an oversized body or file (with
+``limit`` naming the limit), 415 for a file of a kind the server does not take, 429 for a
+user or tenant
 over one of its limits (with ``Retry-After``, and ``limit`` and ``scope`` naming it), 503 when
 a run of another worker cannot be reached (Redis is down). Once a stream has started, errors
 are the dialect's own ``error`` event instead (see :mod:`agentstream.server.sse`).
@@ -29,7 +31,9 @@ from agentstream.errors import (
     LimitExceeded,
     NotFound,
     RefusedRequest,
+    TooLarge,
     Unavailable,
+    UnsupportedMediaType,
 )
 from agentstream.server.limits import BODY_PROBLEM
 
@@ -155,6 +159,13 @@ def install_error_handlers(app: FastAPI, *, sign_in_url: str | None = None) -> N
             headers={"Retry-After": str(exc.retry_after)},
         )
 
+    async def on_too_large(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, TooLarge)
+        return JSONResponse({"detail": str(exc), "limit": exc.limit}, status_code=413)
+
+    async def on_unsupported(request: Request, exc: Exception) -> JSONResponse:
+        return ApiError(415, str(exc)).response()
+
     async def on_not_found(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, NotFound)
         return ApiError(404, exc.detail).response()
@@ -175,6 +186,8 @@ def install_error_handlers(app: FastAPI, *, sign_in_url: str | None = None) -> N
     app.add_exception_handler(Forbidden, on_forbidden)
     app.add_exception_handler(RefusedRequest, on_refused)
     app.add_exception_handler(LimitExceeded, on_limit)
+    app.add_exception_handler(TooLarge, on_too_large)
+    app.add_exception_handler(UnsupportedMediaType, on_unsupported)
     app.add_exception_handler(NotFound, on_not_found)
     app.add_exception_handler(Unavailable, on_unavailable)
     app.add_exception_handler(StarletteHTTPException, on_http)
@@ -191,8 +204,10 @@ _ERROR_SCHEMA = {
         },
         "limit": {
             "type": "string",
-            "description": "The limit a caller is over (429 only): requests_per_minute, "
-            "concurrent_runs, tokens_per_day or cost_per_day",
+            "description": "The limit a caller is over (413 and 429): for 429 "
+            "requests_per_minute, concurrent_runs, tokens_per_day or cost_per_day; for 413 "
+            "max_attachment_bytes, max_attachments_per_message, "
+            "max_attachment_bytes_per_message or image_pixels",
         },
         "scope": {"type": "string", "description": "Whose limit it is (429 only): user or tenant"},
     },

@@ -21,6 +21,7 @@ SERVER_TAGS = (
     ("runs", "Runs: resume, replay, follow and stop", "protocols/runs.md"),
     ("conversations", "The conversations REST API", "protocols/conversations.md"),
     ("usage", "What runs used and cost, by user, tenant, model and day", "guides/operations.md"),
+    ("attachments", "Files and images for messages: upload, read back", "guides/attachments.md"),
     ("web UI", "What a chat UI shows before its first message", "protocols/index.md"),
 )
 """The server's own route groups, beside the dialects': (tag, what it is, its page)."""

@@ -22,6 +22,15 @@ Every knob has an ``AGENTSTREAM_*`` variable so a deployment is configured witho
     AGENTSTREAM_DIAGNOSTICS                      include diagnostics in final answers
                                                  (on in anonymous local mode, else off)
     AGENTSTREAM_DATABASE_URL                     the conversation store's (see agentstream.store)
+    AGENTSTREAM_DATA_DIR                         where local files live (./data): the SQLite
+                                                 database and the attachments' content
+    AGENTSTREAM_ATTACHMENT_STORAGE               files (under the data directory) or
+                                                 database (shared by every host of a
+                                                 PostgreSQL deployment): attachments' content
+    AGENTSTREAM_MAX_ATTACHMENT_BYTES             bytes per uploaded file (20 MiB)
+    AGENTSTREAM_MAX_ATTACHMENTS_PER_MESSAGE      files one message may carry (10)
+    AGENTSTREAM_MAX_ATTACHMENT_BYTES_PER_MESSAGE bytes of a message's files together (50 MiB)
+    AGENTSTREAM_UNREFERENCED_ATTACHMENT_HOURS    uploads no message took are removed after (24)
     AGENTSTREAM_CONFIG                           a TOML configuration file for what does not
                                                  fit a variable (per-model windows, inputs
                                                  and prices in its [models] table, limits
@@ -51,23 +60,30 @@ from __future__ import annotations
 import functools
 import ipaddress
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import Literal, cast
 
+from agentstream.attachments.limits import AttachmentLimits
 from agentstream.errors import ConfigurationError, SettingsError
 from agentstream.origins import is_origin
 from agentstream.runs.limits import Limits
 
 __all__ = [
+    "ATTACHMENT_STORAGES",
     "DISCONNECT_POLICIES",
+    "AttachmentStorage",
     "DisconnectPolicy",
     "Settings",
     "SettingsError",
     "is_loopback",
     "tracing_configured",
 ]
+
+AttachmentStorage = Literal["files", "database"]
+ATTACHMENT_STORAGES: tuple[AttachmentStorage, ...] = ("files", "database")
 
 DisconnectPolicy = Literal["cancel", "detach"]
 """What a client that hangs up does to its run: ``cancel`` stops it (the partial answer is
@@ -132,6 +148,15 @@ class Settings:
     tracing: bool = False
     """Export OpenTelemetry traces (set from the ``OTEL_*`` variables, see
     :mod:`agentstream.telemetry`)."""
+    data_dir: Path = Path("data")
+    """Where local files live (``AGENTSTREAM_DATA_DIR``): attachments' content under
+    ``attachments/`` when they are kept as files."""
+    attachment_storage: AttachmentStorage = "files"
+    """Where attachments' content is kept: files under :attr:`data_dir`, or the store's
+    database (every host of a deployment reads it)."""
+    attachments: AttachmentLimits = field(default_factory=AttachmentLimits)
+    """What a file and a message may carry (``AGENTSTREAM_MAX_ATTACHMENT*``), and how long
+    an upload no message took is kept."""
     limits: Limits = field(default_factory=Limits)
     """Each user's limits, from ``AGENTSTREAM_LIMIT_*`` (the rest are in the configuration
     file or code, see :mod:`agentstream.runs.limits`)."""
@@ -178,6 +203,16 @@ class Settings:
                 )
         if self.max_body_bytes <= 0:
             raise SettingsError("AGENTSTREAM_MAX_BODY_BYTES must be positive")
+        if self.attachment_storage not in ATTACHMENT_STORAGES:
+            raise SettingsError(
+                "AGENTSTREAM_ATTACHMENT_STORAGE must be files or database, "
+                f"not {self.attachment_storage!r}"
+            )
+        attachments = self.attachments
+        if min(attachments.max_file_bytes, attachments.max_message_bytes) <= 0:
+            raise SettingsError("attachment byte limits must be positive")
+        if attachments.max_files_per_message < 0:
+            raise SettingsError("AGENTSTREAM_MAX_ATTACHMENTS_PER_MESSAGE must be 0 or more")
         if self.heartbeat_seconds < 0:
             raise SettingsError("AGENTSTREAM_HEARTBEAT_SECONDS must be 0 (off) or positive")
         if self.metrics_port is not None and not 0 < self.metrics_port < 65536:
@@ -234,6 +269,9 @@ class Settings:
                 "metrics": (get("METRICS") or "").lower() in _TRUE,
                 "metrics_port": int(port) if (port := get("METRICS_PORT")) else None,
                 "tracing": tracing_configured(e),
+                "data_dir": Path(get("DATA_DIR") or "data"),
+                "attachment_storage": (get("ATTACHMENT_STORAGE") or "files").lower(),
+                "attachments": _attachment_limits(get),
                 "limits": Limits.from_env(e),
             }
         except ConfigurationError as exc:
@@ -242,6 +280,19 @@ class Settings:
             raise SettingsError(f"invalid server setting: {exc}") from None
         values.update(overrides)
         return cls(**values)  # type: ignore[arg-type]
+
+
+def _attachment_limits(get: Callable[[str], str | None]) -> AttachmentLimits:
+    default = AttachmentLimits()
+    hours = get("UNREFERENCED_ATTACHMENT_HOURS")
+    return AttachmentLimits(
+        max_file_bytes=int(get("MAX_ATTACHMENT_BYTES") or default.max_file_bytes),
+        max_files_per_message=int(
+            get("MAX_ATTACHMENTS_PER_MESSAGE") or default.max_files_per_message
+        ),
+        max_message_bytes=int(get("MAX_ATTACHMENT_BYTES_PER_MESSAGE") or default.max_message_bytes),
+        unreferenced_after=(timedelta(hours=float(hours)) if hours else default.unreferenced_after),
+    )
 
 
 def tracing_configured(env: Mapping[str, str]) -> bool:

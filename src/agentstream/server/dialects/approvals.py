@@ -65,12 +65,15 @@ def answers(approvals: Sequence[Approval] | None) -> Answers | None:
     return Answers(decisions=tuple(a.decision() for a in approvals))
 
 
-def message_or_answers(message: str, given: Answers | None, field: str = "message") -> str:
+def message_or_answers(
+    message: str, given: Answers | None, field: str = "message", attachments: Sequence[str] = ()
+) -> str:
     """The request's message; a 400 naming ``field`` if it is blank and nothing is answered
-    (only a request that answers waiting calls may leave it empty)."""
+    or attached (only a request that answers waiting calls or carries files may leave it
+    empty)."""
     if message.strip():
         return message
-    if given:
+    if given or attachments:
         return ""
     raise bad_request(field, "must not be empty")
 

@@ -19,7 +19,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, StringConstraints, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 from starlette.responses import Response
 from starlette.types import Receive
 
@@ -38,6 +38,8 @@ from agentstream.server.sse import Encoder, EventStream, Frame, WireFormat
 from agentstream.server.state import ServerContext
 
 __all__ = [
+    "MAX_ATTACHMENT_IDS",
+    "AttachingRequest",
     "client_conversation_id",
     "continue_stream",
     "follow",
@@ -74,6 +76,23 @@ class RequestModel(BaseModel):
     def _checked(cls, data: Any) -> Any:
         # A 400 for absurd nesting or text that is not text, not a failure later.
         return validate_body(data)
+
+
+MAX_ATTACHMENT_IDS = 100
+"""Ids a request may list at most (the deployment's own, smaller limit is checked with the
+caller's attachments: ``AGENTSTREAM_MAX_ATTACHMENTS_PER_MESSAGE``)."""
+
+
+class AttachingRequest(RequestModel):
+    """A request whose message may carry files: the spec protocols' ``attachments``
+    extension, the ids of the caller's uploads (``POST /api/attachments``)."""
+
+    attachments: list[Annotated[str, StringConstraints(min_length=1, max_length=64)]] = Field(
+        default_factory=list,
+        max_length=MAX_ATTACHMENT_IDS,
+        description="Ids of the caller's uploads (POST /api/attachments) the message carries "
+        "(an extension of this protocol)",
+    )
 
 
 _CLIENT_IDS = uuid.UUID("1b7f0c56-5a8e-4a0e-9a57-6d7a1e0c2f41")

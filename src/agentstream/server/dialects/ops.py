@@ -59,8 +59,8 @@ from agentstream.server.dialects.approvals import (
     waiting_for_approval,
 )
 from agentstream.server.dialects.base import (
+    AttachingRequest,
     Frame,
-    RequestModel,
     cut_off_notice,
     dumps,
     iso_ms,
@@ -97,7 +97,7 @@ class OpsApproval(Approval):
         return self.tool_call_id
 
 
-class OpsStreamRequest(RequestModel):
+class OpsStreamRequest(AttachingRequest):
     """The ops agent's request body (``approvals`` is additive)."""
 
     message: str = ""
@@ -110,7 +110,8 @@ class OpsStreamRequest(RequestModel):
 def to_run_request(body: OpsStreamRequest, principal: Principal) -> RunRequest:
     given = answers(body.approvals)
     return RunRequest(
-        message=message_or_answers(body.message, given),
+        message=message_or_answers(body.message, given, attachments=body.attachments),
+        attachments=tuple(body.attachments),
         answers=given,
         principal=principal,
         context=body.context,

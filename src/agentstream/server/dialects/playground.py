@@ -70,6 +70,7 @@ from agentstream.principal import Principal
 from agentstream.runs import ProtocolOptions, RunRequest
 from agentstream.server.auth import for_tenant
 from agentstream.server.dialects.base import (
+    AttachingRequest,
     Frame,
     NonEmptyText,
     RequestModel,
@@ -121,7 +122,7 @@ class HistoryMessage(RequestModel):
     content: str
 
 
-class AgentChatRequest(RequestModel):
+class AgentChatRequest(AttachingRequest):
     """The data playground's request body."""
 
     brandRef: str = Field(min_length=1)
@@ -167,6 +168,7 @@ def to_run_request(
     ]
     return RunRequest(
         message=body.content,
+        attachments=tuple(body.attachments),
         principal=principal,
         conversation_id=(
             client_conversation_id(principal, conversation_id, "metadata.conversationId")

@@ -73,6 +73,7 @@ from agentstream.server.dialects.approvals import (
     waiting_for_approval,
 )
 from agentstream.server.dialects.base import (
+    AttachingRequest,
     Frame,
     RequestModel,
     choose_model,
@@ -118,7 +119,7 @@ class TrayApproval(Approval):
         return self.call_id
 
 
-class TrayChatRequest(RequestModel):
+class TrayChatRequest(AttachingRequest):
     """The chat tray's request (``message``, ``context``, ``interaction_type``,
     ``conversation_id``), plus ``model``, ``action``, ``include_reasoning``, ``detach`` and
     ``approvals``."""
@@ -146,7 +147,8 @@ def to_run_request(
     action = body.action
     given = answers(body.approvals)
     return RunRequest(
-        message=message_or_answers(body.message, given),
+        message=message_or_answers(body.message, given, attachments=body.attachments),
+        attachments=tuple(body.attachments),
         answers=given,
         principal=principal,
         conversation_id=conversation_id or None,

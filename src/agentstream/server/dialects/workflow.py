@@ -59,8 +59,8 @@ from agentstream.server.dialects.approvals import (
     waiting_for_approval,
 )
 from agentstream.server.dialects.base import (
+    AttachingRequest,
     Frame,
-    RequestModel,
     client_conversation_id,
     dumps,
     quote,
@@ -96,7 +96,7 @@ class WorkflowApproval(Approval):
         return self.tool_use_id
 
 
-class WorkflowChatRequest(RequestModel):
+class WorkflowChatRequest(AttachingRequest):
     """The workflow assistant's request body (``approvals`` is additive)."""
 
     message: str = ""
@@ -113,7 +113,8 @@ def to_run_request(body: WorkflowChatRequest, principal: Principal) -> RunReques
     client_id = body.conversation_id
     given = answers(body.approvals)
     return RunRequest(
-        message=message_or_answers(body.message, given),
+        message=message_or_answers(body.message, given, attachments=body.attachments),
+        attachments=tuple(body.attachments),
         answers=given,
         principal=principal,
         context=body.context,

@@ -1,0 +1,172 @@
+"""``/api/attachments``: upload a file for a message, and read it back.
+
+::
+
+    POST /api/attachments   multipart/form-data, the file in the field ``file``
+        -> 201 {"id", "name", "media_type", "size", "sha256"}
+    GET  /api/attachments/{id}   -> the content (its owner only)
+
+An upload is written to storage as it arrives (:mod:`agentstream.server.uploads`), refused
+with 413 naming the limit as soon as it passes ``AGENTSTREAM_MAX_ATTACHMENT_BYTES``, and with
+415 when its content is not a kind the server takes or not what its name or declared type
+claims (:mod:`agentstream.attachments.sniffing`). A message names uploads by id (each
+protocol's ``attachments`` field, or its own file parts); one that is not the caller's is a
+404, here and in a message alike.
+
+Content is served with ``X-Content-Type-Options: nosniff`` and a sandboxing
+``Content-Security-Policy``; raster images inline, anything else as a download, so no file
+a user uploaded runs as a page of this origin.
+"""
+
+# No ``from __future__ import annotations``: FastAPI reads these annotations at runtime.
+
+import asyncio
+import logging
+from typing import Annotated
+from urllib.parse import quote
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import JSONResponse, StreamingResponse
+
+from agentstream.attachments.limits import AttachmentLimits, file_too_large
+from agentstream.attachments.sniffing import sniff
+from agentstream.attachments.staging import staging
+from agentstream.attachments.types import IMAGE_TYPES, TEXT_TYPES, Attachment
+from agentstream.conversation import attachment_json
+from agentstream.principal import Principal
+from agentstream.server.state import ServerContext
+from agentstream.server.uploads import FILE_FIELD, receive_file
+from agentstream.store.attachments import SqlAttachments
+
+__all__ = ["ATTACHMENTS_PATH", "SWEEP_EVERY_SECONDS", "attachments_router", "sweep_forever"]
+
+log = logging.getLogger("agentstream.server")
+
+ATTACHMENTS_PATH = "/api/attachments"
+SWEEP_EVERY_SECONDS = 3600.0
+"""How often uploads no message took are looked for (at most; sooner when they are kept
+for less than twice this)."""
+MULTIPART_OVERHEAD = 64 * 1024
+"""What a form may add to its file: boundaries, part headers, small fields."""
+
+_UPLOAD_BODY = {
+    "required": True,
+    "content": {
+        "multipart/form-data": {
+            "schema": {
+                "type": "object",
+                "properties": {
+                    FILE_FIELD: {
+                        "type": "string",
+                        "format": "binary",
+                        "description": "The file: a PNG, JPEG, WebP or GIF image, a PDF, or "
+                        "UTF-8 text (plain, Markdown, CSV, JSON, source code)",
+                    }
+                },
+                "required": [FILE_FIELD],
+            }
+        }
+    },
+}
+_ATTACHMENT_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string"},
+        "name": {"type": "string", "description": "For display only"},
+        "media_type": {"type": "string", "description": "Read from the content"},
+        "size": {"type": "integer", "description": "Bytes"},
+        "sha256": {"type": "string", "description": "The content's SHA-256, in hex"},
+    },
+    "required": ["id", "name", "media_type", "size", "sha256"],
+}
+_ERROR = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+
+
+def attachments_router(attachments: SqlAttachments, server: ServerContext) -> APIRouter:
+    """The attachment endpoints over ``attachments`` (see the module's docstring)."""
+    router = APIRouter(prefix=ATTACHMENTS_PATH, tags=["attachments"])
+    CurrentPrincipal = Annotated[Principal, Depends(server.principal(allow_cookie=True))]
+    limits = server.settings.attachments
+    staging_dir = server.settings.data_dir / "attachments" / "staging"
+
+    @router.post(
+        "",
+        status_code=201,
+        openapi_extra={"requestBody": _UPLOAD_BODY},
+        responses={
+            201: {
+                "description": "The file, kept",
+                "content": {"application/json": {"schema": _ATTACHMENT_SCHEMA}},
+            },
+            413: {"description": "Over a limit, named in `limit`", "content": _ERROR},
+            415: {"description": "Not a kind of file the server takes", "content": _ERROR},
+        },
+    )
+    async def upload(principal: CurrentPrincipal, request: Request) -> JSONResponse:
+        """Keep a file for a message; the answer's ``id`` is what a message names."""
+        declared = request.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > limits.max_file_bytes + MULTIPART_OVERHEAD:
+            raise file_too_large(limits.max_file_bytes)
+        async with staging(staging_dir, limit=limits.max_file_bytes) as stage:
+            received = await receive_file(request, stage)
+            staged = stage.staged()
+            media_type = await asyncio.to_thread(
+                sniff, stage.file, received.name, received.declared_type
+            )
+            saved = await attachments.save(
+                principal, name=received.name, media_type=media_type, staged=staged
+            )
+        return JSONResponse(attachment_json(saved), status_code=201)
+
+    @router.get(
+        "/{attachment_id}",
+        response_class=StreamingResponse,
+        responses={
+            200: {"description": "The content", "content": {"*/*": {}}},
+            404: {"description": "No such attachment of the caller's", "content": _ERROR},
+        },
+    )
+    async def download(principal: CurrentPrincipal, attachment_id: str) -> StreamingResponse:
+        """The content of one of the caller's attachments."""
+        attachment = await attachments.get(principal, attachment_id)
+        return StreamingResponse(
+            attachments.read(attachment),
+            media_type=_served_type(attachment),
+            headers=served_headers(attachment),
+        )
+
+    return router
+
+
+def _served_type(attachment: Attachment) -> str:
+    if attachment.media_type in TEXT_TYPES:
+        return f"{attachment.media_type}; charset=utf-8"
+    return attachment.media_type
+
+
+def served_headers(attachment: Attachment) -> dict[str, str]:
+    """Headers that keep an uploaded file from acting as a page of this origin."""
+    disposition = "inline" if attachment.media_type in IMAGE_TYPES else "attachment"
+    fallback = attachment.name.encode("ascii", "replace").decode().replace('"', "'")
+    return {
+        "Content-Length": str(attachment.size),
+        "Content-Disposition": (
+            f"{disposition}; filename=\"{fallback}\"; filename*=UTF-8''{quote(attachment.name)}"
+        ),
+        "X-Content-Type-Options": "nosniff",
+        "Content-Security-Policy": "default-src 'none'; sandbox",
+        "Cache-Control": "private, max-age=86400",
+    }
+
+
+async def sweep_forever(attachments: SqlAttachments, limits: AttachmentLimits) -> None:
+    """Remove uploads no message took, now and then, until cancelled."""
+    every = min(SWEEP_EVERY_SECONDS, limits.unreferenced_after.total_seconds() / 2)
+    while True:
+        await asyncio.sleep(max(every, 1.0))
+        try:
+            removed = await attachments.sweep(older_than=limits.unreferenced_after)
+            if removed:
+                log.info("removed %d uploads no message took", removed)
+        except Exception:
+            log.exception("could not remove uploads no message took")

@@ -1,0 +1,278 @@
+"""``/api/attachments`` through a real uvicorn with a SQLite store: uploads kept and read back
+by their owner only, every kind of bad input refused with its status, and messages of every
+spec protocol carrying uploads to the model and into the stored history."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from agentstream import Agent
+from agentstream.messages import UserMessage
+from agentstream.providers.scripted import ScriptedProvider
+from agentstream.store import SqlConversationStore, create_engine, upgrade
+from tests.attachments import samples
+from tests.server.conftest import Serve
+from tests.server.helpers import LiveServer, bearer, stream_text, token
+
+ANN = bearer(token("ann", tenant="acme"))
+BOB = bearer(token("bob", tenant="acme"))
+ANN_ELSEWHERE = bearer(token("ann", tenant="globex"))
+
+
+class Served:
+    def __init__(self, live: LiveServer, provider: ScriptedProvider, data_dir: Path) -> None:
+        self.live = live
+        self.provider = provider
+        self.data_dir = data_dir
+        self.http = live.client()
+
+    def upload(
+        self,
+        content: bytes,
+        name: str = "shot.png",
+        declared: str = "application/octet-stream",
+        headers: dict[str, str] = ANN,
+    ) -> httpx.Response:
+        return self.http.post(
+            "/api/attachments", files={"file": (name, content, declared)}, headers=headers
+        )
+
+    def uploaded(self, content: bytes, name: str = "shot.png", **kwargs: Any) -> dict[str, Any]:
+        response = self.upload(content, name, **kwargs)
+        assert response.status_code == 201, response.text
+        answer: dict[str, Any] = response.json()
+        return answer
+
+    def last_user_message(self) -> UserMessage:
+        message = self.provider.requests[-1].messages[-1]
+        assert isinstance(message, UserMessage)
+        return message
+
+
+@pytest.fixture
+def served(serve: Serve, tmp_path: Path) -> Iterator[Served]:
+    provider = ScriptedProvider({"rules": [{"turns": [{"text": "Seen."}]}]})
+    store = SqlConversationStore(create_engine(f"sqlite+aiosqlite:///{tmp_path / 'files.db'}"))
+    live = serve(
+        Agent(model=provider),
+        store=store,
+        auth=True,
+        tenant_claim="tenant",
+        data_dir=tmp_path,
+        attachments=_limits(max_file_bytes=64 * 1024, max_files_per_message=2),
+    )
+    live.call(upgrade(store.engine), timeout=60)
+    served = Served(live, provider, tmp_path)
+    yield served
+    served.http.close()
+
+
+def _limits(**values: Any) -> Any:
+    from agentstream.attachments import AttachmentLimits
+
+    return AttachmentLimits(**values)
+
+
+def test_an_upload_answers_what_was_kept_and_its_owner_reads_it_back(served: Served) -> None:
+    image = samples.png(8, 8)
+    answer = served.uploaded(image, "../../screenshot of the error.png")
+    assert answer == {
+        "id": answer["id"],
+        "name": "screenshot of the error.png",
+        "media_type": "image/png",
+        "size": len(image),
+        "sha256": hashlib.sha256(image).hexdigest(),
+    }
+    read = served.http.get(f"/api/attachments/{answer['id']}", headers=ANN)
+    assert read.status_code == 200
+    assert read.content == image
+    assert read.headers["content-type"] == "image/png"
+    assert read.headers["x-content-type-options"] == "nosniff"
+    assert read.headers["content-disposition"].startswith("inline;")
+    assert "sandbox" in read.headers["content-security-policy"]
+    # The name was only shown: nothing was written outside the data directory's store.
+    assert not (served.data_dir.parent / "screenshot of the error.png").exists()
+
+
+@pytest.mark.parametrize(
+    ("content", "name", "media_type"),
+    [
+        (samples.PDF, "paper.pdf", "application/pdf"),
+        (samples.CSV, "cities.csv", "text/csv; charset=utf-8"),
+    ],
+)
+def test_anything_but_a_raster_image_is_served_as_a_download(
+    served: Served, content: bytes, name: str, media_type: str
+) -> None:
+    answer = served.uploaded(content, name)
+    read = served.http.get(f"/api/attachments/{answer['id']}", headers=ANN)
+    assert read.content == content
+    assert read.headers["content-type"] == media_type
+    assert read.headers["content-disposition"] == (
+        f"attachment; filename=\"{name}\"; filename*=UTF-8''{name}"
+    )
+    assert read.headers["x-content-type-options"] == "nosniff"
+
+
+def test_another_users_or_tenants_attachment_is_not_found(served: Served) -> None:
+    answer = served.uploaded(samples.png())
+    for stranger in (BOB, ANN_ELSEWHERE):
+        read = served.http.get(f"/api/attachments/{answer['id']}", headers=stranger)
+        assert (read.status_code, read.json()) == (404, {"detail": "Attachment not found"})
+    unknown = served.http.get("/api/attachments/no-such-id", headers=ANN)
+    assert unknown.status_code == 404
+    assert served.http.get(f"/api/attachments/{answer['id']}").status_code == 401
+
+
+def test_html_that_claims_to_be_a_png_is_refused(served: Served) -> None:
+    for name, declared in (("cat.png", "image/png"), ("page.html", "image/png")):
+        refused = served.upload(samples.HTML, name, declared)
+        assert refused.status_code == 415, refused.text
+    text_as_png = served.upload(b"hello", "upload", "image/png")
+    assert text_as_png.status_code == 415
+    assert "image/png" in text_as_png.json()["detail"]
+
+
+def test_unsupported_content_is_415(served: Served) -> None:
+    assert served.upload(samples.BINARY, "blob.bin").status_code == 415
+    assert served.upload(samples.SVG, "logo.svg", "image/svg+xml").status_code == 415
+
+
+def test_a_file_over_the_limit_is_413_naming_it_and_leaves_nothing(served: Served) -> None:
+    big = b"a" * (64 * 1024 + 1)
+    refused = served.upload(big, "big.txt")
+    assert refused.status_code == 413
+    assert refused.json() == {
+        "detail": "the file is over the limit of 65536 bytes (max_attachment_bytes)",
+        "limit": "max_attachment_bytes",
+    }
+    staging = served.data_dir / "attachments" / "staging"
+    assert os.listdir(staging) == []
+
+
+def test_a_file_over_the_limit_sent_without_a_length_is_refused_as_it_arrives(
+    served: Served,
+) -> None:
+    boundary = "b0undary"
+
+    def body() -> Iterator[bytes]:
+        yield (
+            f'--{boundary}\r\nContent-Disposition: form-data; name="file"; '
+            'filename="endless.txt"\r\nContent-Type: text/plain\r\n\r\n'
+        ).encode()
+        for _ in range(200):  # 12.8 MiB if it were all read
+            yield b"x" * 65536
+
+    refused = served.http.post(
+        "/api/attachments",
+        content=body(),
+        headers={**ANN, "Content-Type": f"multipart/form-data; boundary={boundary}"},
+    )
+    assert refused.status_code == 413
+    assert refused.json()["limit"] == "max_attachment_bytes"
+
+
+def test_a_decompression_bomb_is_refused(served: Served) -> None:
+    refused = served.upload(samples.png(100_000, 100_000), "bomb.png", "image/png")
+    assert refused.status_code == 413
+    assert refused.json()["limit"] == "image_pixels"
+
+
+def test_a_body_that_is_not_a_form_with_a_file_is_400(served: Served) -> None:
+    as_json = served.http.post("/api/attachments", json={"file": "x"}, headers=ANN)
+    assert (as_json.status_code, as_json.json()["field"]) == (400, "file")
+    as_value = served.http.post("/api/attachments", files={"file": (None, "text")}, headers=ANN)
+    assert as_value.status_code == 400
+    wrong_field = served.http.post(
+        "/api/attachments", files={"upload": ("a.txt", b"text")}, headers=ANN
+    )
+    assert (wrong_field.status_code, wrong_field.json()["detail"]) == (400, "file: field required")
+
+
+def test_the_openapi_document_describes_the_routes(served: Served) -> None:
+    paths = served.http.get("/openapi.json").json()["paths"]
+    upload = paths["/api/attachments"]["post"]
+    schema = upload["requestBody"]["content"]["multipart/form-data"]["schema"]
+    assert schema["required"] == ["file"]
+    assert {"201", "413", "415"} <= set(upload["responses"])
+    assert "404" in paths["/api/attachments/{attachment_id}"]["get"]["responses"]
+
+
+SPEC_REQUESTS = {
+    "workflow": ("/v1/agent/chat", {"message": "What is this?", "context_type": "workflow"}),
+    "tray": ("/api/chat/stream", {"message": "What is this?"}),
+    "ops": ("/agent/stream", {"message": "What is this?"}),
+    "playground": (
+        "/api/chat/agent-chat/stream?brandRef=acme",
+        {"brandRef": "acme", "model": "scripted:script", "content": "What is this?"},
+    ),
+}
+
+
+@pytest.mark.parametrize("protocol", sorted(SPEC_REQUESTS))
+def test_each_spec_protocol_carries_attachments_to_the_model_and_the_history(
+    served: Served, protocol: str
+) -> None:
+    image = served.uploaded(samples.png())
+    table = served.uploaded(samples.CSV, "cities.csv")
+    path, body = SPEC_REQUESTS[protocol]
+    response, _ = stream_text(
+        served.http, path, json={**body, "attachments": [image["id"], table["id"]]}, headers=ANN
+    )
+    assert response.status_code == 200
+    sent = served.last_user_message()
+    assert sent.content == "What is this?"
+    assert [(a.id, a.media_type) for a in sent.attachments] == [
+        (image["id"], "image/png"),
+        (table["id"], "text/csv"),
+    ]
+    (listed,) = served.http.get("/api/conversations", headers=ANN).json()["items"]
+    detail = served.http.get(f"/api/conversations/{listed['id']}", headers=ANN).json()
+    assert detail["messages"][0]["attachments"] == [image, table]
+
+
+@pytest.mark.parametrize("protocol", sorted(SPEC_REQUESTS))
+def test_someone_elses_attachment_in_a_message_is_404_and_nothing_is_stored(
+    served: Served, protocol: str
+) -> None:
+    theirs = served.uploaded(samples.png(), headers=BOB)
+    path, body = SPEC_REQUESTS[protocol]
+    response = served.http.post(path, json={**body, "attachments": [theirs["id"]]}, headers=ANN)
+    assert (response.status_code, response.json()) == (404, {"detail": "Attachment not found"})
+    assert served.http.get("/api/conversations", headers=ANN).json()["items"] == []
+    assert served.provider.requests == []
+
+
+def test_a_message_over_its_file_count_is_413(served: Served) -> None:
+    ids = [served.uploaded(samples.png(2, n + 1))["id"] for n in range(3)]
+    path, body = SPEC_REQUESTS["ops"]
+    response = served.http.post(path, json={**body, "attachments": ids}, headers=ANN)
+    assert response.status_code == 413
+    assert response.json()["limit"] == "max_attachments_per_message"
+
+
+def test_a_message_may_be_only_files(served: Served) -> None:
+    image = served.uploaded(samples.png())
+    path, _ = SPEC_REQUESTS["ops"]
+    response, _ = stream_text(
+        served.http, path, json={"message": "", "attachments": [image["id"]]}, headers=ANN
+    )
+    assert response.status_code == 200
+    assert served.last_user_message().attachments[0].id == image["id"]
+
+
+def test_a_server_without_a_store_refuses_messages_naming_attachments(serve: Serve) -> None:
+    live = serve(Agent(model=ScriptedProvider({"rules": [{"turns": [{"text": "Hi."}]}]})))
+    with live.client() as http:
+        not_served = http.post("/api/attachments", files={"file": ("a.txt", b"x")})
+        assert not_served.status_code in (404, 405)
+        path, body = SPEC_REQUESTS["ops"]
+        refused = http.post(path, json={**body, "attachments": ["0193"]})
+    assert (refused.status_code, refused.json()["field"]) == (400, "attachments")
