@@ -5,12 +5,14 @@ checked in the config and through a live server."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 from fastapi import FastAPI
 
 from agentstream import Agent
+from agentstream.attachments import AttachmentLimits
 from agentstream.chat import (
     ActionCall,
     ChatConfig,
@@ -27,6 +29,7 @@ from agentstream.principal import Principal
 from agentstream.providers.scripted import ScriptedProvider
 from agentstream.runs import RunRequest
 from agentstream.server.config import ServerConfig
+from agentstream.store import SqlConversationStore, create_engine, upgrade
 from agentstream.tools import ToolResult, Toolset, tool
 from tests.server.conftest import Serve
 from tests.server.helpers import datas, parse_sse
@@ -218,8 +221,25 @@ def test_without_a_chat_config_the_client_config_is_empty(serve: Serve) -> None:
     with server.client() as client:
         empty = client.get("/api/chat/config").json()
     # The same shape as a ChatConfig with nothing set: a client needs no special case.
-    assert empty == ChatConfig().client_view()
+    # Without a store the server keeps no files: a message carries none.
+    assert empty == {**ChatConfig().client_view(), "attachments": None}
     assert empty["app_name"] is None and empty["pages"] == [] and empty["context_fields"] == []
+
+
+def test_the_client_config_says_what_files_a_message_may_carry(
+    serve: Serve, tmp_path: Path
+) -> None:
+    store = SqlConversationStore(create_engine(f"sqlite+aiosqlite:///{tmp_path / 'c.db'}"))
+    server = serve(
+        _agent(),
+        store=store,
+        data_dir=tmp_path,
+        attachments=AttachmentLimits(max_file_bytes=1000, max_files_per_message=3),
+    )
+    server.call(upgrade(store.engine), timeout=60)
+    with server.client() as client:
+        policy = client.get("/api/chat/config").json()["attachments"]
+    assert policy == {"kinds": ["image", "pdf", "text"], "max_bytes": 1000, "max_files": 3}
 
 
 def test_the_client_config_needs_the_same_authentication_as_the_chat(serve: Serve) -> None:

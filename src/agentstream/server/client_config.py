@@ -4,7 +4,9 @@ The application's name, its starter prompts, for each payload type its card titl
 draw its data and the actions its card offers, the pages (with tabs and subtabs) a user may say
 they are on and the context keys that carry it, the context fields to offer, and the other
 sites an answer's links and ``open_url`` actions open without asking, all from
-the :class:`~agentstream.chat.ChatConfig` the server was started with. A server whose hooks
+the :class:`~agentstream.chat.ChatConfig` the server was started with; and what files a
+message may carry (``attachments``: their kinds and limits; ``null`` when the server keeps no
+attachments, as without a store), so a UI offers only what will be taken. A server whose hooks
 are not :class:`~agentstream.chat.ChatHooks` answers the same shape with nothing configured, so
 a client needs no special case.
 """
@@ -16,14 +18,23 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends
 from pydantic import BaseModel
 
+from agentstream.attachments.types import KINDS, AttachmentKind
 from agentstream.chat import ChatConfig, ChatHooks
 from agentstream.principal import Principal
 from agentstream.runs import RunHooks
 from agentstream.server.state import ServerContext
 
-__all__ = ["PATH", "ClientConfig", "chat_config_of", "router"]
+__all__ = ["PATH", "AttachmentPolicy", "ClientConfig", "chat_config_of", "router"]
 
 PATH = "/api/chat/config"
+
+
+class AttachmentPolicy(BaseModel):
+    kinds: list[AttachmentKind]
+    max_bytes: int
+    """Per file."""
+    max_files: int
+    """Per message."""
 
 
 class ClientConfig(BaseModel):
@@ -39,6 +50,7 @@ class ClientConfig(BaseModel):
     context_fields: list[dict[str, Any]] = []
     trusted_origins: list[str] = []
     confirm_links: bool = False
+    attachments: AttachmentPolicy | None = None
 
 
 def chat_config_of(hooks: RunHooks) -> ChatConfig | None:
@@ -51,6 +63,13 @@ def router(server: ServerContext) -> APIRouter:
     CurrentPrincipal = Annotated[Principal, Depends(server.principal(allow_cookie=True))]
     config = chat_config_of(server.runner.hooks)
     answer = ClientConfig.model_validate(config.client_view()) if config else ClientConfig()
+    if server.runner.attachments is not None:
+        limits = server.settings.attachments
+        answer.attachments = AttachmentPolicy(
+            kinds=list(KINDS),
+            max_bytes=limits.max_file_bytes,
+            max_files=limits.max_files_per_message,
+        )
 
     @api.get(PATH, summary="The app's name, starter prompts and payload cards, for a chat UI")
     async def client_config(principal: CurrentPrincipal) -> ClientConfig:

@@ -6,7 +6,6 @@
  */
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import {
-  formatBytes,
   isImage,
   refusal,
   uploadAttachment,
@@ -99,7 +98,10 @@ export function useAttachments(policy: AttachmentPolicy | null, connection: Stre
           (error: unknown) => {
             uploads.current.delete(key);
             if (controller.signal.aborted) return;
-            change(key, { status: "failed", progress: null, error: reason(error, file) });
+            // A file refused for what it holds may not be a picture at all: no preview of it.
+            const preview = filesRef.current.find((f) => f.key === key)?.preview;
+            if (preview) URL.revokeObjectURL(preview);
+            change(key, { status: "failed", progress: null, preview: null, error: reason(error) });
           },
         );
       }
@@ -135,8 +137,7 @@ export function useAttachments(policy: AttachmentPolicy | null, connection: Stre
   return { files, notice, uploading: files.some((f) => f.status === "uploading"), add, remove, take };
 }
 
-/** The server's reason (a 413 names its limit, a 415 the type it found), for this file. */
-function reason(error: unknown, file: File): string {
-  const message = error instanceof Error && error.message ? error.message : "it could not be uploaded";
-  return `${file.name} (${formatBytes(file.size)}): ${message}`;
+/** The server's reason (a 413 names its limit, a 415 what the file holds). */
+function reason(error: unknown): string {
+  return error instanceof Error && error.message ? error.message : "The file could not be uploaded.";
 }
