@@ -13,6 +13,7 @@ import pytest
 from agentstream import Agent
 from agentstream.providers.scripted import ScriptedProvider
 from examples.ops.app import build
+from tests.attachments import samples
 from tests.examples.conftest import Example, ServeExample
 from tests.server.helpers import ISO_MS, UUID, datas, parse_sse, stream_text
 
@@ -189,3 +190,24 @@ def test_bad_alert_arguments_are_a_tool_error_not_a_ticket(serve_example: ServeE
         assert error["tool_name"] == "alert_admin"
         assert "priority" in error["error"]["message"]
         assert client.get("/example-api/tickets").json() == {"tickets": []}
+
+
+def test_a_screenshot_sent_with_the_report_is_named_by_the_offline_model(
+    serve_example: ServeExample, tmp_path: Path
+) -> None:
+    server = serve_example(build, data_dir=tmp_path / "files")
+    with server.client() as client:
+        sign_in(client)
+        uploaded = client.post(
+            "/api/attachments", files={"file": ("billing-error.png", samples.png(), "image/png")}
+        )
+        assert uploaded.status_code == 201, uploaded.text
+        events = frames(client, message=REPORT, attachments=[uploaded.json()["id"]])
+        text = "".join(e["content"] for e in events if e["type"] == "token")
+        assert "I got 1 attachment: billing-error.png (an image)." in text
+        assert "Let me check the billing service first." in text
+        # The web UI shows it again from the stored conversation.
+        stored = client.get(f"/api/conversations/{events[0]['conversation_id']}").json()
+    (user, *_) = stored["messages"]
+    assert [a["name"] for a in user["attachments"]] == ["billing-error.png"]
+    assert user["attachments"][0]["media_type"] == "image/png"
