@@ -3,8 +3,11 @@ test shows exactly what it sends."""
 
 from __future__ import annotations
 
+import hashlib
 import struct
 import zlib
+
+from agentstream.attachments import Attachment
 
 
 def png(width: int = 2, height: int = 2) -> bytes:
@@ -49,3 +52,19 @@ SVG = b'<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'
 CSV = b"city,population\nLyon,522250\nNantes,320732\n"
 MARKDOWN = "# Findings\n\nThe café is *open*.\n".encode()
 BINARY = bytes(range(256)) * 4
+
+
+def reference(content: bytes, name: str, media_type: str) -> Attachment:
+    """How a message refers to ``content`` once uploaded."""
+    digest = hashlib.sha256(content).hexdigest()
+    return Attachment(
+        id=f"att-{digest[:8]}", name=name, media_type=media_type, size=len(content), sha256=digest
+    )
+
+
+PNG = png(4, 4)
+IMAGE = reference(PNG, "error.png", "image/png")
+PAPER = reference(PDF, "paper.pdf", "application/pdf")
+TABLE = reference(CSV, "cities.csv", "text/csv")
+CONTENT = {IMAGE.sha256: PNG, PAPER.sha256: PDF, TABLE.sha256: CSV}
+"""The content of the references above, by SHA-256 (as a model request carries it)."""

@@ -15,6 +15,7 @@ import pytest
 
 from agentstream import Agent
 from agentstream.messages import UserMessage
+from agentstream.providers.profiles import ModelProfile, ModelProfiles
 from agentstream.providers.scripted import ScriptedProvider
 from agentstream.store import SqlConversationStore, create_engine, upgrade
 from tests.attachments import samples
@@ -56,12 +57,13 @@ class Served:
         return message
 
 
-@pytest.fixture
-def served(serve: Serve, tmp_path: Path) -> Iterator[Served]:
+def start(serve: Serve, tmp_path: Path, profiles: ModelProfiles | None = None) -> Served:
+    """An agent with a scripted model, served with a SQLite store and small limits."""
     provider = ScriptedProvider({"rules": [{"turns": [{"text": "Seen."}]}]})
     store = SqlConversationStore(create_engine(f"sqlite+aiosqlite:///{tmp_path / 'files.db'}"))
+    agent = Agent(model=provider, profiles=profiles or ModelProfiles())
     live = serve(
-        Agent(model=provider),
+        agent,
         store=store,
         auth=True,
         tenant_claim="tenant",
@@ -69,9 +71,14 @@ def served(serve: Serve, tmp_path: Path) -> Iterator[Served]:
         attachments=_limits(max_file_bytes=64 * 1024, max_files_per_message=2),
     )
     live.call(upgrade(store.engine), timeout=60)
-    served = Served(live, provider, tmp_path)
-    yield served
-    served.http.close()
+    return Served(live, provider, tmp_path)
+
+
+@pytest.fixture
+def served(serve: Serve, tmp_path: Path) -> Iterator[Served]:
+    started = start(serve, tmp_path)
+    yield started
+    started.http.close()
 
 
 def _limits(**values: Any) -> Any:
@@ -233,6 +240,10 @@ def test_each_spec_protocol_carries_attachments_to_the_model_and_the_history(
         (image["id"], "image/png"),
         (table["id"], "text/csv"),
     ]
+    assert served.provider.requests[-1].files == {
+        image["sha256"]: samples.png(),
+        table["sha256"]: samples.CSV,
+    }
     (listed,) = served.http.get("/api/conversations", headers=ANN).json()["items"]
     detail = served.http.get(f"/api/conversations/{listed['id']}", headers=ANN).json()
     assert detail["messages"][0]["attachments"] == [image, table]
@@ -276,3 +287,30 @@ def test_a_server_without_a_store_refuses_messages_naming_attachments(serve: Ser
         path, body = SPEC_REQUESTS["ops"]
         refused = http.post(path, json={**body, "attachments": ["0193"]})
     assert (refused.status_code, refused.json()["field"]) == (400, "attachments")
+
+
+def test_a_model_that_cannot_read_a_kind_is_refused_before_anything_is_stored(
+    serve: Serve, tmp_path: Path
+) -> None:
+    text_only = ModelProfiles().with_profiles(
+        {"scripted:*": ModelProfile(inputs=frozenset({"text"}))}
+    )
+    served = start(serve, tmp_path, text_only)
+    with served.http:
+        image = served.uploaded(samples.png())
+        table = served.uploaded(samples.CSV, "cities.csv")
+        path, body = SPEC_REQUESTS["tray"]
+        refused = served.http.post(path, json={**body, "attachments": [image["id"]]}, headers=ANN)
+        assert refused.status_code == 400
+        assert refused.json() == {
+            "detail": "attachments: the model scripted:script cannot read images; send them to "
+            "a model that can, or leave them out",
+            "field": "attachments",
+        }
+        assert served.http.get("/api/conversations", headers=ANN).json()["items"] == []
+        # Text files reach every model.
+        response, _ = stream_text(
+            served.http, path, json={**body, "attachments": [table["id"]]}, headers=ANN
+        )
+        assert response.status_code == 200
+    assert served.last_user_message().attachments[0].media_type == "text/csv"

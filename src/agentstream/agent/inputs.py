@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from agentstream.attachments.owned import AttachmentContent
 from agentstream.attachments.types import Attachment
 from agentstream.messages import Message
 from agentstream.pending import Answers, ClientTool
@@ -73,6 +74,9 @@ class RunInput:
     message: str
     attachments: Sequence[Attachment] = ()
     """Files the message carries (already checked: the caller's, within the limits)."""
+    files: AttachmentContent | None = None
+    """Where the content of the history's attachments is read from (none: a history with
+    attachments fails the run)."""
     history: Sequence[Message] = ()
     answers: Answers | None = None
     """Results and approval decisions for the calls the history's last turn left open."""

@@ -22,6 +22,7 @@ from contextlib import aclosing
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from agentstream.agent.files import RunFiles
 from agentstream.agent.inputs import AnswerCheck, CancelToken, Retry, RunInput
 from agentstream.agent.outlet import EventOutlet
 from agentstream.agent.tool_calls import ToolCalls
@@ -236,6 +237,8 @@ class Loop:
             )
         system = run_input.system if run_input.system is not None else agent.instructions
         max_turns = run_input.max_turns or agent.max_turns
+        model = f"{self.provider.name}:{self.provider.model}"
+        files = RunFiles(run_input.files, model, agent.profile(model))
         for turn in range(max_turns):
             self._outlet.emit(
                 TurnStarted(run_id=self.run_id, seq=self._outlet.next_seq(), turn=turn)
@@ -243,6 +246,7 @@ class Loop:
             request = ChatRequest(
                 system=system,
                 messages=tuple(messages),
+                files=await files.for_request(messages),
                 tools=specs,
                 max_tokens=run_input.max_tokens or agent.max_tokens,
                 temperature=(

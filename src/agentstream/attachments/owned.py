@@ -1,5 +1,6 @@
-"""What the run pipeline needs of the attachment store: the caller's attachments by id, and
-their content when a provider builds its request."""
+"""What the run pipeline needs of the attachment store: the caller's attachments by id (the
+runner, before anything is stored), and their content (the agent loop, when it builds a
+model request)."""
 
 from __future__ import annotations
 
@@ -9,18 +10,22 @@ from typing import Protocol
 from agentstream.attachments.types import Attachment
 from agentstream.principal import Principal
 
-__all__ = ["OwnedAttachments"]
+__all__ = ["AttachmentContent", "OwnedAttachments"]
 
 
-class OwnedAttachments(Protocol):
+class AttachmentContent(Protocol):
+    """The content of attachments, for a model request that carries them."""
+
+    async def content(self, attachment: Attachment) -> bytes:
+        """The whole content of ``attachment``."""
+        ...
+
+
+class OwnedAttachments(AttachmentContent, Protocol):
     """Attachments by id, for their owner only (see
     :class:`~agentstream.store.attachments.SqlAttachments`)."""
 
     async def resolve(self, principal: Principal, ids: Sequence[str]) -> tuple[Attachment, ...]:
         """``principal``'s attachments ``ids`` in that order;
         :class:`~agentstream.errors.AttachmentNotFound` when any is not theirs."""
-        ...
-
-    async def content(self, attachment: Attachment) -> bytes:
-        """The whole content of ``attachment``."""
         ...

@@ -9,14 +9,20 @@ requires when thinking and tools are combined; reasoning made by another vendor 
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Iterable, Iterator, Sequence
+from collections.abc import AsyncGenerator, Iterable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
 import anthropic
 import httpx2
 
 from agentstream.events import Usage
-from agentstream.messages import AssistantMessage, Message, ToolResultsMessage, UserMessage
+from agentstream.messages import (
+    AssistantMessage,
+    Message,
+    ToolResultPart,
+    ToolResultsMessage,
+    UserMessage,
+)
 from agentstream.providers._errors import (
     MalformedResponse,
     from_status,
@@ -24,6 +30,7 @@ from agentstream.providers._errors import (
     retry_after_seconds,
     safe_message,
 )
+from agentstream.providers._files import Attached, attached
 from agentstream.providers._retry import RetryPolicy
 from agentstream.providers._sdk import SDKProvider, reasoning_budget
 from agentstream.providers._timeouts import Timeouts
@@ -150,7 +157,7 @@ def build_params(model: str, request: ChatRequest) -> dict[str, Any]:
     params: dict[str, Any] = {
         "model": model,
         "max_tokens": request.max_tokens,
-        "messages": convert_messages(request.messages),
+        "messages": convert_messages(request.messages, request.files),
     }
     if request.system:
         params["system"] = request.system
@@ -179,12 +186,22 @@ def build_params(model: str, request: ChatRequest) -> dict[str, Any]:
     return params
 
 
-def convert_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+def convert_messages(
+    messages: Sequence[Message], files: Mapping[str, bytes] | None = None
+) -> list[dict[str, Any]]:
+    """Our history as Messages API messages; attachments as image and document blocks
+    (their content from ``files``, by SHA-256)."""
+    files = files or {}
     out: list[dict[str, Any]] = []
     for message in messages:
         match message:
-            case UserMessage(content=content):
+            case UserMessage(content=content, attachments=()):
                 out.append({"role": "user", "content": content})
+            case UserMessage(content=content, attachments=attachments):
+                blocks = [_file_block(f) for f in attached(attachments, files)]
+                if content:
+                    blocks.append({"type": "text", "text": content})
+                out.append({"role": "user", "content": blocks})
             case AssistantMessage():
                 blocks = _assistant_blocks(message)
                 if blocks:
@@ -193,18 +210,33 @@ def convert_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
                 out.append(
                     {
                         "role": "user",
-                        "content": [
-                            {
-                                "type": "tool_result",
-                                "tool_use_id": r.tool_call_id,
-                                "content": r.content,
-                                "is_error": r.is_error,
-                            }
-                            for r in results
-                        ],
+                        "content": [_tool_result(r, files) for r in results],
                     }
                 )
     return out
+
+
+def _file_block(file: Attached) -> dict[str, Any]:
+    """An attachment as Claude reads it: images and PDFs natively (base64), text as text."""
+    if file.kind == "text":
+        return {"type": "text", "text": file.text}
+    source = {"type": "base64", "media_type": file.media_type, "data": file.base64}
+    if file.kind == "image":
+        return {"type": "image", "source": source}
+    return {"type": "document", "source": source, "title": file.name}
+
+
+def _tool_result(result: ToolResultPart, files: Mapping[str, bytes]) -> dict[str, Any]:
+    content: str | list[dict[str, Any]] = result.content
+    if result.attachments:
+        content = [{"type": "text", "text": result.content}]
+        content += [_file_block(f) for f in attached(result.attachments, files)]
+    return {
+        "type": "tool_result",
+        "tool_use_id": result.tool_call_id,
+        "content": content,
+        "is_error": result.is_error,
+    }
 
 
 def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:

@@ -55,6 +55,9 @@ class ChatRequest:
     tools: Sequence[ToolSpec] = ()
     max_tokens: int = 4096
     temperature: float | None = None
+    files: Mapping[str, bytes] = field(default_factory=dict)
+    """The content of the attachments ``messages`` carry, by SHA-256 (see
+    :mod:`agentstream.providers._files`)."""
     options: Mapping[str, Any] = field(default_factory=dict)
     """Vendor-neutral model options: ``reasoning`` (``True``, ``False`` or an effort such as
     ``"low"``), ``reasoning_budget`` (tokens), ``stop`` (sequences). Unknown keys are ignored."""

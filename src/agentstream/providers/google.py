@@ -24,7 +24,7 @@ import binascii
 import json
 import os
 import uuid
-from collections.abc import AsyncGenerator, Iterable, Iterator, Sequence
+from collections.abc import AsyncGenerator, Iterable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any, ClassVar
 
@@ -48,6 +48,7 @@ from agentstream.providers._errors import (
     retry_after_seconds,
     safe_message,
 )
+from agentstream.providers._files import Attached, attached
 from agentstream.providers._json import dump_arguments
 from agentstream.providers._retry import RetryPolicy
 from agentstream.providers._sdk import SDKProvider, reasoning_budget
@@ -128,7 +129,7 @@ class GoogleProvider(SDKProvider[genai.Client]):
         try:
             stream = await self.client.aio.models.generate_content_stream(
                 model=self.model,
-                contents=build_contents(request.messages),
+                contents=build_contents(request.messages, request.files),
                 config=build_config(request),
             )
             converter = _StreamConverter()
@@ -205,13 +206,23 @@ def build_config(request: ChatRequest) -> types.GenerateContentConfig:
     return config
 
 
-def build_contents(messages: Sequence[Message]) -> list[types.Content]:
+def build_contents(
+    messages: Sequence[Message], files: Mapping[str, bytes] | None = None
+) -> list[types.Content]:
+    """Our history as Gemini contents; attachments as inline data parts (their content from
+    ``files``, by SHA-256)."""
+    files = files or {}
     contents: list[types.Content] = []
     vendor_ids: dict[str, str | None] = {}  # our call id -> Gemini's, for functionResponse.id
     for message in messages:
         match message:
-            case UserMessage(content=content):
+            case UserMessage(content=content, attachments=()):
                 contents.append(types.Content(role="user", parts=[types.Part(text=content)]))
+            case UserMessage(content=content, attachments=attachments):
+                given = [_file_part(f) for f in attached(attachments, files)]
+                if content:
+                    given.append(types.Part(text=content))
+                contents.append(types.Content(role="user", parts=given))
             case AssistantMessage(text=text, tool_calls=calls):
                 parts: list[types.Part] = []
                 if text:
@@ -232,8 +243,16 @@ def build_contents(messages: Sequence[Message]) -> list[types.Content]:
                     )
                     for r in results
                 ]
+                # Images the tools returned follow their responses, in the same turn.
+                parts += [_file_part(f) for r in results for f in attached(r.attachments, files)]
                 contents.append(types.Content(role="user", parts=parts))
     return contents
+
+
+def _file_part(file: Attached) -> types.Part:
+    if file.kind == "text":
+        return types.Part(text=file.text)
+    return types.Part(inline_data=types.Blob(mime_type=file.media_type, data=file.data))
 
 
 def _google_data(call: ToolCall) -> dict[str, Any]:

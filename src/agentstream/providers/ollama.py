@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import AsyncGenerator, Iterator, Sequence
+from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
 import httpx
@@ -24,6 +24,7 @@ import ollama
 from agentstream.events import Usage
 from agentstream.messages import AssistantMessage, Message, ToolResultsMessage, UserMessage
 from agentstream.providers._errors import from_status, incomplete_stream, safe_message
+from agentstream.providers._files import Attached, attached
 from agentstream.providers._json import dump_arguments
 from agentstream.providers._retry import RetryPolicy
 from agentstream.providers._sdk import SDKProvider, reasoning_effort
@@ -114,7 +115,7 @@ def build_body(model: str, request: ChatRequest) -> dict[str, Any]:
         options["stop"] = [stop] if isinstance(stop, str) else list(stop)
     body: dict[str, Any] = {
         "model": model,
-        "messages": convert_messages(request.system, request.messages),
+        "messages": convert_messages(request.system, request.messages, request.files),
         "stream": True,
         "options": options,
     }
@@ -139,14 +140,22 @@ def build_body(model: str, request: ChatRequest) -> dict[str, Any]:
     return body
 
 
-def convert_messages(system: str, messages: Sequence[Message]) -> list[dict[str, Any]]:
+def convert_messages(
+    system: str, messages: Sequence[Message], files: Mapping[str, bytes] | None = None
+) -> list[dict[str, Any]]:
+    """Our history as Ollama chat messages; images in ``images`` (base64), text files in
+    the content (their content from ``files``, by SHA-256). Ollama reads no PDFs: the model
+    profiles refuse them before the call."""
+    files = files or {}
     out: list[dict[str, Any]] = []
     if system:
         out.append({"role": "system", "content": system})
     for message in messages:
         match message:
-            case UserMessage(content=content):
+            case UserMessage(content=content, attachments=()):
                 out.append({"role": "user", "content": content})
+            case UserMessage(content=content, attachments=attachments):
+                out.append({"role": "user", **_with_files(content, attached(attachments, files))})
             case AssistantMessage(text=text, tool_calls=calls, reasoning=reasoning):
                 entry: dict[str, Any] = {"role": "assistant", "content": text}
                 thinking = "".join(
@@ -164,11 +173,23 @@ def convert_messages(system: str, messages: Sequence[Message]) -> list[dict[str,
                     {
                         "role": "tool",
                         "tool_name": r.name,
-                        "content": r.content,
+                        **_with_files(r.content, attached(r.attachments, files)),
                     }
                     for r in results
                 )
     return out
+
+
+def _with_files(content: str, files: list[Attached]) -> dict[str, Any]:
+    """``content`` and ``images``: text files written before the text, images base64."""
+    if any(f.kind == "pdf" for f in files):
+        raise ProviderError("bad_request", "Ollama reads no PDF documents")
+    texts = [f.text for f in files if f.kind == "text"]
+    entry: dict[str, Any] = {"content": "\n\n".join([*texts, content] if content else texts)}
+    images = [f.base64 for f in files if f.kind == "image"]
+    if images:
+        entry["images"] = images
+    return entry
 
 
 # --- stream -------------------------------------------------------------------------------

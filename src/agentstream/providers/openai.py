@@ -16,14 +16,20 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import AsyncGenerator, Iterable, Iterator, Sequence
+from collections.abc import AsyncGenerator, Iterable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
 import httpx2
 import openai
 
 from agentstream.events import Usage
-from agentstream.messages import AssistantMessage, Message, ToolResultsMessage, UserMessage
+from agentstream.messages import (
+    AssistantMessage,
+    Message,
+    ToolResultPart,
+    ToolResultsMessage,
+    UserMessage,
+)
 from agentstream.providers._errors import (
     MalformedResponse,
     from_status,
@@ -31,6 +37,7 @@ from agentstream.providers._errors import (
     retry_after_seconds,
     safe_message,
 )
+from agentstream.providers._files import Attached, attached
 from agentstream.providers._json import dump_arguments
 from agentstream.providers._retry import RetryPolicy
 from agentstream.providers._sdk import SDKProvider, reasoning_effort
@@ -178,7 +185,7 @@ def build_params(
     """The Chat Completions body for ``request`` (streaming, with usage)."""
     params: dict[str, Any] = {
         "model": model,
-        "messages": convert_messages(request.system, request.messages),
+        "messages": convert_messages(request.system, request.messages, request.files),
         "stream": True,
         "stream_options": {"include_usage": True},
         max_tokens_field: request.max_tokens,
@@ -206,14 +213,24 @@ def build_params(
     return params
 
 
-def convert_messages(system: str, messages: Sequence[Message]) -> list[dict[str, Any]]:
+def convert_messages(
+    system: str, messages: Sequence[Message], files: Mapping[str, bytes] | None = None
+) -> list[dict[str, Any]]:
+    """Our history as Chat Completions messages; attachments as ``image_url`` and ``file``
+    parts (their content from ``files``, by SHA-256)."""
+    files = files or {}
     out: list[dict[str, Any]] = []
     if system:
         out.append({"role": "system", "content": system})
     for message in messages:
         match message:
-            case UserMessage(content=content):
+            case UserMessage(content=content, attachments=()):
                 out.append({"role": "user", "content": content})
+            case UserMessage(content=content, attachments=attachments):
+                parts = [_file_part(f) for f in attached(attachments, files)]
+                if content:
+                    parts.append({"type": "text", "text": content})
+                out.append({"role": "user", "content": parts})
             case AssistantMessage(text=text, tool_calls=calls):
                 entry: dict[str, Any] = {"role": "assistant", "content": text or None}
                 if calls:
@@ -237,7 +254,31 @@ def convert_messages(system: str, messages: Sequence[Message]) -> list[dict[str,
                     }
                     for r in results
                 )
+                out.extend(_tool_images(results, files))
     return out
+
+
+def _file_part(file: Attached) -> dict[str, Any]:
+    if file.kind == "image":
+        return {"type": "image_url", "image_url": {"url": file.data_url}}
+    if file.kind == "pdf":
+        return {"type": "file", "file": {"filename": file.name, "file_data": file.data_url}}
+    return {"type": "text", "text": file.text}
+
+
+def _tool_images(
+    results: Sequence[ToolResultPart], files: Mapping[str, bytes]
+) -> list[dict[str, Any]]:
+    """Images tools returned, in a user message after the results: a ``tool`` message
+    carries text only in Chat Completions."""
+    parts: list[dict[str, Any]] = []
+    for r in results:
+        if r.attachments:
+            parts.append(
+                {"type": "text", "text": f"Images from the {r.name} call {r.tool_call_id}:"}
+            )
+            parts.extend(_file_part(f) for f in attached(r.attachments, files))
+    return [{"role": "user", "content": parts}] if parts else []
 
 
 # --- stream -------------------------------------------------------------------------------

@@ -16,12 +16,19 @@ this provider. Client, keys, base URL and the error boundary are :class:`OpenAIP
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator, Iterator, Sequence
+from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
 from agentstream.events import Usage
-from agentstream.messages import AssistantMessage, Message, ToolResultsMessage, UserMessage
+from agentstream.messages import (
+    AssistantMessage,
+    Message,
+    ToolResultPart,
+    ToolResultsMessage,
+    UserMessage,
+)
 from agentstream.providers._errors import MalformedResponse, from_status, incomplete_stream
+from agentstream.providers._files import Attached, attached
 from agentstream.providers._json import dump_arguments
 from agentstream.providers._sdk import reasoning_effort
 from agentstream.providers.base import (
@@ -70,7 +77,7 @@ def build_params(model: str, request: ChatRequest, *, provider: str) -> dict[str
     """The Responses body for ``request``: streaming, stateless (``store=false``)."""
     params: dict[str, Any] = {
         "model": model,
-        "input": convert_input(request.messages, provider=provider),
+        "input": convert_input(request.messages, provider=provider, files=request.files),
         "stream": True,
         "store": False,
         "max_output_tokens": request.max_tokens,
@@ -96,14 +103,23 @@ def build_params(model: str, request: ChatRequest, *, provider: str) -> dict[str
     return params
 
 
-def convert_input(messages: Sequence[Message], *, provider: str) -> list[dict[str, Any]]:
+def convert_input(
+    messages: Sequence[Message], *, provider: str, files: Mapping[str, bytes] | None = None
+) -> list[dict[str, Any]]:
     """Our history as Responses input items. Reasoning goes back only when this provider made
-    it and kept its encrypted content; other vendors' reasoning is dropped."""
+    it and kept its encrypted content; other vendors' reasoning is dropped. Attachments are
+    ``input_image`` and ``input_file`` parts (their content from ``files``, by SHA-256)."""
+    files = files or {}
     out: list[dict[str, Any]] = []
     for message in messages:
         match message:
-            case UserMessage(content=content):
+            case UserMessage(content=content, attachments=()):
                 out.append({"role": "user", "content": content})
+            case UserMessage(content=content, attachments=attachments):
+                parts = [_input_part(f) for f in attached(attachments, files)]
+                if content:
+                    parts.append({"type": "input_text", "text": content})
+                out.append({"role": "user", "content": parts})
             case AssistantMessage(text=text, reasoning=reasoning, tool_calls=calls):
                 for block in reasoning:
                     if block.provider == provider and block.signature:
@@ -124,11 +140,27 @@ def convert_input(messages: Sequence[Message], *, provider: str) -> list[dict[st
                     {
                         "type": "function_call_output",
                         "call_id": r.tool_call_id,
-                        "output": r.content,
+                        "output": _output(r, files),
                     }
                     for r in results
                 )
     return out
+
+
+def _input_part(file: Attached) -> dict[str, Any]:
+    if file.kind == "image":
+        return {"type": "input_image", "image_url": file.data_url, "detail": "auto"}
+    if file.kind == "pdf":
+        return {"type": "input_file", "filename": file.name, "file_data": file.data_url}
+    return {"type": "input_text", "text": file.text}
+
+
+def _output(result: ToolResultPart, files: Mapping[str, bytes]) -> str | list[dict[str, Any]]:
+    """A tool's output: its text, and the images it returned as input parts beside it."""
+    if not result.attachments:
+        return result.content
+    parts = [{"type": "input_text", "text": result.content}]
+    return parts + [_input_part(f) for f in attached(result.attachments, files)]
 
 
 def _reasoning_item(signature: str, text: str) -> dict[str, Any]:

@@ -38,11 +38,12 @@ from __future__ import annotations
 
 import fnmatch
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, get_args
 
+from agentstream.attachments.types import AttachmentKind
 from agentstream.errors import ConfigurationError
 from agentstream.events import Usage
 
@@ -53,11 +54,13 @@ __all__ = [
     "ModelProfiles",
     "Prices",
     "UNKNOWN",
+    "cannot_read",
 ]
 
-InputKind = Literal["text", "image", "pdf"]
-"""The kinds of input a model reads. ``text`` files (plain, Markdown, CSV, JSON, source code)
-reach every model as text; ``image`` and ``pdf`` need the model's own support."""
+InputKind = AttachmentKind
+"""The kinds of input a model reads (the kinds of attachment). ``text`` files (plain,
+Markdown, CSV, JSON, source code) reach every model as text; ``image`` and ``pdf`` need the
+model's own support."""
 
 INPUT_KINDS: frozenset[InputKind] = frozenset(get_args(InputKind))
 _TEXT_AND_IMAGES: frozenset[InputKind] = frozenset({"text", "image"})
@@ -115,6 +118,16 @@ class ModelProfile:
 
     def takes(self, kind: InputKind) -> bool:
         return kind in self.inputs
+
+    def unreadable(self, kinds: Iterable[InputKind]) -> InputKind | None:
+        """The first of ``kinds`` the model cannot read (text it always can), or ``None``."""
+        return next((k for k in kinds if k != "text" and k not in self.inputs), None)
+
+
+def cannot_read(model: str, kind: InputKind) -> str:
+    """Why a model is not called: it cannot read a kind of file it was given."""
+    what = {"image": "images", "pdf": "PDF documents", "text": "text"}[kind]
+    return f"the model {model} cannot read {what}; send them to a model that can, or leave them out"
 
 
 UNKNOWN = ModelProfile(known=False)

@@ -31,6 +31,7 @@ from agentstream.ids import uuid7
 from agentstream.messages import Message
 from agentstream.pending import InvalidAnswers, check_answers, open_calls
 from agentstream.principal import Principal
+from agentstream.providers.profiles import cannot_read
 from agentstream.runs.broker import WORKER_LOST_MESSAGE, RunBroker
 from agentstream.runs.hooks import NoHooks, RunHooks, ToolContributor
 from agentstream.runs.limits import Admission, Limiter
@@ -253,6 +254,10 @@ class Runner:
             raise RefusedRequest("attachments", "this server keeps no attachments")
         found = await self.attachments.resolve(request.principal, request.attachments)
         self.attachment_limits.check_message(found)
+        model = request.model or self.agent.model_id
+        kind = self.agent.profile(model).unreadable(a.kind for a in found)
+        if kind is not None:
+            raise RefusedRequest("attachments", cannot_read(model, kind))
         return found
 
     def _check_client_tools(self, request: RunRequest) -> None:
@@ -289,6 +294,7 @@ class Runner:
         run_input = RunInput(
             message=prep.message if prep.message is not None else request.message,
             attachments=attachments,
+            files=self.attachments,
             history=history,
             principal=request.principal,
             context=request.context,
