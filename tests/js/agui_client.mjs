@@ -72,6 +72,28 @@ const scenarios = {
     return summary(agent, seen, { interrupts });
   },
 
+  // An image as AG-UI 1.0 content (base64 data in IMAGE_BASE64), then a later run on the
+  // thread that sends text only.
+  async image() {
+    const { agent, seen } = newAgent();
+    agent.addMessage({
+      id: randomUUID(),
+      role: 'user',
+      content: [
+        { type: 'text', text: 'What does this error say?' },
+        {
+          type: 'image',
+          source: { type: 'data', value: process.env.IMAGE_BASE64, mimeType: 'image/png' },
+          metadata: { filename: 'error.png' },
+        },
+      ],
+    });
+    await agent.runAgent();
+    say(agent, 'And now?');
+    await agent.runAgent();
+    return summary(agent, seen);
+  },
+
   // The user stops the answer: abortRun() while text streams.
   async abort() {
     const { agent, seen } = newAgent();

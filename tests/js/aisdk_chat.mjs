@@ -12,6 +12,11 @@
 // stored messages (GET /ai-sdk/chat/{id}/messages) and resumes the answer (resumeStream()).
 // Prints {"beforeReload": [messages], "loaded": [messages], "afterResume": [messages],
 // "errors": [...]}.
+//
+// With {"chatId", "text", "files": [file parts]}: sendMessage({text, files}); then a new
+// Chat, as after a reload, starts from the stored messages and sends the files they show
+// again with another text. Prints {"loaded": [messages], "afterSecond": [messages],
+// "requests": [request bodies], "errors": [...]}.
 import {
   AbstractChat,
   DefaultChatTransport,
@@ -54,6 +59,17 @@ const newChat = (messages) => new Chat({
   onFinish: () => onFinish?.(),
 });
 let chat = newChat([]);
+
+if (plan.files) {
+  await chat.sendMessage({ text: plan.text, files: plan.files });
+  const api = `${process.env.BASE_URL}/ai-sdk/chat`;
+  const loaded = await (await fetch(`${api}/${plan.chatId}/messages`)).json();
+  const reloaded = newChat(loaded);
+  const shown = loaded[0].parts.filter((p) => p.type === 'file');
+  await reloaded.sendMessage({ text: 'And this one?', files: shown });
+  process.stdout.write(JSON.stringify({ loaded, afterSecond: reloaded.snapshot, requests, errors }));
+  process.exit(0);
+}
 
 if (plan.reload) {
   const sending = chat.sendMessage({ text: plan.text });

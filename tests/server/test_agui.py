@@ -349,12 +349,13 @@ def test_only_what_follows_the_last_assistant_message_is_read() -> None:
             "context": [{"description": "page", "value": "/billing"}],
         }
     )
-    request = to_run_request(body, alice)
-    assert request.message == "Also\n\nthis"
+    request, files = to_run_request(body, alice)
+    assert (request.message, files) == ("Also\n\nthis", [])
     assert request.answers is not None
     assert request.answers.results == (
         ClientToolResult(call_id="b", content='{"error": "denied by OS"}', is_error=True),
     )
     assert request.context == [{"description": "page", "value": "/billing"}]
-    assert request.conversation_id == to_run_request(body, alice).conversation_id
-    assert request.conversation_id != to_run_request(body, Principal(user_id="bob")).conversation_id
+    assert request.conversation_id == to_run_request(body, alice)[0].conversation_id
+    bobs, _ = to_run_request(body, Principal(user_id="bob"))
+    assert request.conversation_id != bobs.conversation_id

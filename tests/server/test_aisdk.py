@@ -369,7 +369,7 @@ def user(text: str) -> dict[str, Any]:
         ),
         (
             {"id": "c", "messages": [{"role": "user", "parts": [{"type": "file"}]}]},
-            "messages.0.parts",
+            "messages.0.parts.0.url",
         ),
         ({"id": "c", "messages": [user("   ")]}, "messages.0.parts"),
         ({"id": "c", "messages": [user("Hi")], "trigger": "resume-stream"}, "trigger"),

@@ -57,16 +57,19 @@ class Served:
         return message
 
 
-def start(serve: Serve, tmp_path: Path, profiles: ModelProfiles | None = None) -> Served:
-    """An agent with a scripted model, served with a SQLite store and small limits."""
+def start(
+    serve: Serve, tmp_path: Path, profiles: ModelProfiles | None = None, *, auth: bool = True
+) -> Served:
+    """An agent with a scripted model, served with a SQLite store and small limits (with
+    ``auth``, tenants from the token's ``tenant`` claim; without, anonymous local mode)."""
     provider = ScriptedProvider({"rules": [{"turns": [{"text": "Seen."}]}]})
     store = SqlConversationStore(create_engine(f"sqlite+aiosqlite:///{tmp_path / 'files.db'}"))
     agent = Agent(model=provider, profiles=profiles or ModelProfiles())
     live = serve(
         agent,
         store=store,
-        auth=True,
-        tenant_claim="tenant",
+        auth=auth,
+        **({"tenant_claim": "tenant"} if auth else {}),
         data_dir=tmp_path,
         attachments=_limits(max_file_bytes=64 * 1024, max_files_per_message=2),
     )

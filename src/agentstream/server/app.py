@@ -59,6 +59,7 @@ from agentstream.server.dialects import BUILT_IN, Dialect
 from agentstream.server.dialects.declaration import registry, under
 from agentstream.server.direct import DirectRoute, DirectRoutes
 from agentstream.server.errors import document_errors, install_error_handlers
+from agentstream.server.intake import Intake
 from agentstream.server.metrics import METRICS_PATH
 from agentstream.server.models import ModelCatalog
 from agentstream.server.reference import description, openapi_tags
@@ -186,6 +187,11 @@ def create_app(
         models=ModelCatalog(agent, models),
         tracing=observed.tracing if observed is not None else None,
         metrics=observed.metrics if observed is not None else None,
+        intake=(
+            Intake(attachments, settings.data_dir / "attachments" / "staging", settings.attachments)
+            if attachments is not None
+            else None
+        ),
     )
     app = _App(
         telemetry=FASTAPI_TELEMETRY_OFF,
@@ -215,8 +221,8 @@ def create_app(
         app.include_router(conversations_router(store, principal))
     if isinstance(store, UsageReader):
         app.include_router(usage_router(store, context))
-    if attachments is not None:
-        app.include_router(attachments_router(attachments, context))
+    if context.intake is not None:
+        app.include_router(attachments_router(context.intake, context))
     app.include_router(client_config.router(context))
     metrics = context.metrics
     if metrics is not None and settings.metrics_port is None:

@@ -29,16 +29,21 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from agentstream.attachments.limits import AttachmentLimits, file_too_large
-from agentstream.attachments.sniffing import sniff
-from agentstream.attachments.staging import staging
 from agentstream.attachments.types import IMAGE_TYPES, TEXT_TYPES, Attachment
 from agentstream.conversation import attachment_json
 from agentstream.principal import Principal
+from agentstream.server.intake import Intake
 from agentstream.server.state import ServerContext
 from agentstream.server.uploads import FILE_FIELD, receive_file
 from agentstream.store.attachments import SqlAttachments
 
-__all__ = ["ATTACHMENTS_PATH", "SWEEP_EVERY_SECONDS", "attachments_router", "sweep_forever"]
+__all__ = [
+    "ATTACHMENTS_PATH",
+    "SWEEP_EVERY_SECONDS",
+    "attachment_url",
+    "attachments_router",
+    "sweep_forever",
+]
 
 log = logging.getLogger("agentstream.server")
 
@@ -82,12 +87,17 @@ _ATTACHMENT_SCHEMA = {
 _ERROR = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
 
 
-def attachments_router(attachments: SqlAttachments, server: ServerContext) -> APIRouter:
-    """The attachment endpoints over ``attachments`` (see the module's docstring)."""
+def attachment_url(attachment_id: str) -> str:
+    """Where the owner reads an attachment (relative to the server), as messages show it."""
+    return f"{ATTACHMENTS_PATH}/{quote(attachment_id, safe='')}"
+
+
+def attachments_router(intake: Intake, server: ServerContext) -> APIRouter:
+    """The attachment endpoints: uploads through ``intake``, kept in its store (see the
+    module's docstring)."""
     router = APIRouter(prefix=ATTACHMENTS_PATH, tags=["attachments"])
     CurrentPrincipal = Annotated[Principal, Depends(server.principal(allow_cookie=True))]
-    limits = server.settings.attachments
-    staging_dir = server.settings.data_dir / "attachments" / "staging"
+    attachments, limits = intake.attachments, intake.limits
 
     @router.post(
         "",
@@ -107,15 +117,7 @@ def attachments_router(attachments: SqlAttachments, server: ServerContext) -> AP
         declared = request.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > limits.max_file_bytes + MULTIPART_OVERHEAD:
             raise file_too_large(limits.max_file_bytes)
-        async with staging(staging_dir, limit=limits.max_file_bytes) as stage:
-            received = await receive_file(request, stage)
-            staged = stage.staged()
-            media_type = await asyncio.to_thread(
-                sniff, stage.file, received.name, received.declared_type
-            )
-            saved = await attachments.save(
-                principal, name=received.name, media_type=media_type, staged=staged
-            )
+        saved = await intake.keep(principal, lambda stage: receive_file(request, stage))
         return JSONResponse(attachment_json(saved), status_code=201)
 
     @router.get(

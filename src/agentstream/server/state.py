@@ -20,6 +20,7 @@ from agentstream.server.models import ModelCatalog
 from agentstream.server.settings import Settings
 
 if TYPE_CHECKING:
+    from agentstream.server.intake import Intake
     from agentstream.telemetry.metrics import Metrics
     from agentstream.telemetry.tracing import Tracing
 
@@ -36,6 +37,9 @@ class ServerContext:
     """Traces, when they are on (:mod:`agentstream.telemetry.tracing`)."""
     metrics: Metrics | None = None
     """Metrics, when they are on (:mod:`agentstream.telemetry.metrics`)."""
+    intake: Intake | None = None
+    """Where files come in (uploads, and files messages carry inline); none without a SQL
+    store (:mod:`agentstream.server.intake`)."""
 
     def principal(self, *, allow_cookie: bool) -> Callable[[Request], Awaitable[Principal]]:
         """A FastAPI dependency that authenticates the caller (401 on failure)."""

@@ -39,11 +39,15 @@ Reference: ``docs/protocols/ag-ui.md``.
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Annotated, Any, assert_never
 
 from ag_ui.core import (
     BaseEvent,
     CustomEvent,
+    DataSource,
+    DocumentPart,
+    ImagePart,
     Interrupt,
     ReasoningEndEvent,
     ReasoningMessageEndEvent,
@@ -61,10 +65,12 @@ from ag_ui.core import (
     StepStartedEvent,
     TextMessageEndEvent,
     TextMessageStartEvent,
+    TextPart,
     TokenUsage,
     ToolCallEndEvent,
     ToolCallResultEvent,
     ToolCallStartEvent,
+    UrlSource,
 )
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.exceptions import RequestValidationError
@@ -103,6 +109,7 @@ from agentstream.server.dialects.base import (
     stream_run,
 )
 from agentstream.server.dialects.declaration import Dialect, StreamOptions
+from agentstream.server.dialects.files import SentFile, attachment_ids, from_base64, from_url
 from agentstream.server.direct import DirectRoute
 from agentstream.server.errors import bad_request
 from agentstream.server.limits import check_body
@@ -345,13 +352,14 @@ PROTOCOL = ProtocolOptions(suggestions=False)
 lines they would never see."""
 
 
-def to_run_request(body: RunAgentInput, principal: Principal) -> RunRequest:
-    """What the run needs from the input: the new user message, the answers to open tool
-    calls, the frontend tools and the context."""
-    message, results = _new_messages(body)
+def to_run_request(body: RunAgentInput, principal: Principal) -> tuple[RunRequest, list[SentFile]]:
+    """What the run needs from the input: the new user message (and the files it carries,
+    to keep before the run), the answers to open tool calls, the frontend tools and the
+    context."""
+    message, files, results = _new_messages(body)
     decisions = tuple(_decision(i, entry) for i, entry in enumerate(body.resume or ()))
     answers = Answers(results=results, decisions=decisions)
-    if not message and not answers:
+    if not message and not files and not answers:
         raise bad_request(
             "messages",
             "nothing to answer: expected a user message after the last assistant "
@@ -366,7 +374,7 @@ def to_run_request(body: RunAgentInput, principal: Principal) -> RunRequest:
         for t in body.tools or ()
     )
     context = [{"description": c.description, "value": c.value} for c in body.context or ()]
-    return RunRequest(
+    request = RunRequest(
         message=message,
         principal=principal,
         conversation_id=client_conversation_id(principal, body.thread_id, "threadId"),
@@ -377,11 +385,16 @@ def to_run_request(body: RunAgentInput, principal: Principal) -> RunRequest:
         context=context or None,
         protocol=PROTOCOL,
     )
+    return request, files
 
 
-def _new_messages(body: RunAgentInput) -> tuple[str, tuple[ClientToolResult, ...]]:
-    """The user's text and the tool results that follow the last assistant message."""
+def _new_messages(
+    body: RunAgentInput,
+) -> tuple[str, list[SentFile], tuple[ClientToolResult, ...]]:
+    """The user's text and files, and the tool results, that follow the last assistant
+    message."""
     text: list[str] = []
+    files: list[SentFile] = []
     results: list[ClientToolResult] = []
     start = len(body.messages)
     while start and body.messages[start - 1].role != "assistant":
@@ -389,7 +402,9 @@ def _new_messages(body: RunAgentInput) -> tuple[str, tuple[ClientToolResult, ...
     for position in range(start, len(body.messages)):
         found = body.messages[position]
         if found.role == "user":  # several in a row (sent while a run streamed) are one turn
-            text.append(_text(found.content, f"messages.{position}.content"))
+            said, sent = _user_content(found.content, f"messages.{position}.content")
+            text.append(said)
+            files.extend(sent)
         elif found.role == "tool" and found.id != _result_id(found.tool_call_id):
             # (a tool message the server streamed itself is a result it already has)
             content = _text(found.content, f"messages.{position}.content")
@@ -401,7 +416,40 @@ def _new_messages(body: RunAgentInput) -> tuple[str, tuple[ClientToolResult, ...
                     is_error=bool(error),
                 )
             )
-    return "\n\n".join(t for t in text if t), tuple(results)
+    return "\n\n".join(t for t in text if t), files, tuple(results)
+
+
+def _user_content(content: Any, field: str) -> tuple[str, list[SentFile]]:
+    """A user message's text, and the files of its image and document parts."""
+    if isinstance(content, str):
+        return content, []
+    texts: list[str] = []
+    files: list[SentFile] = []
+    for position, part in enumerate(content or ()):
+        match part:
+            case TextPart(text=said):
+                texts.append(said)
+            case ImagePart() | DocumentPart():
+                files.append(_sent(part, f"{field}.{position}"))
+            case _:
+                raise bad_request(field, "only text, image and document content is supported")
+    return "".join(texts), files
+
+
+def _sent(part: ImagePart | DocumentPart, field: str) -> SentFile:
+    """A media part's file: its base64 data, or the URL of an upload of the caller's."""
+    metadata = part.metadata if isinstance(part.metadata, dict) else {}
+    given = metadata.get("filename") or metadata.get("name")
+    name = given if isinstance(given, str) and given else part.type
+    match part.source:
+        case DataSource(value=value, mime_type=declared):
+            return from_base64(value, field=f"{field}.source.value", name=name, declared=declared)
+        case UrlSource(value=url, mime_type=declared):
+            return from_url(url, field=f"{field}.source.value", name=name, declared=declared)
+        case _:
+            raise bad_request(
+                f"{field}.source", "a file handle of a model vendor cannot be read here"
+            )
 
 
 def _text(content: Any, field: str) -> str:
@@ -461,9 +509,13 @@ def router(server: ServerContext) -> APIRouter:
         options: dict[str, Any] = {"thread_id": body.thread_id, "run_id": body.run_id}
         if body.state not in (None, {}):  # HttpAgent sends {} when the app has no state
             options["state"] = body.state
+        run_request, files = to_run_request(body, principal)
+        if files:
+            ids = await attachment_ids(server.intake, principal, files)
+            run_request = replace(run_request, attachments=ids)
         return await stream_run(
             server,
-            to_run_request(body, principal),
+            run_request,
             DIALECT,
             options,
             conversation_field="threadId",

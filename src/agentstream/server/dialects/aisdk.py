@@ -35,6 +35,7 @@ Reference: ``docs/protocols/ai-sdk.md``.
 # No ``from __future__ import annotations``: FastAPI reads the route annotations at runtime.
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Annotated, Any, Literal, assert_never
 
 from fastapi import APIRouter, Depends, Response
@@ -79,6 +80,7 @@ from agentstream.server.dialects.base import (
     stream_run,
 )
 from agentstream.server.dialects.declaration import Dialect, StreamOptions
+from agentstream.server.dialects.files import SentFile, attachment_ids, from_url
 from agentstream.server.direct import DirectRoute
 from agentstream.server.errors import ApiError, bad_request
 from agentstream.server.sse import SSE_DATA, Encoder, WireFormat
@@ -112,7 +114,8 @@ _FINISH_STEP: Frame = ("finish-step", '{"type":"finish-step"}')
 
 
 class UIMessage(RequestModel):
-    """A message as ``useChat`` keeps it: ``parts`` of any type (only text parts are read)."""
+    """A message as ``useChat`` keeps it: ``parts`` of any type (text and file parts are
+    read)."""
 
     id: str = ""
     role: Literal["system", "user", "assistant"]
@@ -139,18 +142,38 @@ class AiSdkChatRequest(RequestModel):
         return self.messages[-1], f"messages.{len(self.messages) - 1}"
 
 
-def new_message(body: AiSdkChatRequest) -> str:
-    """The text of the user's new message: the last message's text parts, joined."""
+def new_message(body: AiSdkChatRequest) -> tuple[str, list[SentFile]]:
+    """The user's new message: the last message's text parts, joined, and its file parts
+    (``sendMessage({text, files})``)."""
     message, field = body.last()
     texts = [
         part["text"]
         for part in message.parts
         if part.get("type") == "text" and isinstance(part.get("text"), str)
     ]
+    files = [
+        _file(part, f"{field}.parts.{position}")
+        for position, part in enumerate(message.parts)
+        if part.get("type") == "file"
+    ]
     text = "".join(texts)
-    if not text.strip():
+    if not text.strip() and not files:
         raise bad_request(f"{field}.parts", "expected a text part with some text")
-    return text
+    return text, files
+
+
+def _file(part: dict[str, Any], field: str) -> SentFile:
+    """A ``file`` part: ``{type, mediaType, filename?, url}``."""
+    url, name = part.get("url"), part.get("filename")
+    if not isinstance(url, str) or not url:
+        raise bad_request(f"{field}.url", "expected the file's URL")
+    declared = part.get("mediaType")
+    return from_url(
+        url,
+        field=f"{field}.url",
+        name=name if isinstance(name, str) and name else "file",
+        declared=declared if isinstance(declared, str) else None,
+    )
 
 
 def approval_responses(body: AiSdkChatRequest) -> tuple[ApprovalDecision, ...]:
@@ -184,20 +207,23 @@ def approval_responses(body: AiSdkChatRequest) -> tuple[ApprovalDecision, ...]:
     return tuple(decisions)
 
 
-def to_run_request(body: AiSdkChatRequest, principal: Principal) -> RunRequest:
-    """A user message, or (the last message is the assistant's) the approval responses that
-    continue its answer."""
+def to_run_request(
+    body: AiSdkChatRequest, principal: Principal
+) -> tuple[RunRequest, list[SentFile]]:
+    """A user message (and the files it carries, to keep before the run), or (the last
+    message is the assistant's) the approval responses that continue its answer."""
     answers = None
+    files: list[SentFile] = []
     last, field = body.last()
     if last.role == "user":
-        message = new_message(body)
+        message, files = new_message(body)
     elif body.trigger == "regenerate-message":
         raise bad_request(
             f"{field}.role", "to answer again, the user's message must be the last one"
         )
     else:
         message, answers = "", Answers(decisions=approval_responses(body))
-    return RunRequest(
+    request = RunRequest(
         message=message,
         principal=principal,
         conversation_id=client_conversation_id(principal, body.id, "id"),
@@ -207,6 +233,7 @@ def to_run_request(body: AiSdkChatRequest, principal: Principal) -> RunRequest:
         metadata={"client_conversation_id": body.id},
         protocol=PROTOCOL,
     )
+    return request, files
 
 
 def stream_options(body: AiSdkChatRequest, request: RunRequest) -> dict[str, Any]:
@@ -430,10 +457,13 @@ def router(server: ServerContext) -> APIRouter:
         },
     )
     async def chat(body: AiSdkChatRequest, principal: CurrentPrincipal) -> Response:
-        request = to_run_request(body, principal)
+        request, files = to_run_request(body, principal)
         if request.replace_last_exchange and await active_run(body.id, principal) is not None:
             # Replacing an answer still being written would pull the rows from under it.
             raise ApiError(409, "An answer is in progress in this chat: stop it first")
+        if files:
+            ids = await attachment_ids(server.intake, principal, files)
+            request = replace(request, attachments=ids)
         return await stream_run(
             server,
             request,

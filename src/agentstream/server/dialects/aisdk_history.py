@@ -15,7 +15,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from agentstream.attachments.types import Attachment
 from agentstream.messages import PendingToolCall
+from agentstream.server.attachments import attachment_url
 
 if TYPE_CHECKING:
     from agentstream.store.views import DisplayMessage, DisplayToolCall
@@ -34,7 +36,8 @@ def ui_messages(
     for message in messages:
         if message.role == "user":
             text = {"type": "text", "text": message.content, "state": "done"}
-            shown.append({"id": message.id, "role": "user", "parts": [text]})
+            files = [_file(attachment) for attachment in message.attachments]
+            shown.append({"id": message.id, "role": "user", "parts": [*files, text]})
             continue
         parts = [{"type": "step-start"}, *_answer_parts(message)]
         metadata = {"status": message.status}
@@ -49,6 +52,17 @@ def ui_messages(
         asking = [_asking(call) for call in waiting if call.waiting_for == "approval"]
         shown[-1]["parts"].extend(asking)
     return shown
+
+
+def _file(attachment: Attachment) -> dict[str, Any]:
+    """An attachment as the ``file`` part ``sendMessage({files})`` made of it, at its URL
+    here (which the client may send back)."""
+    return {
+        "type": "file",
+        "mediaType": attachment.media_type,
+        "filename": attachment.name,
+        "url": attachment_url(attachment.id),
+    }
 
 
 def _asking(call: PendingToolCall) -> dict[str, Any]:
