@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -14,13 +15,14 @@ import httpx
 import pytest
 
 from agentstream import Agent
+from agentstream.attachments import AttachmentLimits
 from agentstream.messages import UserMessage
 from agentstream.providers.profiles import ModelProfile, ModelProfiles
 from agentstream.providers.scripted import ScriptedProvider
 from agentstream.store import SqlConversationStore, create_engine, upgrade
 from tests.attachments import samples
 from tests.server.conftest import Serve
-from tests.server.helpers import LiveServer, bearer, stream_text, token
+from tests.server.helpers import LiveServer, bearer, stream_text, token, wait_until
 
 ANN = bearer(token("ann", tenant="acme"))
 BOB = bearer(token("bob", tenant="acme"))
@@ -58,7 +60,12 @@ class Served:
 
 
 def start(
-    serve: Serve, tmp_path: Path, profiles: ModelProfiles | None = None, *, auth: bool = True
+    serve: Serve,
+    tmp_path: Path,
+    profiles: ModelProfiles | None = None,
+    *,
+    auth: bool = True,
+    unreferenced_after: timedelta = timedelta(hours=24),
 ) -> Served:
     """An agent with a scripted model, served with a SQLite store and small limits (with
     ``auth``, tenants from the token's ``tenant`` claim; without, anonymous local mode)."""
@@ -71,7 +78,11 @@ def start(
         auth=auth,
         **({"tenant_claim": "tenant"} if auth else {}),
         data_dir=tmp_path,
-        attachments=_limits(max_file_bytes=64 * 1024, max_files_per_message=2),
+        attachments=AttachmentLimits(
+            max_file_bytes=64 * 1024,
+            max_files_per_message=2,
+            unreferenced_after=unreferenced_after,
+        ),
     )
     live.call(upgrade(store.engine), timeout=60)
     return Served(live, provider, tmp_path)
@@ -82,12 +93,6 @@ def served(serve: Serve, tmp_path: Path) -> Iterator[Served]:
     started = start(serve, tmp_path)
     yield started
     started.http.close()
-
-
-def _limits(**values: Any) -> Any:
-    from agentstream.attachments import AttachmentLimits
-
-    return AttachmentLimits(**values)
 
 
 def test_an_upload_answers_what_was_kept_and_its_owner_reads_it_back(served: Served) -> None:
@@ -317,3 +322,22 @@ def test_a_model_that_cannot_read_a_kind_is_refused_before_anything_is_stored(
         )
         assert response.status_code == 200
     assert served.last_user_message().attachments[0].media_type == "text/csv"
+
+
+def test_the_server_sweeps_away_uploads_no_message_took(serve: Serve, tmp_path: Path) -> None:
+    served = start(serve, tmp_path, unreferenced_after=timedelta(seconds=1))
+    with served.http:
+        taken = served.uploaded(samples.png(3, 3))
+        left = served.uploaded(samples.png(5, 5))
+        path, body = SPEC_REQUESTS["ops"]
+        response, _ = stream_text(
+            served.http, path, json={**body, "attachments": [taken["id"]]}, headers=ANN
+        )
+        assert response.status_code == 200
+
+        def status(attachment: dict[str, Any]) -> int:
+            url = f"/api/attachments/{attachment['id']}"
+            return served.http.get(url, headers=ANN).status_code
+
+        assert wait_until(lambda: status(left) == 404, timeout=30)
+        assert status(taken) == 200
