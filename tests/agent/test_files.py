@@ -5,14 +5,15 @@ from __future__ import annotations
 
 from agentstream import Agent, RunInput
 from agentstream.attachments import Attachment
-from agentstream.events import RunCompleted, RunFailed
+from agentstream.events import RunCompleted, RunFailed, ToolCallFinished
 from agentstream.messages import AssistantMessage, UserMessage
 from agentstream.providers.profiles import ModelProfile, ModelProfiles
+from agentstream.tools import ToolContext, ToolResult, tool
 from tests.attachments import samples
 from tests.attachments.samples import IMAGE, PNG
 from tests.attachments.samples import PAPER as PDF
 
-from .helpers import collect, scripted
+from .helpers import collect, of_type, scripted
 from .test_loop import add
 
 
@@ -71,3 +72,19 @@ async def test_files_without_anywhere_to_read_them_fail_the_run() -> None:
     failed = events[-1]
     assert isinstance(failed, RunFailed) and "keeps no attachments" in failed.message
     assert provider.requests == []
+
+
+async def test_a_tool_cannot_attach_a_file_where_the_run_keeps_none() -> None:
+    @tool
+    async def chart(ctx: ToolContext) -> ToolResult:
+        """Draw a chart."""
+        drawn = await ctx.attach(PNG, name="chart.png")
+        return ToolResult(text="Drawn.", attachments=(drawn,))
+
+    provider = scripted(
+        {"tool_calls": [{"id": "c1", "name": "chart", "arguments": {}}]}, {"text": "Sorry."}
+    )
+    events = await collect(Agent(model=provider, tools=[chart]), "Draw it")
+    (finished,) = of_type(events, ToolCallFinished)
+    assert finished.is_error
+    assert "keeps no attachments" in finished.result

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -66,12 +66,15 @@ def start(
     *,
     auth: bool = True,
     unreferenced_after: timedelta = timedelta(hours=24),
+    turns: Sequence[dict[str, Any]] = ({"text": "Seen."},),
+    tools: Sequence[Any] = (),
 ) -> Served:
-    """An agent with a scripted model, served with a SQLite store and small limits (with
-    ``auth``, tenants from the token's ``tenant`` claim; without, anonymous local mode)."""
-    provider = ScriptedProvider({"rules": [{"turns": [{"text": "Seen."}]}]})
+    """An agent with a scripted model (playing ``turns``) and ``tools``, served with a
+    SQLite store and small limits (with ``auth``, tenants from the token's ``tenant``
+    claim; without, anonymous local mode)."""
+    provider = ScriptedProvider({"rules": [{"turns": list(turns)}]})
     store = SqlConversationStore(create_engine(f"sqlite+aiosqlite:///{tmp_path / 'files.db'}"))
-    agent = Agent(model=provider, profiles=profiles or ModelProfiles())
+    agent = Agent(model=provider, tools=list(tools), profiles=profiles or ModelProfiles())
     live = serve(
         agent,
         store=store,

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from agentstream.attachments.owned import AttachmentContent
+from agentstream.attachments.owned import AttachmentContent, AttachmentKeeper
 from agentstream.attachments.types import Attachment
 from agentstream.messages import Message
 from agentstream.pending import Answers, ClientTool
@@ -77,6 +77,9 @@ class RunInput:
     files: AttachmentContent | None = None
     """Where the content of the history's attachments is read from (none: a history with
     attachments fails the run)."""
+    keeper: AttachmentKeeper | None = None
+    """Where files the run's tools make are kept (``ToolContext.attach``; none: they
+    cannot)."""
     history: Sequence[Message] = ()
     answers: Answers | None = None
     """Results and approval decisions for the calls the history's last turn left open."""

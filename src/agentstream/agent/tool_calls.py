@@ -244,6 +244,7 @@ class ToolCalls:
             name=call.name,
             content=outcome.result,
             outcome=outcome.outcome,
+            attachments=outcome.attachments,
         )
         payload = outcome.payload
         if payload is not None and payload.payload_id is None:
@@ -309,6 +310,7 @@ class ToolCalls:
             context=run_input.context,
             options=run_input.tool_options,
             _sink=sink,
+            _keeper=run_input.keeper,
         )
 
     def _progress(self, call: PendingCall, progress: Progress) -> None:

@@ -5,12 +5,12 @@ model request)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from agentstream.attachments.types import Attachment
 from agentstream.principal import Principal
 
-__all__ = ["AttachmentContent", "OwnedAttachments"]
+__all__ = ["AttachmentContent", "AttachmentKeeper", "OwnedAttachments"]
 
 
 class AttachmentContent(Protocol):
@@ -18,6 +18,17 @@ class AttachmentContent(Protocol):
 
     async def content(self, attachment: Attachment) -> bytes:
         """The whole content of ``attachment``."""
+        ...
+
+
+@runtime_checkable
+class AttachmentKeeper(Protocol):
+    """Keeps files a run produces (a tool's chart or screenshot) as the caller's."""
+
+    async def keep_bytes(
+        self, principal: Principal, data: bytes, *, name: str, declared: str | None
+    ) -> Attachment:
+        """Keep ``data`` as ``principal``'s attachment, checked as an upload is."""
         ...
 
 

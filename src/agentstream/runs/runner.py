@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 from agentstream.agent import Agent, CancelToken, RunInput
 from agentstream.attachments.limits import AttachmentLimits
-from agentstream.attachments.owned import OwnedAttachments
+from agentstream.attachments.owned import AttachmentKeeper, OwnedAttachments
 from agentstream.attachments.types import Attachment
 from agentstream.ids import uuid7
 from agentstream.messages import Message
@@ -295,6 +295,7 @@ class Runner:
             message=prep.message if prep.message is not None else request.message,
             attachments=attachments,
             files=self.attachments,
+            keeper=self.attachments if isinstance(self.attachments, AttachmentKeeper) else None,
             history=history,
             principal=request.principal,
             context=request.context,

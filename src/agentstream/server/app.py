@@ -144,6 +144,11 @@ def create_app(
     if observed is not None and observed.metrics is not None:
         _observe_parts(observed.metrics, store, broker)
     attachments = _attachments(store, settings)
+    intake = (
+        Intake(attachments, settings.data_dir / "attachments" / "staging", settings.attachments)
+        if attachments is not None
+        else None
+    )
     runner = Runner(
         agent,
         store=store,
@@ -152,7 +157,7 @@ def create_app(
         titles=titles,
         observers=observed.observers if observed is not None else (),
         limiter=_limiter(settings, server.limits),
-        attachments=attachments,
+        attachments=intake,
         attachment_limits=settings.attachments,
     )
 
@@ -187,11 +192,7 @@ def create_app(
         models=ModelCatalog(agent, models),
         tracing=observed.tracing if observed is not None else None,
         metrics=observed.metrics if observed is not None else None,
-        intake=(
-            Intake(attachments, settings.data_dir / "attachments" / "staging", settings.attachments)
-            if attachments is not None
-            else None
-        ),
+        intake=intake,
     )
     app = _App(
         telemetry=FASTAPI_TELEMETRY_OFF,

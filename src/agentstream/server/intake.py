@@ -9,7 +9,7 @@ AI SDK and AG-UI dialects feed it the files their messages carry inline
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,7 +26,10 @@ __all__ = ["Intake"]
 
 @dataclass(frozen=True, slots=True)
 class Intake:
-    """Files coming in, kept in ``attachments`` (see the module's docstring)."""
+    """Files coming in, kept in ``attachments`` (see the module's docstring). What the run
+    pipeline needs of attachments too: the caller's by id, their content, and the files its
+    tools make (:class:`~agentstream.attachments.owned.OwnedAttachments`,
+    :class:`~agentstream.attachments.owned.AttachmentKeeper`)."""
 
     attachments: SqlAttachments
     staging_dir: Path
@@ -47,10 +50,17 @@ class Intake:
                 principal, name=received.name, media_type=media_type, staged=staged
             )
 
+    async def resolve(self, principal: Principal, ids: Sequence[str]) -> tuple[Attachment, ...]:
+        return await self.attachments.resolve(principal, ids)
+
+    async def content(self, attachment: Attachment) -> bytes:
+        return await self.attachments.content(attachment)
+
     async def keep_bytes(
         self, principal: Principal, data: bytes, *, name: str, declared: str | None
     ) -> Attachment:
-        """Keep ``data`` (a file a message carried inline) as ``principal``'s."""
+        """Keep ``data`` (a file a message carried inline, or a tool made) as
+        ``principal``'s."""
 
         async def fill(stage: Staging) -> Received:
             await stage.write(data)

@@ -6,6 +6,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentstream.attachments.owned import AttachmentKeeper
+from agentstream.attachments.types import Attachment
+from agentstream.errors import ConfigurationError
 from agentstream.principal import Principal
 from agentstream.tools.results import Progress
 
@@ -35,6 +38,7 @@ class ToolContext:
     options: Mapping[str, Any] = field(default_factory=dict)
     """Request options a tool may honour, e.g. ``rag_enabled`` from the data playground."""
     _sink: Callable[[Progress], None] = field(default=_discard, repr=False)
+    _keeper: AttachmentKeeper | None = field(default=None, repr=False)
 
     @property
     def user_id(self) -> str:
@@ -53,3 +57,12 @@ class ToolContext:
     ) -> None:
         """Report progress; the client sees it as a tool progress event."""
         self._sink(Progress(stage=stage, message=message, fraction=fraction, data=data))
+
+    async def attach(self, data: bytes, *, name: str, media_type: str | None = None) -> Attachment:
+        """Keep a file the tool made (a chart, a screenshot) as the caller's attachment, for
+        the tool to return in :attr:`ToolResult.attachments`: the model then reads it beside
+        the result's text. Checked as an upload is (its type read from its content).
+        :class:`~agentstream.errors.ConfigurationError` when the run keeps no attachments."""
+        if self._keeper is None:
+            raise ConfigurationError("this run keeps no attachments (the server has no store)")
+        return await self._keeper.keep_bytes(self.principal, data, name=name, declared=media_type)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+from agentstream.attachments.types import Attachment
 from agentstream.events import Payload, ToolError
 from agentstream.messages import ERROR_OUTCOMES, ToolOutcome
 from agentstream.tools.context import ToolContext
@@ -50,6 +51,8 @@ class CallOutcome:
     payload: Payload | None = None
     duration_ms: float = 0.0
     display: str | None = None
+    attachments: tuple[Attachment, ...] = ()
+    """Files the model reads beside ``result`` (:attr:`ToolResult.attachments`)."""
 
     @property
     def is_error(self) -> bool:
@@ -135,6 +138,7 @@ async def run_call(
         payload=outcome.payload,
         duration_ms=duration,
         display=outcome.display,
+        attachments=outcome.attachments,
     )
 
 
@@ -198,7 +202,11 @@ def _shape(t: Tool, value: Any, arguments: dict[str, Any], ctx: ToolContext) -> 
     if isinstance(value, ToolResult):
         output = value.output if value.output is not None else value.text
         return CallOutcome(
-            result=value.text, output=output, payload=value.payload, display=value.display
+            result=value.text,
+            output=output,
+            payload=value.payload,
+            display=value.display,
+            attachments=value.attachments,
         )
     for_model = t.summarize(value) if t.summarize is not None else value
     text = for_model if isinstance(for_model, str) else json.dumps(for_model, default=str)

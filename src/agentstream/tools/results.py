@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from agentstream.attachments.types import Attachment
 from agentstream.events import Payload
 
 __all__ = ["Progress", "ToolResult"]
@@ -29,6 +30,9 @@ class ToolResult:
     output: Any = None
     """The value clients that display tool results see (the ops agent's ``tool_end.result``);
     defaults to ``text``."""
+    attachments: tuple[Attachment, ...] = ()
+    """Files the model reads beside ``text`` (images, kept with
+    :meth:`ToolContext.attach <agentstream.tools.ToolContext.attach>`)."""
     display: str | None = None
     """Friendly text for clients when the call ends ("Admin alerted, ticket #42"), as the tool's
     ``display`` hook gives it when the call starts (the ops agent's ``tool_end.display``)."""
