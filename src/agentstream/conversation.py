@@ -107,6 +107,8 @@ class DisplayToolCall:
     """The tool's friendly text for the call, when it has one."""
     outcome: ToolOutcome = "ok"
     """How the call ended (:data:`~agentstream.messages.ToolOutcome`)."""
+    attachments: tuple[Attachment, ...] = ()
+    """Files the tool made, shown in its card."""
 
     @property
     def stopped(self) -> bool:
@@ -128,6 +130,8 @@ class DisplayToolCall:
         }
         if self.display:
             shown["display"] = self.display
+        if self.attachments:
+            shown["attachments"] = [attachment_json(a) for a in self.attachments]
         return shown
 
 

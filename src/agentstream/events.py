@@ -19,6 +19,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, TypeAdapter
 
+from agentstream.attachments.types import Attachment
 from agentstream.conversation import ConversationDetail
 from agentstream.messages import PendingToolCall, ToolOutcome
 
@@ -189,6 +190,8 @@ class ToolHistoryEntry:
     """The tool's friendly text for this call (``Tool.display``), for clients' tool cards."""
     outcome: ToolOutcome = "ok"
     """How the call ended (:data:`~agentstream.messages.ToolOutcome`)."""
+    attachments: tuple[Attachment, ...] = ()
+    """Files the tool made (a chart it drew), which its card shows."""
 
 
 # --- the events -----------------------------------------------------------------------------
@@ -358,6 +361,8 @@ class ToolCallFinished:
     display: str | None = None
     finished_at: float = 0.0
     outcome: ToolOutcome = "ok"
+    attachments: tuple[Attachment, ...] = ()
+    """Files the tool made (``ToolContext.attach``), read by the model beside ``result``."""
     type: Literal["tool_call_finished"] = "tool_call_finished"
 
 

@@ -127,3 +127,12 @@ def test_toolset_resolves_global_then_scopes_without_duplicates() -> None:
     assert [t.name for t in toolset.resolve(["workflow"])] == ["search", "article_tool"]
     assert [t.name for t in toolset.resolve()] == ["search"]
     assert [t.name for t in toolset.resolve(["unknown"])] == ["search"]
+
+
+def test_a_display_that_is_not_a_function_is_refused_where_the_tool_is_declared() -> None:
+    with pytest.raises(TypeError, match=r"display must be a function of the call's arguments"):
+
+        @tool(display="Drawing the chart…")  # type: ignore[arg-type]
+        def draw() -> str:
+            """Draw."""
+            return "drawn"

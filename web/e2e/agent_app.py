@@ -17,6 +17,8 @@ word in the user's message, so one server answers every test case:
   ``offsite``  hostile answers (``e2e/hostile.e2e.ts``): inline styles that cover the page,
                ``[[tool:N]]`` written by the model, mXSS payloads, the vectors of
                ``e2e/xss_vectors.json``, links and ``open_url`` actions to other sites
+- ``chart``    a tool that draws a bar chart and keeps it as the user's attachment (its card
+               shows it)
 - ``ponder``   three seconds before the first word: the "Thinking..." state
 - ``fail``     the model fails with an error
 - ``preview``  a tool that sends a workflow preview payload, plus suggested actions
@@ -37,6 +39,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import struct
+import zlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -73,6 +77,37 @@ async def search_articles(ctx: ToolContext, query: str) -> AsyncIterator[Progres
         text=f"Found 5 articles about {query}.",
         output={"query": query, "articles": ["CRISPR basics", "Gene editing in 2025"]},
     )
+
+
+def _chart_png(width: int = 240, height: int = 120) -> bytes:
+    """A bar chart as a real PNG (three bars on white), drawn without an imaging library."""
+    heights = (0.45, 0.8, 0.6)
+    rows = bytearray()
+    for y in range(height):
+        rows.append(0)
+        for x in range(width):
+            bar = x * len(heights) // width
+            inside = x % (width // len(heights)) > 12 and y > height * (1 - heights[bar])
+            rows.extend((79, 70, 229) if inside else (255, 255, 255))
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(bytes(rows)))
+        + chunk(b"IEND", b"")
+    )
+
+
+@tool(display=lambda args: "Drawing the chart…")
+async def draw_chart(ctx: ToolContext) -> ToolResult:
+    """Draw the quarter's revenue as a bar chart."""
+    chart = await ctx.attach(_chart_png(), name="revenue.png")
+    return ToolResult(text="Drew the revenue chart.", attachments=(chart,))
 
 
 @tool
@@ -274,7 +309,9 @@ RULES = {
         {"match": "reject", "turns": [{"text": "Understood, I discarded the preview."}]},
         {
             "match": "cut me off",
-            "turns": [{"text": "The first half of a long answer, and th", "stop_reason": "max_tokens"}],
+            "turns": [
+                {"text": "The first half of a long answer, and th", "stop_reason": "max_tokens"}
+            ],
         },
         {"match": "^continue$", "turns": [{"text": "...e second half of it."}]},
         {
@@ -323,6 +360,13 @@ RULES = {
                     "tool_calls": [{"name": "search_articles", "arguments": {"query": "crispr"}}],
                 },
                 {"text": "I found 5 relevant articles."},
+            ],
+        },
+        {
+            "match": "chart",
+            "turns": [
+                {"tool_calls": [{"name": "draw_chart", "arguments": {}}]},
+                {"text": "Here is the revenue chart."},
             ],
         },
         {"match": "slow", "turns": [{"text": SLOW, "delay": 0.15}]},
@@ -374,7 +418,7 @@ RULES = {
 
 agent = Agent(
     model=ScriptedProvider(RULES, model="e2e-script"),
-    tools=[search_articles, preview_workflow, show_orders, refund_order, echo],
+    tools=[search_articles, preview_workflow, show_orders, refund_order, echo, draw_chart],
     name="e2e",
     instructions="You are the end-to-end test agent.",
 )

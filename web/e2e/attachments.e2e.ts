@@ -179,6 +179,26 @@ describe("files in the standalone UI", () => {
   });
 });
 
+describe("files a tool made", () => {
+  it("shows a tool's chart in its card, live and after a reload", async () => {
+    const page = await newPage(server.url);
+    const box = page.getByRole("textbox", { name: "Message" });
+    await box.fill("draw the revenue chart");
+    await box.press("Enter");
+    const answer = page.getByTestId("assistant-message").last();
+    await answer.getByText("Here is the revenue chart.").waitFor();
+    const card = answer.getByTestId("tool-card");
+    await card.getByRole("button", { name: "Open revenue.png" }).waitFor();
+    await expect.poll(() => imagesLoaded(page, '[data-testid="tool-card"] img')).toBe(true);
+    await screenshot(page, "attachments-07-tool-chart");
+    await page.waitForURL(/\/c\//);
+    await page.reload();
+    await page.getByTestId("tool-card").getByRole("button", { name: "Open revenue.png" }).waitFor();
+    await expect.poll(() => imagesLoaded(page, '[data-testid="tool-card"] img')).toBe(true);
+    await page.context().close();
+  });
+});
+
 describe("files in the embedded tray", () => {
   it("takes a PDF dropped on it and sends it as a chip", async () => {
     const page = await newPage(tray.url);

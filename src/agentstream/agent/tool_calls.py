@@ -265,6 +265,7 @@ class ToolCalls:
                 display=outcome.display,
                 finished_at=time.time(),
                 outcome=outcome.outcome,
+                attachments=outcome.attachments,
             )
         )
         self.history.append(
@@ -279,6 +280,7 @@ class ToolCalls:
                 text_offset=text_offset,
                 display=self._displays.get(call.call_id),
                 outcome=outcome.outcome,
+                attachments=outcome.attachments,
             )
         )
         if payload is not None:

@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from agentstream.conversation import attachment_json
 from agentstream.events import Payload, ToolHistoryEntry
 
 __all__ = [
@@ -86,6 +87,8 @@ def tool_history_entry(entry: ToolHistoryEntry) -> dict[str, Any]:
     }
     if entry.display:
         shown["display"] = entry.display
+    if entry.attachments:  # only then: what clients saw before files stays the same
+        shown["attachments"] = [attachment_json(a) for a in entry.attachments]
     return shown
 
 

@@ -26,6 +26,8 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any, Protocol
 
+from pydantic import TypeAdapter
+
 from agentstream.attachments.types import Attachment
 from agentstream.conversation import (
     ActiveRun,
@@ -241,6 +243,7 @@ def _tool_from_result(entry: dict[str, Any]) -> DisplayToolCall:
         display=entry["display"] if isinstance(entry.get("display"), str) else None,
         # A run's history from before outcomes were kept: its calls all finished.
         outcome=result_outcome({"outcome": outcome, "is_error": entry.get("is_error")}),
+        attachments=_files(entry.get("attachments")),
     )
 
 
@@ -274,6 +277,17 @@ def _tools_from_rows(rows: list[StoredMessage]) -> tuple[DisplayToolCall, ...]:
                         duration_ms=None,
                         text_offset=at,
                         outcome=outcome,
+                        attachments=_files(part.get("attachments")),
                     )
                 )
     return tuple(calls)
+
+
+def _files(stored: Any) -> tuple[Attachment, ...]:
+    """Attachments as the store keeps them in JSON (nothing for rows from before files)."""
+    if not isinstance(stored, list):
+        return ()
+    return tuple(_ATTACHMENTS.validate_python(stored))
+
+
+_ATTACHMENTS = TypeAdapter(list[Attachment])

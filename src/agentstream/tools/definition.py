@@ -175,6 +175,13 @@ def tool(
         def refund(order_id: str, amount: float) -> str: ...
     """
 
+    if display is not None and not callable(display):
+        # Told where the tool is declared, not as a failed run when the model first calls it.
+        raise TypeError(
+            "display must be a function of the call's arguments, e.g. "
+            f"display=lambda args: f\"Looking up {{args['id']}}…\", not {type(display).__name__}"
+        )
+
     def build(fn: Callable[..., Any]) -> Tool:
         summary, arg_docs = _parse_docstring(inspect.getdoc(fn) or "")
         model, takes_context = _arguments_model(fn, arg_docs)

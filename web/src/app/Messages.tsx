@@ -312,6 +312,11 @@ export function ToolCard({ call, index }: { call: ToolCall | undefined; index: n
         </span>
         <span class="visually-hidden">{open ? "Hide details" : "Show details"}</span>
       </button>
+      {call?.attachments?.length ? (
+        <div class="tool-files">
+          <MessageAttachments attachments={call.attachments} />
+        </div>
+      ) : null}
       {open && (
         <div class="tool-body" id={id}>
           <div class="tool-section" role="group" aria-labelledby={`${id}-in`}>

@@ -33,6 +33,8 @@ export interface ToolCall {
   display?: string;
   /** Where its card goes in the answer's text (see `places.ts`); unset: after the text. */
   at?: number;
+  /** Files the tool made (a chart it drew), shown in its card. */
+  attachments?: AttachmentInfo[];
 }
 
 export interface ToolProgressView {
@@ -203,6 +205,7 @@ export function applyEvent(item: AssistantItem, event: TrayEvent): AssistantItem
         isError: event.is_error ?? false,
         durationMs: event.duration_ms,
         ...(started?.display ? { display: started.display } : {}),
+        ...(event.attachments?.length ? { attachments: event.attachments } : {}),
       };
       const tools = [...item.tools.filter((t) => t.index !== event.index), call];
       return { ...item, running, tools, markerDue: event.index, statusText: running.length ? item.statusText : null };
@@ -312,6 +315,7 @@ function mergeTools(live: ToolCall[], history: ToolHistoryEntry[] | null | undef
     const index = entry.index ?? position;
     const seen = live.find((t) => t.index === index);
     const display = entry.display ?? seen?.display;
+    const attachments = entry.attachments ?? seen?.attachments;
     return {
       index,
       name: entry.tool_name ?? seen?.name ?? "tool",
@@ -324,6 +328,7 @@ function mergeTools(live: ToolCall[], history: ToolHistoryEntry[] | null | undef
       stopped: entry.stopped ?? false,
       ...(display ? { display } : {}),
       ...(seen?.at !== undefined ? { at: seen.at } : {}),
+      ...(attachments?.length ? { attachments } : {}),
     };
   });
 }

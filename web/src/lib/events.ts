@@ -4,6 +4,7 @@
  * frame's data into a checked event.
  */
 
+import type { AttachmentInfo } from "./attachments";
 import { StreamProtocolError } from "./errors";
 
 export type InteractionType = "text_input" | "value_selected" | "action_executed" | (string & {});
@@ -87,6 +88,8 @@ export interface ToolHistoryEntry {
   display?: string;
   /** Where the call's card belongs in a stored answer's text, in Unicode code points. */
   text_offset?: number;
+  /** Files the tool made (a chart it drew). */
+  attachments?: AttachmentInfo[];
 }
 
 export interface Usage {
@@ -152,6 +155,8 @@ export interface ToolCompleteEvent {
   /** Extensions of this server (other tray servers may not send them). */
   is_error?: boolean;
   duration_ms?: number;
+  /** Files the tool made. */
+  attachments?: AttachmentInfo[];
 }
 export interface CompleteEvent {
   type: "complete";

@@ -36,6 +36,7 @@ from fastapi import APIRouter, Depends, Response
 from pydantic import BaseModel, Field
 
 from agentstream.chat.markers import insert_tool_markers, tool_history_entry, tool_marker
+from agentstream.conversation import attachment_json
 from agentstream.errors import RunNotFound
 from agentstream.events import (
     AnswerShaped,
@@ -277,17 +278,22 @@ class TrayEncoder:
                     "data": data,
                 }
                 return (("tool_progress", dumps(progress)),)
-            case ToolCallFinished(name=name, index=index, is_error=failed, duration_ms=ms):
+            case ToolCallFinished(
+                name=name, index=index, is_error=failed, duration_ms=ms, attachments=files
+            ):
                 marker = {"type": "text_delta", "text": tool_marker(index)}
-                # ``is_error`` and ``duration_ms`` go beyond the protocol's {tool, index}, so a
-                # live card can show what a reloaded one shows; other clients ignore them.
-                complete = {
+                # ``is_error``, ``duration_ms`` and the files the tool made go beyond the
+                # protocol's {tool, index}, so a live card can show what a reloaded one shows;
+                # other clients ignore them.
+                complete: dict[str, Any] = {
                     "type": "tool_complete",
                     "tool": name,
                     "index": index,
                     "is_error": failed,
                     "duration_ms": round(ms),
                 }
+                if files:
+                    complete["attachments"] = [attachment_json(a) for a in files]
                 return (("tool_complete", dumps(complete)), ("text_delta", dumps(marker)))
             case RunCompleted():
                 return (("complete", dumps({"type": "complete", "payload": self.payload(event)})),)
