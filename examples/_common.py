@@ -21,7 +21,14 @@ from typing import Any
 from agentstream.messages import Message, ToolResultsMessage, UserMessage
 from agentstream.providers.base import Provider
 
-__all__ = ["DEMO_LABEL", "SqliteFile", "data_dir", "model_or", "tool_results_since_user"]
+__all__ = [
+    "DEMO_LABEL",
+    "SqliteFile",
+    "data_dir",
+    "files_seen",
+    "model_or",
+    "tool_results_since_user",
+]
 
 DEMO_LABEL = (
     "*Offline demo: these answers are scripted. Set `AGENTSTREAM_MODEL` "
@@ -37,6 +44,24 @@ def data_dir(name: str) -> Path:
 def model_or(demo: Provider) -> str | Provider:
     """``$AGENTSTREAM_MODEL`` when set, else the example's offline scripted model."""
     return os.environ.get("AGENTSTREAM_MODEL") or demo
+
+
+_KIND_NAMES = {"image": "an image", "pdf": "a PDF", "text": "a text file"}
+
+
+def files_seen(messages: Sequence[Message]) -> str:
+    """The files the latest user message carried, said back (empty when it carried none):
+    a scripted model cannot look inside them, a real model reads them with the message."""
+    latest = next((m for m in reversed(messages) if isinstance(m, UserMessage)), None)
+    files = latest.attachments if latest is not None else ()
+    if not files:
+        return ""
+    named = ", ".join(f"{f.name} ({_KIND_NAMES[f.kind]})" for f in files)
+    count = f"{len(files)} attachment{'s' if len(files) > 1 else ''}"
+    return (
+        f"I got {count}: {named}. As the offline demo I cannot look inside them; a real "
+        "model reads them with your message."
+    )
 
 
 def tool_results_since_user(messages: Sequence[Message]) -> list[dict[str, Any]]:

@@ -10,10 +10,10 @@ import json
 import re
 from typing import Any
 
-from agentstream.messages import ToolResultsMessage, UserMessage
+from agentstream.messages import ToolResultsMessage
 from agentstream.providers.base import ChatRequest
 from agentstream.providers.scripted import ScriptedProvider, ScriptedTurn, position
-from examples._common import DEMO_LABEL, tool_results_since_user
+from examples._common import DEMO_LABEL, files_seen, tool_results_since_user
 
 __all__ = ["ops_demo_model"]
 
@@ -36,21 +36,9 @@ def _earlier_ticket(request: ChatRequest) -> dict[str, Any] | None:
     return None
 
 
-_KIND_NAMES = {"image": "an image", "pdf": "a PDF", "text": "a text file"}
-
-
-def _files_seen(request: ChatRequest) -> str:
-    """What the latest message carried, said back (empty when it carried nothing)."""
-    latest = next((m for m in reversed(request.messages) if isinstance(m, UserMessage)), None)
-    files = latest.attachments if latest is not None else ()
-    if not files:
-        return ""
-    named = ", ".join(f"{f.name} ({_KIND_NAMES[f.kind]})" for f in files)
-    count = f"{len(files)} attachment{'s' if len(files) > 1 else ''}"
-    return (
-        f"I got {count}: {named}. As the offline demo I cannot look inside them; a real "
-        "model reads them with your message.\n\n"
-    )
+def _seen(request: ChatRequest) -> str:
+    seen = files_seen(request.messages)
+    return f"{seen}\n\n" if seen else ""
 
 
 def _turn(request: ChatRequest) -> ScriptedTurn:
@@ -74,7 +62,7 @@ def _turn(request: ChatRequest) -> ScriptedTurn:
     service = next((s for s in SERVICES if s in words), "billing")
     if turn == 0:
         return _say(
-            f"{DEMO_LABEL}\n\n{_files_seen(request)}Let me check the {service} service first.",
+            f"{DEMO_LABEL}\n\n{_seen(request)}Let me check the {service} service first.",
             tool_calls=[{"name": "check_service", "arguments": {"service": service}}],
         )
     results = tool_results_since_user(request.messages)

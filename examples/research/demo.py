@@ -12,7 +12,7 @@ from typing import Any
 
 from agentstream.providers.base import ChatRequest
 from agentstream.providers.scripted import ScriptedProvider, ScriptedTurn, position
-from examples._common import DEMO_LABEL, tool_results_since_user
+from examples._common import DEMO_LABEL, files_seen, tool_results_since_user
 
 __all__ = ["research_demo_model"]
 
@@ -54,6 +54,13 @@ def _turn(request: ChatRequest) -> ScriptedTurn:
         which = f"report #{applied.group(1)}" if applied else "the report"
         values = [{"label": "Show the report", "value": f"What does {which} hold now?"}]
         return _say(f"Done. {outcome}\n\n{_line('SUGGESTED_VALUES:', values)}")
+    seen = files_seen(request.messages)
+    if turn == 0 and seen:
+        # A dropped document: summarizing it is the model's reading, which this one cannot do.
+        return _say(
+            f"{DEMO_LABEL}\n\n{seen} With a real model I summarize a PDF's findings here, "
+            "and can then search the corpus for the work it builds on."
+        )
     if turn == 0 and REPORT_QUESTION.search(asked):
         if "get_report" not in offered:
             return _say(f"{DEMO_LABEL}\n\nReports are on the reports page: ask me there.")

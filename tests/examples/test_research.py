@@ -14,6 +14,7 @@ import pytest
 
 from examples.research.app import build
 from examples.research.corpus import ARTICLE_COUNT, Library
+from tests.attachments import samples
 from tests.examples.conftest import ServeExample
 from tests.server.helpers import datas, parse_sse, stream_text
 
@@ -318,3 +319,18 @@ def test_a_result_list_says_how_many_of_how_many_it_shows(client: httpx.Client) 
     shown, total = len(results["data"]["articles"]), results["data"]["total"]
     assert shown < total
     assert results["summary"] == f"The best {shown} of {total} articles for “editing”"
+
+
+def test_a_dropped_pdf_is_named_by_the_offline_model_instead_of_searched(
+    serve_example: ServeExample, tmp_path: Path
+) -> None:
+    server = serve_example(build, data_dir=tmp_path / "files")
+    with server.client() as client:
+        uploaded = client.post(
+            "/api/attachments", files={"file": ("findings.pdf", samples.PDF, "application/pdf")}
+        )
+        assert uploaded.status_code == 201, uploaded.text
+        frames = chat(client, "Summarize this", attachments=[uploaded.json()["id"]])
+    answer = complete(frames)["message"]
+    assert "I got 1 attachment: findings.pdf (a PDF)." in answer
+    assert not [f for f in frames if f["type"] == "tool_start"]  # no search of the corpus
