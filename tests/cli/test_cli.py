@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentstream.cli.loading import AgentLoadError, load_agent
+from tests.server.helpers import PROCESS_START
 
 AGENT_MODULE = '''
 from agentstream import Agent, tool
@@ -33,7 +34,7 @@ not_an_agent = 42
 def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "agentstream.cli", *args],
-        cwd=cwd, capture_output=True, text=True, timeout=60, check=False,
+        cwd=cwd, capture_output=True, text=True, timeout=PROCESS_START, check=False,
     )  # fmt: skip
 
 
@@ -110,7 +111,7 @@ def test_models_marks_the_model_the_server_uses(tmp_path: Path) -> None:
     def default_of(*args: str) -> str:
         result = subprocess.run(
             [sys.executable, "-m", "agentstream.cli", "models", "--no-discover", "--json", *args],
-            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, check=True,
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=PROCESS_START, check=True,
         )  # fmt: skip
         import json
 

@@ -13,6 +13,7 @@ import pytest
 
 from agentstream.agent import Agent
 from agentstream.cli.serve import _warn_of_a_missing_key
+from tests.server.helpers import PROCESS_START
 
 KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "GEMINI_API_KEY", "GOOGLE_API_KEY")
 
@@ -21,7 +22,7 @@ def chat(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in KEYS and k != "AGENTSTREAM_MODEL"}
     return subprocess.run(
         [sys.executable, "-m", "agentstream.cli", "chat", *args],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=60, check=False,
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=PROCESS_START, check=False,
     )  # fmt: skip
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from agentstream.cli.loading import AgentLoadError, load_agent, load_hooks
 
-from ..server.helpers import parse_sse, serve_process
+from ..server.helpers import PROCESS_START, parse_sse, serve_process
 
 MYAPP = '''
 from agentstream import Agent, tool
@@ -56,7 +56,7 @@ def environment(app_dir: Path, **values: str) -> dict[str, str]:
 def cli(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "agentstream.cli", *args],
-        cwd=cwd, env=environment(cwd, **env), capture_output=True, text=True, timeout=60,
+        cwd=cwd, env=environment(cwd, **env), capture_output=True, text=True, timeout=PROCESS_START,
         check=False,
     )  # fmt: skip
 

@@ -31,6 +31,10 @@ cancelled, an event set): a guard against hanging, not a measure. Waits return a
 thing happens, so a generous limit costs nothing when all is well and holds on a loaded
 machine (two CPU hogs beside four test workers) where a few seconds did not."""
 
+PROCESS_START = 180.0
+"""How long a process of ours may take to start, or to run a one-shot command: it imports
+everything, which on a loaded 2-core machine has taken over a minute. A hang guard too."""
+
 
 class LiveServer:
     """``app`` served by uvicorn in a thread with its own event loop, on a free loopback port."""

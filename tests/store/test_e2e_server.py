@@ -35,7 +35,7 @@ from agentstream.server.config import ServerConfig
 from agentstream.server.settings import Settings
 from agentstream.store import SqlConversationStore, create_engine, upgrade
 from agentstream.store.models import RunRow
-from tests.server.helpers import LiveServer, wait_until
+from tests.server.helpers import PROCESS_START, LiveServer, wait_until
 
 LONG_ANSWER = ["word "] * 400
 
@@ -282,7 +282,7 @@ class ServerProcess:
             stdout=self._log,
             stderr=subprocess.STDOUT,
         )
-        if not wait_until(self._ready, timeout=180):
+        if not wait_until(self._ready, timeout=PROCESS_START):
             self.stop()
             raise RuntimeError(f"the server did not start; see {log}:\n{log.read_text()}")
 
@@ -444,6 +444,7 @@ agent = Agent(
 """
 
 
+@pytest.mark.timeout(4 * PROCESS_START)  # five server starts: the suite's limit is for one
 def test_sigkill_at_random_moments_of_tool_runs_leaves_a_history_the_vendor_accepts(
     tmp_path: Path, database_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import httpx
 
+from tests.server.helpers import PROCESS_START
+
 from .test_e2e_server import free_port
 
 
@@ -32,14 +34,9 @@ def base_env(**extra: str) -> dict[str, str]:
     return {**env, **extra}
 
 
-WORKER_START_SECONDS = 180
-"""How long workers may take to start (or be restarted): two processes importing everything,
-on a loaded machine."""
-
-
 def wait_for_workers(process: subprocess.Popen[str], base: str) -> None:
     """Until the server answers at ``base`` (its workers have started)."""
-    deadline = time.monotonic() + WORKER_START_SECONDS
+    deadline = time.monotonic() + PROCESS_START
     while True:
         assert process.poll() is None, process.stdout.read() if process.stdout else ""
         try:

@@ -15,8 +15,9 @@ from pathlib import Path
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
+from tests.server.helpers import PROCESS_START
 from tests.store.test_e2e_server import free_port
-from tests.store.test_workers import WORKER_START_SECONDS, stop, wait_for_workers, workers_of
+from tests.store.test_workers import stop, wait_for_workers, workers_of
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -145,7 +146,7 @@ def test_two_workers_metrics_are_summed_and_dead_workers_stop_counting_as_runnin
             os.kill(worker, signal.SIGKILL)
         # Counted as stopped when the supervisor has seen them die; read when a new worker
         # answers.
-        deadline = time.monotonic() + WORKER_START_SECONDS
+        deadline = time.monotonic() + PROCESS_START
         while True:
             try:
                 found = read_metrics(base)
