@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["is_origin"]
+__all__ = ["LOOPBACK_ORIGIN", "is_origin"]
+
+LOOPBACK_ORIGIN = r"https?://(localhost|127\.0\.0\.1|\[::1\])(:\d+)?"
+"""Origins of pages served from this machine."""
 
 _ORIGIN = re.compile(r"https?://(\[[0-9a-fA-F:.]+\]|[^\s/?#:\[\]@]+)(:\d{1,5})?")
 

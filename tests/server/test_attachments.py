@@ -53,6 +53,12 @@ class Served:
         answer: dict[str, Any] = response.json()
         return answer
 
+    def __enter__(self) -> Served:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.http.close()
+
     def last_user_message(self) -> UserMessage:
         message = self.provider.requests[-1].messages[-1]
         assert isinstance(message, UserMessage)
@@ -117,6 +123,15 @@ def test_an_upload_answers_what_was_kept_and_its_owner_reads_it_back(served: Ser
     assert "sandbox" in read.headers["content-security-policy"]
     # The name was only shown: nothing was written outside the data directory's store.
     assert not (served.data_dir.parent / "screenshot of the error.png").exists()
+
+
+def test_a_name_in_any_script_is_kept_and_served_with_an_ascii_fallback(served: Served) -> None:
+    answer = served.uploaded(samples.png(), "季節 report.png")  # sent in raw UTF-8
+    assert answer["name"] == "季節 report.png"
+    read = served.http.get(f"/api/attachments/{answer['id']}", headers=ANN)
+    assert read.headers["content-disposition"] == (
+        "inline; filename=\"?? report.png\"; filename*=UTF-8''%E5%AD%A3%E7%AF%80%20report.png"
+    )
 
 
 @pytest.mark.parametrize(
@@ -344,3 +359,32 @@ def test_the_server_sweeps_away_uploads_no_message_took(serve: Serve, tmp_path: 
 
         assert wait_until(lambda: status(left) == 404, timeout=30)
         assert status(taken) == 200
+
+
+def test_a_page_of_another_site_cannot_upload_in_a_visitors_name(
+    serve: Serve, tmp_path: Path
+) -> None:
+    evil = {"Origin": "https://evil.example"}
+    with start(serve, tmp_path / "signed-in") as signed_in:
+        cookie = {"Cookie": f"agentstream_session={token('ann', tenant='acme')}"}
+        refused = signed_in.upload(samples.png(), headers={**cookie, **evil})
+        assert (refused.status_code, refused.json()["detail"]) == (
+            403,
+            "an upload from a page of another site needs a bearer token",
+        )
+        assert signed_in.upload(samples.png(), headers=cookie).status_code == 201
+        assert signed_in.upload(samples.png(), headers={**ANN, **evil}).status_code == 201
+    with start(serve, tmp_path / "anonymous", auth=False) as anonymous:
+        assert anonymous.upload(samples.png(), headers=evil).status_code == 403
+        dev_server = {"Origin": "http://localhost:5173"}
+        assert anonymous.upload(samples.png(), headers=dev_server).status_code == 201
+        own = {"Origin": anonymous.live.url}
+        assert anonymous.upload(samples.png(), headers=own).status_code == 201
+
+
+def test_an_attachment_whose_content_is_gone_is_404(served: Served) -> None:
+    answer = served.uploaded(samples.png())
+    sha = answer["sha256"]
+    (served.data_dir / "attachments" / sha[:2] / sha).unlink()
+    read = served.http.get(f"/api/attachments/{answer['id']}", headers=ANN)
+    assert (read.status_code, read.json()) == (404, {"detail": "Attachment not found"})

@@ -10,6 +10,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from sqlalchemy import func, select
 
 from agentstream.attachments.blobs import FileBlobs
 from agentstream.errors import AttachmentNotFound
@@ -17,7 +18,7 @@ from agentstream.messages import UserMessage
 from agentstream.principal import Principal
 from agentstream.store import SqlConversationStore
 from agentstream.store.attachments import SqlAttachments, clean_name
-from agentstream.store.models import utcnow
+from agentstream.store.models import ATTACHMENTS, utcnow
 
 from .attachments import BLOB_STORES, blob_store, upload
 from .helpers import exchange, new_principal, run_id
@@ -149,3 +150,46 @@ async def test_the_sweep_removes_only_old_uploads_no_message_took(
 )
 def test_names_are_kept_for_display_only(sent: str, shown: str) -> None:
     assert clean_name(sent) == shown
+
+
+@pytest.mark.parametrize("odd", ["\x00", "a/../b", "x" * 65, ""])
+async def test_ids_that_cannot_be_ours_are_not_found(
+    attachments: SqlAttachments, alice: Principal, odd: str
+) -> None:
+    with pytest.raises(AttachmentNotFound):
+        await attachments.resolve(alice, [odd])
+
+
+async def test_an_empty_file_is_kept_too(
+    attachments: SqlAttachments, alice: Principal, tmp_path: Path
+) -> None:
+    saved = await upload(attachments, alice, b"", name="empty.txt", staging_dir=tmp_path)
+    assert saved.size == 0
+    assert await attachments.content(saved) == b""
+    assert [part async for part in await attachments.opened(saved)] == []
+
+
+async def test_content_that_is_gone_is_not_found_before_anything_is_read(
+    attachments: SqlAttachments, alice: Principal, tmp_path: Path
+) -> None:
+    saved = await upload(attachments, alice, CONTENT, staging_dir=tmp_path)
+    await attachments.blobs.delete(saved.sha256)
+    with pytest.raises(AttachmentNotFound):
+        await attachments.opened(saved)
+
+
+async def test_an_upload_whose_content_cannot_be_kept_leaves_no_row(
+    store: SqlConversationStore, alice: Principal, tmp_path: Path
+) -> None:
+    blocked = tmp_path / "not-a-directory"
+    blocked.write_bytes(b"")
+    attachments = SqlAttachments(store.engine, FileBlobs(blocked))
+    with pytest.raises(NotADirectoryError):
+        await upload(attachments, alice, CONTENT, staging_dir=tmp_path)
+    async with store.engine.connect() as conn:
+        rows = await conn.scalar(
+            select(func.count())
+            .select_from(ATTACHMENTS)
+            .where(ATTACHMENTS.c.owner_id == alice.user_id)
+        )
+    assert rows == 0

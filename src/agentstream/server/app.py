@@ -35,6 +35,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from agentstream.agent import Agent
 from agentstream.chat import ChatHooks
 from agentstream.errors import ConfigurationError
+from agentstream.origins import LOOPBACK_ORIGIN
 from agentstream.providers.registry import ModelRegistry
 from agentstream.runs import (
     LocalBroker,
@@ -75,8 +76,6 @@ if TYPE_CHECKING:
 
 __all__ = ["API_PREFIX", "create_app", "reserved_prefixes"]
 
-LOOPBACK_ORIGIN = r"https?://(localhost|127\.0\.0\.1|\[::1\])(:\d+)?"
-"""Origins of pages served from this machine."""
 
 API_PREFIX = "/api"
 """Where the server's own REST API lives (conversations, runs, the chat UI's configuration),

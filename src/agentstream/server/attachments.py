@@ -22,8 +22,9 @@ a user uploaded runs as a page of this origin.
 
 import asyncio
 import logging
+import re
 from typing import Annotated
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, StreamingResponse
@@ -31,8 +32,11 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from agentstream.attachments.limits import AttachmentLimits, file_too_large
 from agentstream.attachments.types import IMAGE_TYPES, TEXT_TYPES, Attachment
 from agentstream.conversation import attachment_json
+from agentstream.errors import Forbidden
+from agentstream.origins import LOOPBACK_ORIGIN
 from agentstream.principal import Principal
 from agentstream.server.intake import Intake
+from agentstream.server.settings import Settings
 from agentstream.server.state import ServerContext
 from agentstream.server.uploads import FILE_FIELD, receive_file
 from agentstream.store.attachments import SqlAttachments
@@ -114,6 +118,7 @@ def attachments_router(intake: Intake, server: ServerContext) -> APIRouter:
     )
     async def upload(principal: CurrentPrincipal, request: Request) -> JSONResponse:
         """Keep a file for a message; the answer's ``id`` is what a message names."""
+        check_sender(request, server.settings)
         declared = request.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > limits.max_file_bytes + MULTIPART_OVERHEAD:
             raise file_too_large(limits.max_file_bytes)
@@ -132,12 +137,34 @@ def attachments_router(intake: Intake, server: ServerContext) -> APIRouter:
         """The content of one of the caller's attachments."""
         attachment = await attachments.get(principal, attachment_id)
         return StreamingResponse(
-            attachments.read(attachment),
+            await attachments.opened(attachment),
             media_type=_served_type(attachment),
             headers=served_headers(attachment),
         )
 
     return router
+
+
+def check_sender(request: Request, settings: Settings) -> None:
+    """Refuse an upload that a page of another site made in the visitor's name.
+
+    A multipart form is one of the posts a browser sends to any site without asking it
+    first (no CORS preflight), with that site's cookies, and in anonymous local mode the
+    caller needs no credentials at all: so a page anywhere could fill a user's uploads. The
+    JSON endpoints are safe by their content type; here the ``Origin`` a browser sends decides:
+    this server's own, an origin the deployment allows (``AGENTSTREAM_CORS_ORIGINS``, or a
+    loopback page in anonymous local mode), or a request with a bearer token, which no form
+    can carry."""
+    origin = request.headers.get("origin")
+    if origin is None or urlsplit(origin).netloc == request.headers.get("host"):
+        return
+    if not settings.anonymous and request.headers.get("authorization"):
+        return
+    if origin in settings.cors_origins:
+        return
+    if settings.anonymous and re.fullmatch(LOOPBACK_ORIGIN, origin):
+        return
+    raise Forbidden("an upload from a page of another site needs a bearer token")
 
 
 def _served_type(attachment: Attachment) -> str:

@@ -36,7 +36,8 @@ class Received:
 class _Parts:
     """The parser's callbacks' state: which part is the file, and its bytes not yet written."""
 
-    headers: dict[str, str] = field(default_factory=dict)
+    headers: dict[str, bytes] = field(default_factory=dict)
+    """A part's headers as sent: browsers write a file's name in raw UTF-8."""
     header_field: bytearray = field(default_factory=bytearray)
     header_value: bytearray = field(default_factory=bytearray)
     header_bytes: int = 0
@@ -63,7 +64,7 @@ class _Parts:
 
     def header_end(self) -> None:
         name = self.header_field.decode("latin-1").strip().lower()
-        self.headers[name] = self.header_value.decode("utf-8", "replace")
+        self.headers[name] = bytes(self.header_value)
         self.header_field.clear()
         self.header_value.clear()
 
@@ -74,9 +75,10 @@ class _Parts:
         if b"filename" not in options:
             raise RefusedRequest(FILE_FIELD, "the field 'file' must be a file, not a value")
         self.in_file = True
+        declared = self.headers.get("content-type")
         self.received = Received(
             name=options[b"filename"].decode("utf-8", "replace"),
-            declared_type=self.headers.get("content-type"),
+            declared_type=None if declared is None else declared.decode("latin-1"),
         )
 
     def data(self, data: bytes, start: int, end: int) -> None:

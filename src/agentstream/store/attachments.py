@@ -14,6 +14,7 @@ names it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -34,6 +35,8 @@ from agentstream.store.models import ATTACHMENTS, utcnow
 __all__ = ["NAME_LENGTH", "SqlAttachments", "refer"]
 
 NAME_LENGTH = 255
+_ID = re.compile(r"[0-9A-Za-z_-]{1,64}")
+"""What an attachment id can look like (they are :func:`~agentstream.ids.new_id`'s)."""
 _a = ATTACHMENTS.c
 _COLUMNS = (_a.id, _a.name, _a.media_type, _a.size, _a.sha256)
 
@@ -77,7 +80,13 @@ class SqlAttachments:
                     "referenced_at": None,
                 },
             )
-        await self.blobs.keep(staged.sha256, staged.path)
+        try:
+            await self.blobs.keep(staged.sha256, staged.path)
+        except BaseException:
+            # No row may name content that was never kept (a full disk, a cancelled request).
+            async with writer(self._engine).begin() as conn:
+                await conn.execute(delete(ATTACHMENTS).where(_a.id == attachment.id))
+            raise
         return attachment
 
     async def get(self, principal: Principal, attachment_id: str) -> Attachment:
@@ -92,6 +101,9 @@ class SqlAttachments:
         if not ids:
             return ()
         wanted = list(dict.fromkeys(ids))
+        malformed = next((i for i in wanted if not _ID.fullmatch(i)), None)
+        if malformed is not None:  # never one of ours (and NUL would upset PostgreSQL)
+            raise AttachmentNotFound(malformed)
         async with self._engine.connect() as conn:
             rows = await conn.execute(
                 select(*_COLUMNS).where(_a.id.in_(wanted), *_owned(principal))
@@ -103,8 +115,19 @@ class SqlAttachments:
         return tuple(found[i] for i in ids)
 
     def read(self, attachment: Attachment) -> AsyncIterator[bytes]:
-        """The content, a part at a time."""
+        """The content, a part at a time (``FileNotFoundError`` when it is gone)."""
         return self.blobs.read(attachment.sha256)
+
+    async def opened(self, attachment: Attachment) -> AsyncIterator[bytes]:
+        """The content, a part at a time, its first part read already: content that is
+        gone (swept a moment ago) is :class:`AttachmentNotFound` here, before a response
+        has started, not a download cut short."""
+        parts = self.read(attachment)
+        try:
+            first = await anext(parts, b"")
+        except FileNotFoundError:
+            raise AttachmentNotFound(attachment.id) from None
+        return _after(first, parts)
 
     async def content(self, attachment: Attachment) -> bytes:
         """The whole content, for a provider building a request that carries it."""
@@ -134,6 +157,13 @@ class SqlAttachments:
             if not shared:
                 await self.blobs.delete(sha256)
         return len(removed)
+
+
+async def _after(first: bytes, rest: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    if first:
+        yield first
+    async for part in rest:
+        yield part
 
 
 def refer(conn: Connection, principal: Principal, ids: Sequence[str], now: datetime) -> None:

@@ -37,12 +37,12 @@ class SqlBlobs:
         file = await asyncio.to_thread(staged.open, "rb")
         try:
             async with writer(self._engine).begin() as conn:
-                part = 0
-                while data := await asyncio.to_thread(file.read, PART_BYTES):
+                part, data = 0, await asyncio.to_thread(file.read, PART_BYTES)
+                while part == 0 or data:  # part 0 even when empty: a blob is there or not
                     await conn.execute(
                         insert(BLOBS), {"sha256": sha256, "part": part, "data": data}
                     )
-                    part += 1
+                    part, data = part + 1, await asyncio.to_thread(file.read, PART_BYTES)
         except IntegrityError:
             if not await self._has(sha256):  # another upload of the same content won the race
                 raise
@@ -66,7 +66,8 @@ class SqlBlobs:
                 if part == 0:
                     raise FileNotFoundError(sha256)
                 return
-            yield bytes(data)
+            if data:
+                yield bytes(data)
             part += 1
 
     async def delete(self, sha256: str) -> None:
