@@ -21,6 +21,8 @@ import jwt
 import uvicorn
 from fastapi import FastAPI
 
+from agentstream.server.attachments import SWEEP_TASK
+
 T = TypeVar("T")
 
 SECRET = "test-secret-that-is-long-enough-for-hs256"
@@ -84,12 +86,17 @@ class LiveServer:
         return httpx.Client(base_url=self.url, **{"timeout": 10, **kwargs})
 
 
+APP_LIFETIME_TASKS = frozenset({SWEEP_TASK})
+"""Tasks an app keeps from its start to its end (not a leak)."""
+
+
 async def other_tasks() -> list[str]:
-    """The server loop's tasks, except the ones uvicorn itself runs and this one."""
+    """The server loop's tasks, except the ones uvicorn itself runs, the app's own that live
+    as long as it does, and this one."""
     current = asyncio.current_task()
     names = []
     for task in asyncio.all_tasks():
-        if task is current or task.done():
+        if task is current or task.done() or task.get_name() in APP_LIFETIME_TASKS:
             continue
         coro = task.get_coro()
         name = getattr(coro, "__qualname__", repr(coro))

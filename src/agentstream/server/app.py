@@ -53,7 +53,12 @@ from agentstream.runs.store import (
     UsageReader,
 )
 from agentstream.server import client_config, runs, web
-from agentstream.server.attachments import ATTACHMENTS_PATH, attachments_router, sweep_forever
+from agentstream.server.attachments import (
+    ATTACHMENTS_PATH,
+    SWEEP_TASK,
+    attachments_router,
+    sweep_forever,
+)
 from agentstream.server.auth import authenticator_from_settings
 from agentstream.server.config import ServerConfig
 from agentstream.server.dialects import BUILT_IN, Dialect
@@ -167,7 +172,9 @@ def create_app(
                 await owned.prepare()
             await runner.start()
             sweep = (
-                asyncio.create_task(sweep_forever(attachments, settings.attachments))
+                asyncio.create_task(
+                    sweep_forever(attachments, settings.attachments), name=SWEEP_TASK
+                )
                 if attachments is not None
                 else None
             )

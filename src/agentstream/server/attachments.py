@@ -44,6 +44,7 @@ from agentstream.store.attachments import SqlAttachments
 __all__ = [
     "ATTACHMENTS_PATH",
     "SWEEP_EVERY_SECONDS",
+    "SWEEP_TASK",
     "attachment_url",
     "attachments_router",
     "sweep_forever",
@@ -52,6 +53,8 @@ __all__ = [
 log = logging.getLogger("agentstream.server")
 
 ATTACHMENTS_PATH = "/api/attachments"
+SWEEP_TASK = "agentstream: sweep uploads no message took"
+"""The name of the app's task that sweeps (it lives as long as the app)."""
 SWEEP_EVERY_SECONDS = 3600.0
 """How often uploads no message took are looked for (at most; sooner when they are kept
 for less than twice this)."""
