@@ -19,10 +19,12 @@ from agentstream.attachments import AttachmentLimits
 from agentstream.messages import UserMessage
 from agentstream.providers.profiles import ModelProfile, ModelProfiles
 from agentstream.providers.scripted import ScriptedProvider
+from agentstream.server.settings import Settings, SettingsError
 from agentstream.store import SqlConversationStore, create_engine, upgrade
 from tests.attachments import samples
 from tests.server.conftest import Serve
 from tests.server.helpers import LiveServer, bearer, stream_text, token, wait_until
+from tests.store.conftest import fresh_postgres
 
 ANN = bearer(token("ann", tenant="acme"))
 BOB = bearer(token("bob", tenant="acme"))
@@ -388,3 +390,66 @@ def test_an_attachment_whose_content_is_gone_is_404(served: Served) -> None:
     (served.data_dir / "attachments" / sha[:2] / sha).unlink()
     read = served.http.get(f"/api/attachments/{answer['id']}", headers=ANN)
     assert (read.status_code, read.json()) == (404, {"detail": "Attachment not found"})
+
+
+def test_servers_on_one_postgresql_database_share_attachments(serve: Serve, tmp_path: Path) -> None:
+    """Content kept in the database: an upload to one host is read, and named in a
+    message, on another (each with a data directory of its own)."""
+    with fresh_postgres() as url:
+        hosts = []
+        for name in ("a", "b"):
+            provider = ScriptedProvider({"rules": [{"turns": [{"text": "Seen."}]}]})
+            store = SqlConversationStore(create_engine(url))
+            live = serve(
+                Agent(model=provider),
+                store=store,
+                auth=True,
+                tenant_claim="tenant",
+                data_dir=tmp_path / name,
+                attachment_storage="database",
+            )
+            live.call(upgrade(store.engine), timeout=60)
+            hosts.append(Served(live, provider, tmp_path / name))
+        first, second = hosts
+        image = samples.png(9, 9)
+        try:
+            answer = first.uploaded(image)
+            read = second.http.get(f"/api/attachments/{answer['id']}", headers=ANN)
+            assert read.content == image
+            path, body = SPEC_REQUESTS["tray"]
+            response, _ = stream_text(
+                second.http, path, json={**body, "attachments": [answer["id"]]}, headers=ANN
+            )
+            assert response.status_code == 200
+            assert second.provider.requests[-1].files == {answer["sha256"]: image}
+            assert not (tmp_path / "a" / "attachments" / answer["sha256"][:2]).exists()
+        finally:
+            for host in hosts:
+                host.http.close()
+                store = host.live.app.state.server.runner.store
+                host.live.call(store.close(), timeout=30)
+
+
+def test_the_limits_and_the_storage_come_from_the_environment() -> None:
+    settings = Settings.from_env(
+        {
+            "AGENTSTREAM_DATA_DIR": "/srv/chat",
+            "AGENTSTREAM_ATTACHMENT_STORAGE": "database",
+            "AGENTSTREAM_MAX_ATTACHMENT_BYTES": "1000",
+            "AGENTSTREAM_MAX_ATTACHMENTS_PER_MESSAGE": "3",
+            "AGENTSTREAM_MAX_ATTACHMENT_BYTES_PER_MESSAGE": "2500",
+            "AGENTSTREAM_UNREFERENCED_ATTACHMENT_HOURS": "0.5",
+        }
+    )
+    assert (settings.data_dir, settings.attachment_storage) == (Path("/srv/chat"), "database")
+    assert settings.attachments == AttachmentLimits(
+        max_file_bytes=1000,
+        max_files_per_message=3,
+        max_message_bytes=2500,
+        unreferenced_after=timedelta(minutes=30),
+    )
+    assert Settings.from_env({}).attachments == AttachmentLimits()
+    with pytest.raises(SettingsError, match="files or database"):
+        Settings.from_env({"AGENTSTREAM_ATTACHMENT_STORAGE": "s3"}).check()
+    with pytest.raises(SettingsError, match="must be positive"):
+        Settings.from_env({"AGENTSTREAM_MAX_ATTACHMENT_BYTES": "-1"}).check()
