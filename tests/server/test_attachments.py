@@ -5,7 +5,9 @@ spec protocol carrying uploads to the model and into the stored history."""
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
+import socket
 from collections.abc import Iterator, Sequence
 from datetime import timedelta
 from pathlib import Path
@@ -453,3 +455,27 @@ def test_the_limits_and_the_storage_come_from_the_environment() -> None:
         Settings.from_env({"AGENTSTREAM_ATTACHMENT_STORAGE": "s3"}).check()
     with pytest.raises(SettingsError, match="must be positive"):
         Settings.from_env({"AGENTSTREAM_MAX_ATTACHMENT_BYTES": "-1"}).check()
+
+
+def test_an_upload_cut_short_leaves_nothing_behind(
+    served: Served, caplog: pytest.LogCaptureFixture
+) -> None:
+    boundary = "cut"
+    head = (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; '
+        'filename="half.txt"\r\nContent-Type: text/plain\r\n\r\n'
+    ).encode() + b"x" * 20_000
+    request = (
+        "POST /api/attachments HTTP/1.1\r\n"
+        f"Host: 127.0.0.1:{served.live.port}\r\n"
+        f"Authorization: {ANN['Authorization']}\r\n"
+        f"Content-Type: multipart/form-data; boundary={boundary}\r\n"
+        "Content-Length: 60000\r\n\r\n"
+    ).encode()
+    with socket.create_connection(("127.0.0.1", served.live.port)) as sock:
+        sock.sendall(request + head)
+        staging = served.data_dir / "attachments" / "staging"
+        assert wait_until(lambda: staging.exists() and any(staging.iterdir()))
+    assert wait_until(lambda: not any(staging.iterdir()))
+    assert served.http.get("/api/conversations", headers=ANN).status_code == 200
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []

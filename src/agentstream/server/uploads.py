@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from python_multipart.exceptions import MultipartParseError
 from python_multipart.multipart import MultipartParser, parse_options_header
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 
 from agentstream.attachments.staging import Staging
 from agentstream.errors import RefusedRequest
@@ -113,14 +113,18 @@ async def receive_file(request: Request, staging: Staging) -> Received:
             "on_part_end": parts.end,
         },
     )
-    async for chunk in request.stream():
-        try:
-            parser.write(chunk)
-        except MultipartParseError:
-            raise RefusedRequest(FILE_FIELD, "the form is malformed") from None
-        for data in parts.pending:
-            await staging.write(data)
-        parts.pending.clear()
+    try:
+        async for chunk in request.stream():
+            try:
+                parser.write(chunk)
+            except MultipartParseError:
+                raise RefusedRequest(FILE_FIELD, "the form is malformed") from None
+            for data in parts.pending:
+                await staging.write(data)
+            parts.pending.clear()
+    except ClientDisconnect:
+        # Nobody is left to answer; a refusal rather than a server error in the logs.
+        raise RefusedRequest(FILE_FIELD, "the upload was cut short") from None
     parser.finalize()
     if parts.received is None:
         raise RefusedRequest(FILE_FIELD, "field required")
