@@ -162,16 +162,20 @@ def with_a_tool_image() -> tuple[Message, ...]:
     )
 
 
-async def test_an_image_a_tool_returned_goes_inside_anthropics_tool_result(
-    upstream: FakeUpstream,
-) -> None:
-    upstream.queue(anthropic.text("A login page."))
-    provider = anthropic.provider(upstream)
+async def sent_with_a_tool_image(upstream: FakeUpstream, vendor: ModuleType) -> Any:
+    upstream.queue(vendor.text("A login page."))
+    provider = vendor.provider(upstream)
     try:
         await collect(provider, request(*with_a_tool_image(), tools=(), files=FILES))
     finally:
         await provider.aclose()
-    messages = anthropic.request_body(upstream.posts[0])["messages"]
+    return vendor.request_body(upstream.posts[0])
+
+
+async def test_an_image_a_tool_returned_goes_inside_anthropics_tool_result(
+    upstream: FakeUpstream,
+) -> None:
+    messages = (await sent_with_a_tool_image(upstream, anthropic))["messages"]
     assert messages[2] == {
         "role": "user",
         "content": [
@@ -188,13 +192,7 @@ async def test_an_image_a_tool_returned_goes_inside_anthropics_tool_result(
 async def test_an_image_a_tool_returned_follows_the_tool_message_in_chat_completions(
     upstream: FakeUpstream,
 ) -> None:
-    upstream.queue(openai.text("A login page."))
-    provider = openai.provider(upstream)
-    try:
-        await collect(provider, request(*with_a_tool_image(), tools=(), files=FILES))
-    finally:
-        await provider.aclose()
-    messages = openai.request_body(upstream.posts[0])["messages"]
+    messages = (await sent_with_a_tool_image(upstream, openai))["messages"]
     assert messages[-2:] == [
         {"role": "tool", "tool_call_id": "call_1", "content": "Taken."},
         {
@@ -216,3 +214,36 @@ async def test_content_missing_from_the_request_is_a_bad_request(upstream: FakeU
         await provider.aclose()
     assert failed.value.kind == "bad_request"
     assert upstream.posts == []
+
+
+async def test_an_image_a_tool_returned_is_part_of_the_responses_function_output(
+    upstream: FakeUpstream,
+) -> None:
+    body = await sent_with_a_tool_image(upstream, openai_responses)
+    (output,) = [item for item in body["input"] if item.get("type") == "function_call_output"]
+    assert output == {
+        "type": "function_call_output",
+        "call_id": "call_1",
+        "output": [{"type": "input_text", "text": "Taken."}, RESPONSES_NATIVE[0]],
+    }
+
+
+async def test_an_image_a_tool_returned_follows_the_function_response_in_gemini(
+    upstream: FakeUpstream,
+) -> None:
+    body = await sent_with_a_tool_image(upstream, google)
+    parts = body["contents"][-1]["parts"]
+    assert [next(iter(part)) for part in parts] == ["functionResponse", "inlineData"]
+    assert parts[1] == GEMINI_NATIVE[0]
+
+
+async def test_an_image_a_tool_returned_is_in_the_ollama_tool_messages_images(
+    upstream: FakeUpstream,
+) -> None:
+    body = await sent_with_a_tool_image(upstream, ollama)
+    assert body["messages"][-1] == {
+        "role": "tool",
+        "tool_name": "screenshot",
+        "content": "Taken.",
+        "images": [B64_PNG],
+    }
