@@ -83,7 +83,7 @@ class LiveServer:
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
 
     def client(self, **kwargs: Any) -> httpx.Client:
-        return httpx.Client(base_url=self.url, **{"timeout": 10, **kwargs})
+        return httpx.Client(base_url=self.url, **{"timeout": WAIT, **kwargs})
 
 
 APP_LIFETIME_TASKS = frozenset({SWEEP_TASK})

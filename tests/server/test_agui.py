@@ -31,7 +31,7 @@ from agentstream.store import SqlConversationStore, create_engine, upgrade
 from tests.agent.pending_helpers import Refunds, vendor_problem
 from tests.node_clients import run_client
 from tests.server.conftest import Serve
-from tests.server.helpers import LiveServer, parse_sse, wait_until
+from tests.server.helpers import PROCESS_START, LiveServer, parse_sse, wait_until
 
 SCRIPT: dict[str, Any] = {
     "rules": [
@@ -100,7 +100,7 @@ class Live:
             "agui_client.mjs",
             scenario,
             env={**os.environ, "BASE_URL": self.server.url, **env},
-            timeout=60,
+            timeout=PROCESS_START,
         )
         assert result.returncode == 0, result.stderr
         out: dict[str, Any] = json.loads(result.stdout)

@@ -15,7 +15,14 @@ from agentstream.server.app import create_app
 from agentstream.server.settings import Settings
 from tests.server.agents import tray_agent
 from tests.server.conftest import Serve
-from tests.server.helpers import LiveServer, datas, parse_sse, serve_process, stream_text
+from tests.server.helpers import (
+    PROCESS_START,
+    LiveServer,
+    datas,
+    parse_sse,
+    serve_process,
+    stream_text,
+)
 
 TRAY = "/api/chat/stream"
 
@@ -181,7 +188,7 @@ def refused_to_serve(directory: Path, *args: str) -> str:
     """What ``agentstream serve ARGS`` says when it refuses to start (exit status 2)."""
     result = subprocess.run(
         [sys.executable, "-m", "agentstream.cli", "serve", *args],
-        cwd=directory, capture_output=True, text=True, timeout=60, check=False,
+        cwd=directory, capture_output=True, text=True, timeout=PROCESS_START, check=False,
     )  # fmt: skip
     assert result.returncode == 2, result.stderr
     return result.stderr

@@ -18,6 +18,7 @@ from agentstream.messages import UserMessage
 from tests import node_clients
 from tests.attachments import samples
 from tests.server.conftest import Serve
+from tests.server.helpers import PROCESS_START
 from tests.server.test_attachments import Served, start
 
 IMAGE = samples.png(6, 6)
@@ -103,7 +104,7 @@ def test_ag_ui_image_content_reaches_the_model_and_stays_in_the_thread(served: S
         "agui_client.mjs",
         "image",
         env={**os.environ, "BASE_URL": served.live.url, "IMAGE_BASE64": IMAGE_BASE64},
-        timeout=60,
+        timeout=PROCESS_START,
     )
     assert result.returncode == 0, result.stderr
     found: dict[str, Any] = json.loads(result.stdout)

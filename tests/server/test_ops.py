@@ -19,6 +19,7 @@ from tests.server.agents import agent_agent, slow_agent
 from tests.server.conftest import Serve
 from tests.server.helpers import (
     ISO_MS,
+    PROCESS_START,
     UUID,
     bearer,
     datas,
@@ -218,7 +219,12 @@ def test_example_frontend_handling_in_node(serve: Serve) -> None:
         "SESSION_COOKIE": f"agentstream_session={token('dave')}",
     }
     result = subprocess.run(
-        [NODE, str(CLIENT_JS)], capture_output=True, text=True, env=env, timeout=60, check=False
+        [NODE, str(CLIENT_JS)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=PROCESS_START,
+        check=False,
     )
     assert result.returncode == 0, result.stderr
     collected = json.loads(result.stdout)
@@ -238,7 +244,12 @@ def test_node_client_without_the_cookie_gets_401(serve: Serve) -> None:
     server = serve(agent_agent(), auth=True)
     env = {**os.environ, "BASE_URL": server.url, "SESSION_COOKIE": ""}
     result = subprocess.run(
-        [NODE, str(CLIENT_JS)], capture_output=True, text=True, env=env, timeout=60, check=False
+        [NODE, str(CLIENT_JS)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=PROCESS_START,
+        check=False,
     )
     assert json.loads(result.stdout)["status"] == 401
 

@@ -17,6 +17,7 @@ from agentstream.principal import Principal
 from agentstream.store import SqlConversationStore
 from agentstream.store.checkpoints import Checkpointer
 from agentstream.store.engine import WAL_AUTOCHECKPOINT_PAGES
+from tests.server.helpers import WAIT
 
 
 def _in_the_database_file(path: Path, conversation_id: str) -> bool:
@@ -25,7 +26,9 @@ def _in_the_database_file(path: Path, conversation_id: str) -> bool:
     try:
         query = "SELECT 1 FROM agentstream_conversations WHERE id = ?"
         return conn.execute(query, (conversation_id,)).fetchone() is not None
-    except sqlite3.OperationalError:  # not even the tables have reached the file
+    except sqlite3.DatabaseError:
+        # Not even the tables have reached the file, or the checkpoint is writing it as this
+        # reads it (an immutable read does not wait for writers): not there yet.
         return False
     finally:
         conn.close()
@@ -47,11 +50,10 @@ async def test_committed_rows_reach_the_database_file_without_a_commit_checkpoin
         )
         # A few pages in the log, far below the commits' own threshold: only the
         # checkpoint thread copies them into the file.
-        for _ in range(200):
-            if _in_the_database_file(path, started.conversation_id):
-                break
+        deadline = time.monotonic() + WAIT  # a hang guard: the thread checkpoints every 0.2 s
+        while not _in_the_database_file(path, started.conversation_id):
+            assert time.monotonic() < deadline, "the row never reached the database file"
             await asyncio.sleep(0.01)
-        assert _in_the_database_file(path, started.conversation_id)
 
 
 def test_a_failing_checkpoint_is_logged_and_the_next_commit_tries_again(

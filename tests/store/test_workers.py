@@ -65,7 +65,7 @@ def workers_of(pid: int) -> list[int]:
 
 def test_workers_without_redis_are_refused(tmp_path: Path) -> None:
     process = serve(tmp_path, base_env(), "--workers", "2", "--port", str(free_port()))
-    output, _ = process.communicate(timeout=60)
+    output, _ = process.communicate(timeout=PROCESS_START)
     assert process.returncode == 2
     assert "--workers 2 needs AGENTSTREAM_REDIS_URL" in output
 
