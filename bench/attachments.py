@@ -24,12 +24,10 @@ import argparse
 import json
 import os
 import statistics
-import struct
 import subprocess
 import sys
 import tempfile
 import time
-import zlib
 from pathlib import Path
 
 import httpx
@@ -37,6 +35,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from tests.attachments.samples import encode_png  # noqa: E402
 from tests.providers.fakes import FakeUpstream  # noqa: E402
 from tests.providers.fakes import openai as fake_openai  # noqa: E402
 from tests.server.helpers import serving  # noqa: E402
@@ -72,18 +71,7 @@ def png(kib: int) -> bytes:
         for _ in range(side * 3):
             seed = (seed * 1103515245 + 12345) & 0x7FFFFFFF
             rows.append(seed >> 16 & 0xFF)
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        body = kind + data
-        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
-
-    header = struct.pack(">IIBBBBB", side, side, 8, 2, 0, 0, 0)
-    return (
-        b"\x89PNG\r\n\x1a\n"
-        + chunk(b"IHDR", header)
-        + chunk(b"IDAT", zlib.compress(bytes(rows), 1))
-        + chunk(b"IEND", b"")
-    )
+    return encode_png(side, side, bytes(rows), level=1)
 
 
 def first_token_ms(client: httpx.Client, body: dict[str, object]) -> float:

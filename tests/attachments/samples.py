@@ -10,22 +10,28 @@ import zlib
 from agentstream.attachments import Attachment
 
 
-def png(width: int = 2, height: int = 2) -> bytes:
-    """A PNG of ``width`` x ``height`` grey pixels: valid for small sizes; for large ones the
-    header declares the size over a few bytes of data, as a decompression bomb does."""
+def encode_png(width: int, height: int, rows: bytes, *, colour: int = 2, level: int = -1) -> bytes:
+    """``rows`` (each a filter byte, then the pixels: RGB for ``colour`` 2, grey for 0) as a
+    PNG file that declares ``width`` x ``height``, compressed at zlib's ``level``."""
 
     def chunk(kind: bytes, data: bytes) -> bytes:
         body = kind + data
         return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
 
-    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
-    rows = b"".join(b"\x00" + b"\x80" * min(width, 64) for _ in range(min(height, 64)))
+    header = struct.pack(">IIBBBBB", width, height, 8, colour, 0, 0, 0)
     return (
         b"\x89PNG\r\n\x1a\n"
         + chunk(b"IHDR", header)
-        + chunk(b"IDAT", zlib.compress(rows))
+        + chunk(b"IDAT", zlib.compress(rows, level))
         + chunk(b"IEND", b"")
     )
+
+
+def png(width: int = 2, height: int = 2) -> bytes:
+    """A PNG of ``width`` x ``height`` grey pixels: valid for small sizes; for large ones the
+    header declares the size over a few bytes of data, as a decompression bomb does."""
+    rows = b"".join(b"\x00" + b"\x80" * min(width, 64) for _ in range(min(height, 64)))
+    return encode_png(width, height, rows, colour=0)
 
 
 def jpeg(width: int = 3, height: int = 2, exif_bytes: int = 100) -> bytes:

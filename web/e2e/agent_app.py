@@ -39,8 +39,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import struct
-import zlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -55,6 +53,7 @@ from agentstream.chat import (
     TableView,
 )
 from agentstream.providers.scripted import ScriptedProvider
+from tests.attachments.samples import encode_png  # the repository root is on the path
 
 GATES = Path(os.environ.get("AGENTSTREAM_E2E_GATES", "e2e-gates"))
 
@@ -89,18 +88,7 @@ def _chart_png(width: int = 240, height: int = 120) -> bytes:
             bar = x * len(heights) // width
             inside = x % (width // len(heights)) > 12 and y > height * (1 - heights[bar])
             rows.extend((79, 70, 229) if inside else (255, 255, 255))
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        body = kind + data
-        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
-
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return (
-        b"\x89PNG\r\n\x1a\n"
-        + chunk(b"IHDR", header)
-        + chunk(b"IDAT", zlib.compress(bytes(rows)))
-        + chunk(b"IEND", b"")
-    )
+    return encode_png(width, height, bytes(rows))
 
 
 @tool(display=lambda args: "Drawing the chart…")
