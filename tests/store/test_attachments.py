@@ -4,6 +4,7 @@ later runs, and uploads no message took are swept away with content nobody else 
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
 from datetime import timedelta
@@ -13,6 +14,7 @@ import pytest
 from sqlalchemy import func, select
 
 from agentstream.attachments.blobs import FileBlobs
+from agentstream.attachments.types import Attachment
 from agentstream.errors import AttachmentNotFound
 from agentstream.messages import UserMessage
 from agentstream.principal import Principal
@@ -64,6 +66,9 @@ async def test_another_users_or_tenants_attachment_is_not_found(
     for stranger in (new_principal(alice.tenant_id), same_user_other_tenant):
         with pytest.raises(AttachmentNotFound):
             await attachments.get(stranger, saved.id)
+        with pytest.raises(AttachmentNotFound):  # what the owner's upload left in memory too
+            await attachments.resolve(stranger, [saved.id])
+    assert await attachments.resolve(alice, [saved.id]) == (saved,)
     with pytest.raises(AttachmentNotFound):
         await attachments.resolve(alice, [saved.id, "no-such-id"])
 
@@ -173,9 +178,42 @@ async def test_content_that_is_gone_is_not_found_before_anything_is_read(
     attachments: SqlAttachments, alice: Principal, tmp_path: Path
 ) -> None:
     saved = await upload(attachments, alice, CONTENT, staging_dir=tmp_path)
-    await attachments.blobs.delete(saved.sha256)
+    await attachments.blobs.discard(saved.sha256, nobody_names_it)
     with pytest.raises(AttachmentNotFound):
         await attachments.opened(saved)
+
+
+async def nobody_names_it() -> bool:
+    return False
+
+
+async def test_an_upload_of_content_being_swept_keeps_its_content(
+    store: SqlConversationStore, attachments: SqlAttachments, alice: Principal, tmp_path: Path
+) -> None:
+    """The sweep removes the last upload naming some content, then its blob. The same content
+    uploaded again just after the sweep learnt that no upload names it must not lose its
+    blob: the upload either writes a blob of its own or waits for the sweep to finish."""
+    old = await upload(attachments, alice, CONTENT, staging_dir=tmp_path)
+    async with store.engine.begin() as conn:  # the old upload, now swept
+        await conn.execute(ATTACHMENTS.delete().where(ATTACHMENTS.c.id == old.id))
+    again: asyncio.Task[Attachment] | None = None
+
+    async def an_upload_comes_in() -> bool:
+        nonlocal again
+        async with store.engine.connect() as conn:
+            named = await conn.scalar(
+                select(func.count())
+                .select_from(ATTACHMENTS)
+                .where(ATTACHMENTS.c.sha256 == old.sha256)
+            )
+        again = asyncio.create_task(upload(attachments, alice, CONTENT, staging_dir=tmp_path))
+        await asyncio.wait([again], timeout=0.5)  # done, or waiting for the sweep
+        return bool(named)
+
+    await attachments.blobs.discard(old.sha256, an_upload_comes_in)
+    assert again is not None
+    kept = await again
+    assert await attachments.content(await attachments.get(alice, kept.id)) == CONTENT
 
 
 async def test_an_upload_whose_content_cannot_be_kept_leaves_no_row(

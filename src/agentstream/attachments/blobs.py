@@ -13,17 +13,21 @@ on several hosts shares attachments with nothing new to run).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import BinaryIO, Protocol, runtime_checkable
 
-__all__ = ["READ_BYTES", "BlobStore", "FileBlobs", "check_sha256"]
+__all__ = ["READ_BYTES", "BlobStore", "FileBlobs", "InUse", "check_sha256"]
 
 READ_BYTES = 256 * 1024
 """How much of a blob is read at a time."""
 _SHA256 = re.compile(r"[0-9a-f]{64}")
+
+InUse = Callable[[], Awaitable[bool]]
+"""Whether some upload still names a content (asked by :meth:`BlobStore.discard`)."""
 
 
 def check_sha256(sha256: str) -> str:
@@ -47,8 +51,12 @@ class BlobStore(Protocol):
         """The content, a part at a time (``FileNotFoundError`` when there is none)."""
         ...
 
-    async def delete(self, sha256: str) -> None:
-        """Remove the content (nothing happens when there is none)."""
+    async def discard(self, sha256: str, in_use: InUse) -> None:
+        """Remove the content unless ``in_use()`` says an upload names it. The question is
+        asked once the content is out of an upload's way: an upload of the same content
+        that committed its row before is seen, and one that commits after finds no blob
+        and keeps its own. (Asking first and removing after would lose the content of an
+        upload that came in between, because :meth:`keep` keeps a blob already there.)"""
         ...
 
 
@@ -80,8 +88,20 @@ class FileBlobs:
         finally:
             file.close()  # closing a regular file does not wait on the disk
 
-    async def delete(self, sha256: str) -> None:
-        await asyncio.to_thread(self.path(sha256).unlink, missing_ok=True)
+    async def discard(self, sha256: str, in_use: InUse) -> None:
+        # Out of the way by a rename (an upload now writes its own copy), then back by a
+        # link, which fails rather than replace a copy an upload wrote meanwhile.
+        target = self.path(sha256)
+        aside = target.with_name(f"{target.name}.{os.urandom(8).hex()}.discarded")
+        try:
+            await asyncio.to_thread(os.rename, target, aside)
+        except FileNotFoundError:
+            return
+        try:
+            if await in_use():
+                await asyncio.to_thread(_link_back, aside, target)
+        finally:
+            await asyncio.to_thread(aside.unlink, missing_ok=True)
 
 
 def _open_and_read(path: Path) -> tuple[BinaryIO, bytes]:
@@ -91,6 +111,11 @@ def _open_and_read(path: Path) -> tuple[BinaryIO, bytes]:
     except BaseException:
         file.close()
         raise
+
+
+def _link_back(aside: Path, target: Path) -> None:
+    with contextlib.suppress(FileExistsError):  # an upload kept the content again meanwhile
+        os.link(aside, target)
 
 
 def _move_into_place(staged: Path, target: Path) -> None:

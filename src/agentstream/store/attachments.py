@@ -10,16 +10,25 @@ transaction that stores the message, so an attachment swept away a moment earlie
 message instead of leaving it pointing at nothing). Uploads never referenced are removed
 after a while by :meth:`SqlAttachments.sweep`, and their content with the last row that
 names it.
+
+Because :func:`refer` checks again, the lookup before a message is stored
+(:meth:`SqlAttachments.resolve`) may answer from what this process saw of the caller's
+attachments a moment ago (their uploads, their last messages): a row never changes, only
+goes, and a user's next message usually names the file they just uploaded here. That spares
+a message with a file a database read before its model call. A direct read
+(:meth:`SqlAttachments.get`) always asks the database.
 """
 
 from __future__ import annotations
 
 import re
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import delete, exists, func, insert, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -39,6 +48,12 @@ _ID = re.compile(r"[0-9A-Za-z_-]{1,64}")
 """What an attachment id can look like (they are :func:`~agentstream.ids.new_id`'s)."""
 _a = ATTACHMENTS.c
 _COLUMNS = (_a.id, _a.name, _a.media_type, _a.size, _a.sha256)
+RECENT = 4096
+"""How many of their users' attachments a process remembers for :meth:`SqlAttachments.resolve`
+(a few hundred bytes each)."""
+
+_Key = tuple[str | None, str, str]
+"""Tenant, owner and id: an attachment as its owner names it."""
 
 
 def _owned(principal: Principal) -> tuple[Any, ...]:
@@ -51,6 +66,15 @@ class SqlAttachments:
     def __init__(self, engine: AsyncEngine, blobs: BlobStore) -> None:
         self._engine = engine
         self.blobs = blobs
+        self._recent: OrderedDict[_Key, Attachment] = OrderedDict()
+        """Attachments this process saved or resolved lately, by owner (see the module's
+        docstring)."""
+
+    def _remember(self, principal: Principal, attachment: Attachment) -> None:
+        recent = self._recent
+        recent[(principal.tenant, principal.user_id, attachment.id)] = attachment
+        if len(recent) > RECENT:
+            recent.popitem(last=False)
 
     async def save(
         self, principal: Principal, *, name: str, media_type: str, staged: Staged
@@ -87,17 +111,30 @@ class SqlAttachments:
             async with writer(self._engine).begin() as conn:
                 await conn.execute(delete(ATTACHMENTS).where(_a.id == attachment.id))
             raise
+        self._remember(principal, attachment)
         return attachment
 
     async def get(self, principal: Principal, attachment_id: str) -> Attachment:
         """``principal``'s attachment ``attachment_id`` (:class:`AttachmentNotFound` for any
-        other)."""
-        (found,) = await self.resolve(principal, [attachment_id])
+        other), as the database has it now."""
+        (found,) = await self._read(principal, [attachment_id])
         return found
 
     async def resolve(self, principal: Principal, ids: Sequence[str]) -> tuple[Attachment, ...]:
-        """``principal``'s attachments ``ids``, in that order; :class:`AttachmentNotFound`
-        when any is not theirs."""
+        """``principal``'s attachments ``ids``, in that order, for a message about to be
+        stored (which :func:`refer` checks again); :class:`AttachmentNotFound` when any is
+        not theirs."""
+        recent = self._recent
+        tenant, owner = principal.tenant, principal.user_id
+        known = [recent.get((tenant, owner, i)) for i in ids]
+        if all(known):
+            return tuple(a for a in known if a is not None)
+        found = await self._read(principal, ids)
+        for attachment in found:
+            self._remember(principal, attachment)
+        return found
+
+    async def _read(self, principal: Principal, ids: Sequence[str]) -> tuple[Attachment, ...]:
         if not ids:
             return ()
         wanted = list(dict.fromkeys(ids))
@@ -150,13 +187,14 @@ class SqlAttachments:
                 .all()
             )
         for sha256 in set(removed):
-            async with self._engine.connect() as conn:
-                shared = await conn.scalar(
-                    select(func.count()).select_from(ATTACHMENTS).where(_a.sha256 == sha256)
-                )
-            if not shared:
-                await self.blobs.delete(sha256)
+            await self.blobs.discard(sha256, partial(self._named, sha256))
         return len(removed)
+
+    async def _named(self, sha256: str) -> bool:
+        """Whether an upload names the content ``sha256``."""
+        async with self._engine.connect() as conn:
+            found = await conn.scalar(select(exists().where(_a.sha256 == sha256)))
+        return bool(found)
 
 
 async def _after(first: bytes, rest: AsyncIterator[bytes]) -> AsyncIterator[bytes]:

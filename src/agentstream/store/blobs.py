@@ -3,6 +3,11 @@
 Each blob is cut into parts of :data:`PART_BYTES` rows of ``agentstream_blobs``, written in
 one transaction (a blob is all there or not at all) and read one part per query, so neither
 an upload nor a download holds a whole file in memory.
+
+A blob's first part is its lock: keeping content and discarding it both lock that row
+(``SELECT ... FOR UPDATE``; SQLite runs one writing transaction at a time anyway), so an
+upload of some content and a sweep of the same content take turns (see
+:meth:`~agentstream.attachments.blobs.BlobStore.discard`).
 """
 
 from __future__ import annotations
@@ -11,11 +16,11 @@ import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from sqlalchemy import delete, exists, insert, select
+from sqlalchemy import delete, insert, select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from agentstream.attachments.blobs import check_sha256
+from agentstream.attachments.blobs import InUse, check_sha256
 from agentstream.store.engine import writer
 from agentstream.store.models import BLOBS
 
@@ -32,11 +37,11 @@ class SqlBlobs:
 
     async def keep(self, sha256: str, staged: Path) -> None:
         check_sha256(sha256)
-        if await self._has(sha256):
-            return
         file = await asyncio.to_thread(staged.open, "rb")
         try:
             async with writer(self._engine).begin() as conn:
+                if await _lock(conn, sha256):
+                    return
                 part, data = 0, await asyncio.to_thread(file.read, PART_BYTES)
                 while part == 0 or data:  # part 0 even when empty: a blob is there or not
                     await conn.execute(
@@ -44,15 +49,11 @@ class SqlBlobs:
                     )
                     part, data = part + 1, await asyncio.to_thread(file.read, PART_BYTES)
         except IntegrityError:
-            if not await self._has(sha256):  # another upload of the same content won the race
-                raise
+            async with self._engine.connect() as conn:
+                if not await _lock(conn, sha256):  # unless another upload of it won the race
+                    raise
         finally:
             await asyncio.to_thread(file.close)
-
-    async def _has(self, sha256: str) -> bool:
-        async with self._engine.connect() as conn:
-            found = await conn.scalar(select(exists().where(BLOBS.c.sha256 == sha256)))
-        return bool(found)
 
     async def read(self, sha256: str) -> AsyncIterator[bytes]:
         check_sha256(sha256)
@@ -70,7 +71,17 @@ class SqlBlobs:
                 yield bytes(data)
             part += 1
 
-    async def delete(self, sha256: str) -> None:
+    async def discard(self, sha256: str, in_use: InUse) -> None:
         check_sha256(sha256)
         async with writer(self._engine).begin() as conn:
-            await conn.execute(delete(BLOBS).where(BLOBS.c.sha256 == sha256))
+            if await _lock(conn, sha256) and not await in_use():
+                await conn.execute(delete(BLOBS).where(BLOBS.c.sha256 == sha256))
+
+
+async def _lock(conn: AsyncConnection, sha256: str) -> bool:
+    """Whether the blob is there, its first part locked until ``conn``'s transaction ends
+    (on PostgreSQL; a writing SQLite transaction has the whole database)."""
+    found = await conn.scalar(
+        select(BLOBS.c.part).where(BLOBS.c.sha256 == sha256, BLOBS.c.part == 0).with_for_update()
+    )
+    return found is not None
