@@ -14,7 +14,8 @@ SSE with the header ``x-vercel-ai-ui-message-stream: v1``, ending with ``data: [
 and ``reasoning-start/-delta/-end`` (ids ``text-N``/``reasoning-N``), ``tool-input-start``,
 ``tool-input-delta`` (the arguments' JSON as the model writes it), ``tool-input-available`` (or
 ``tool-input-error`` for arguments that are not JSON), ``tool-output-available``,
-``tool-output-error`` or ``tool-output-denied``, ``tool-approval-request`` for a call that
+``tool-output-error`` or ``tool-output-denied``, ``file`` after a tool's output for each file
+it made (``url`` here, ``mediaType``, ``filename``), ``tool-approval-request`` for a call that
 waits for a person, ``data-<kind>`` for payloads (``id``: the payload's id),
 ``data-tool-progress`` (one part per call, updated in place), a transient ``data-warning``,
 ``message-metadata {usage}`` after each model turn, then ``finish {finishReason,
@@ -69,7 +70,7 @@ from agentstream.pending import Answers, ApprovalDecision, open_calls
 from agentstream.principal import Principal
 from agentstream.runs import ConversationNotFound, ProtocolOptions, RunNotFound, RunRequest
 from agentstream.runs.store import ConversationReader
-from agentstream.server.dialects.aisdk_history import ui_messages
+from agentstream.server.dialects.aisdk_history import file_part, ui_messages
 from agentstream.server.dialects.base import (
     Frame,
     RequestModel,
@@ -435,7 +436,8 @@ class AiSdkEncoder:
         else:
             output = event.output if event.output is not None else event.result
             data = {"type": "tool-output-available", "toolCallId": event.call_id, "output": output}
-        return (("tool", dumps(data)),)  # its payload follows as its own event
+        files = [("file", dumps(file_part(attachment))) for attachment in event.attachments]
+        return (("tool", dumps(data)), *files)  # its payload follows as its own event
 
 
 class StopAnswer(BaseModel):

@@ -22,7 +22,7 @@ from agentstream.server.attachments import attachment_url
 if TYPE_CHECKING:
     from agentstream.store.views import DisplayMessage, DisplayToolCall
 
-__all__ = ["STOPPED_TEXT", "ui_messages"]
+__all__ = ["STOPPED_TEXT", "file_part", "ui_messages"]
 
 STOPPED_TEXT = "The answer was stopped before the tool returned."
 
@@ -36,7 +36,7 @@ def ui_messages(
     for message in messages:
         if message.role == "user":
             text = {"type": "text", "text": message.content, "state": "done"}
-            files = [_file(attachment) for attachment in message.attachments]
+            files = [file_part(attachment) for attachment in message.attachments]
             shown.append({"id": message.id, "role": "user", "parts": [*files, text]})
             continue
         parts = [{"type": "step-start"}, *_answer_parts(message)]
@@ -54,9 +54,10 @@ def ui_messages(
     return shown
 
 
-def _file(attachment: Attachment) -> dict[str, Any]:
-    """An attachment as the ``file`` part ``sendMessage({files})`` made of it, at its URL
-    here (which the client may send back)."""
+def file_part(attachment: Attachment) -> dict[str, Any]:
+    """An attachment as a ``file`` part, at its URL here: the part ``sendMessage({files})``
+    made of a user's file (which the client may send back), and the ``file`` chunk that
+    adds a tool's file to the answer after the tool's output."""
     return {
         "type": "file",
         "mediaType": attachment.media_type,
@@ -85,6 +86,7 @@ def _answer_parts(message: DisplayMessage) -> list[dict[str, Any]]:
         offset = min(max(call.text_offset, position), len(text))
         parts.extend(_text(text[position:offset]))
         parts.append(_tool(call))
+        parts.extend(file_part(attachment) for attachment in call.attachments)
         position = offset
     parts.extend(_text(text[position:]))
     return parts
