@@ -9,6 +9,7 @@ word in the user's message, so one server answers every test case:
                (so the progress card can be seen and photographed without timing guesses);
                ``stopme`` and ``timing`` do the same with gates of their own
 - ``slow``     a long answer streamed slowly, for the stop button
+- ``unhurried`` 30 words, one every 100 ms: an answer to write the next message during
 - ``stream500`` 500 deltas of Markdown, one every 20 ms (the long-conversation benchmark)
 - ``resumable``, ``followme``, ``halting``, ``orphan``  the search tool (each with a gate of
                its own), then a second answer streamed slowly: runs to reload, follow from a
@@ -264,6 +265,7 @@ HOSTILE = [
 """Answers a prompt injection could make a model write (``e2e/hostile.e2e.ts``)."""
 
 SLOW = " ".join(f"word{i}" for i in range(400))
+UNHURRIED = " ".join(f"step{i}" for i in range(30))
 STREAM500 = [
     f"token{i}" + ("\n\n" if i % 50 == 49 else " ") + ("**bold** " if i % 10 == 5 else "")
     for i in range(500)
@@ -358,6 +360,7 @@ RULES = {
             ],
         },
         {"match": "slow", "turns": [{"text": SLOW, "delay": 0.15}]},
+        {"match": "unhurried", "turns": [{"text": UNHURRIED, "delay": 0.1}]},
         {"match": "stream500", "turns": [{"text": STREAM500, "delay": 0.02}]},
         {
             "match": "orders",

@@ -503,4 +503,56 @@ describe("chat", () => {
     const storedTime = await lastAnswer().getByTestId("tool-card").locator(".tool-time").textContent();
     expect(storedTime).toBe(liveTime);
   });
+
+  it("offers Stop and send and Send after for a message written while an answer streams", async () => {
+    await page.goto("/");
+    await send("unhurried first");
+    await lastAnswer().getByText("step2").waitFor();
+    const box = page.getByRole("textbox", { name: "Message" });
+    await box.fill("hello, next in line");
+    const offer = page.getByRole("group", { name: "Send while the answer is written" });
+    await offer.waitFor();
+    await screenshot(page, "30-double-text-offer");
+    await box.press("Enter"); // Enter: send after
+    const queued = page.getByTestId("queued");
+    await queued.waitFor();
+    await expect(box.inputValue()).resolves.toBe("");
+    await screenshot(page, "31-double-text-queued");
+    // The first answer ends in full, then the message is sent and answered.
+    await page.getByTestId("assistant-message").first().getByText("step29").waitFor();
+    await lastAnswer().locator("table").waitFor();
+    await waitIdle();
+    await expect(queued.count()).resolves.toBe(0);
+    await page.waitForURL(/\/c\/[^/]+$/);
+    await page.reload();
+    const asked = page.getByTestId("user-message");
+    await asked.filter({ hasText: "hello, next in line" }).waitFor();
+    await expect(asked.allTextContents()).resolves.toEqual(["unhurried first", "hello, next in line"]);
+
+    // Stop and send: the answer streaming is stopped (and kept), the new message answered.
+    await send("slow, to be cut short");
+    await lastAnswer().getByText("word3").waitFor();
+    await box.fill("hello instead");
+    await page.getByRole("button", { name: "Stop and send" }).click();
+    await page.getByTestId("stopped").waitFor();
+    await lastAnswer().locator("table").waitFor();
+    await waitIdle();
+    await expect(lastAnswer().getAttribute("data-status")).resolves.toBe("complete");
+    await screenshot(page, "32-double-text-stopped-and-sent");
+  });
+
+  it("takes back a message waiting for the answer, into the message box", async () => {
+    await page.goto("/");
+    await send("unhurried again");
+    await lastAnswer().getByText("step2").waitFor();
+    const box = page.getByRole("textbox", { name: "Message" });
+    await box.fill("never mind");
+    await page.getByRole("button", { name: "Send after" }).click();
+    await page.getByTestId("queued").getByRole("button", { name: "Cancel" }).click();
+    await expect(page.getByTestId("queued").count()).resolves.toBe(0);
+    await expect(box.inputValue()).resolves.toBe("never mind");
+    await lastAnswer().getByText("step29").waitFor();
+    await waitIdle();
+    await expect(page.getByTestId("user-message").count()).resolves.toBe(1);
+  });
 });

@@ -107,6 +107,10 @@ export function ChatView(props: ChatViewProps) {
       onSend: send,
       onAction,
       onRetry: (id) => latest.current.chat.retry(id),
+      onUnqueue: (id) => {
+        const taken = latest.current.chat.unqueue(id);
+        if (taken && latest.current.draft.trim() === "") latest.current.onDraft(taken.text);
+      },
       onDecide: (...args) => latest.current.chat.decide(...args),
       onDiagnostics: setDiagnostics,
       payloadTypes: config.payload_types,
@@ -147,6 +151,15 @@ export function ChatView(props: ChatViewProps) {
             props.onDraft("");
           }}
           onStop={chat.stop}
+          onSendAfter={() => {
+            chat.sendAfter(props.draft, { attachments: pending.take() });
+            props.onDraft("");
+          }}
+          onStopAndSend={() => {
+            end.follow();
+            chat.stopAndSend(props.draft, { attachments: pending.take() });
+            props.onDraft("");
+          }}
           policy={policy}
           pending={pending}
         />

@@ -1,6 +1,8 @@
 /**
  * The message box: Enter sends, Shift+Enter adds a line, Escape stops a running answer.
- * The send button turns into a stop button while an answer streams. Where the chat takes
+ * The send button turns into a stop button while an answer streams; a message written
+ * meanwhile is offered "Stop and send" and "Send after" (what Enter does then), so sending
+ * never silently does nothing. Where the chat takes
  * files, a paperclip button picks them and a paste adds them, shown above the text while
  * they upload; a message waits for its files to finish uploading.
  */
@@ -18,6 +20,10 @@ export function Composer(props: {
   onChange(value: string): void;
   onSend(): void;
   onStop(): void;
+  /** Send the message when the answer streaming now ends. */
+  onSendAfter(): void;
+  /** Stop the answer streaming now and send the message. */
+  onStopAndSend(): void;
   /** What files the chat takes (none: no paperclip), and those waiting. */
   policy?: AttachmentPolicy | null;
   pending?: PendingAttachments;
@@ -38,7 +44,9 @@ export function Composer(props: {
   const pending = props.policy ? props.pending : undefined;
   const picker = useRef<HTMLInputElement>(null);
   const ready = pending?.files.some((f) => f.status === "ready") ?? false;
-  const canSend = (props.value.trim() !== "" || ready) && !props.busy && !pending?.uploading;
+  const written = (props.value.trim() !== "" || ready) && !pending?.uploading;
+  const canSend = written && !props.busy;
+  const waiting = written && props.busy; // offered both ways to send it
   return (
     <form
       class="composer"
@@ -55,6 +63,17 @@ export function Composer(props: {
               {pending.notice}
             </p>
           )}
+        </div>
+      )}
+      {waiting && (
+        <div class="composer-busy" role="group" aria-label="Send while the answer is written">
+          <span>The answer is still being written.</span>
+          <button type="button" class="composer-busy-btn" onClick={props.onStopAndSend}>
+            Stop and send
+          </button>
+          <button type="button" class="composer-busy-btn primary" title="Send after (Enter)" onClick={props.onSendAfter}>
+            Send after
+          </button>
         </div>
       )}
       {pending && props.policy && (
@@ -104,6 +123,7 @@ export function Composer(props: {
           if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
             e.preventDefault();
             if (canSend) props.onSend();
+            else if (waiting) props.onSendAfter();
           } else if (e.key === "Escape" && props.busy) {
             e.preventDefault();
             props.onStop();
@@ -120,7 +140,8 @@ export function Composer(props: {
         </button>
       )}
       <p id="composer-hint" class="visually-hidden">
-        Enter sends, Shift+Enter adds a new line, Escape stops the answer.
+        Enter sends (while an answer is written: after it), Shift+Enter adds a new line, Escape
+        stops the answer.
       </p>
     </form>
   );

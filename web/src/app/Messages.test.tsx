@@ -26,6 +26,7 @@ const HANDLERS: MessageHandlers = {
   onSend: () => undefined,
   onAction: () => undefined,
   onRetry: () => undefined,
+  onUnqueue: () => undefined,
   onDecide: () => undefined,
   onDiagnostics: () => undefined,
   payloadTypes: {},

@@ -22,6 +22,8 @@ export interface MessageHandlers {
   onSend(text: string, interactionType?: string): void;
   onAction(action: SuggestedAction): void;
   onRetry(answerId: string): void;
+  /** Take back a message waiting for the answer before it. */
+  onUnqueue(id: string): void;
   /** The user approved or rejected a tool call waiting for them. */
   onDecide(answerId: string, callId: string, approved: boolean, reason?: string): void;
   onDiagnostics(diagnostics: Record<string, unknown>): void;
@@ -102,11 +104,19 @@ function sameItems(a: readonly ChatItem[], b: readonly ChatItem[]): boolean {
 const Row = memo(function Row(props: { item: ChatItem; isLast: boolean; busy: boolean; handlers: MessageHandlers }) {
   const { item } = props;
   return item.kind === "user" ? (
-    <div class="row row-user" role="listitem">
+    <div class={`row row-user${item.queued ? " is-queued" : ""}`} role="listitem">
       <div class="bubble bubble-user" data-testid="user-message">
         {item.attachments?.length ? <MessageAttachments attachments={item.attachments} /> : null}
         {item.text}
       </div>
+      {item.queued && (
+        <p class="queued-note" data-testid="queued">
+          Sends when the answer ends.{" "}
+          <button type="button" class="link-btn" onClick={() => props.handlers.onUnqueue(item.id)}>
+            Cancel
+          </button>
+        </p>
+      )}
     </div>
   ) : (
     <div class="row row-assistant" role="listitem">

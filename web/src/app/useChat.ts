@@ -7,6 +7,11 @@
  * does not stop them; while one streams, its {@link RunMark} is kept in `sessionStorage` so the
  * page can pick the answer up where it was ({@link ChatController.follow}). A live stream that
  * breaks off is resumed once from the last event it had.
+ *
+ * A message written while an answer streams waits in the page ({@link ChatController.sendAfter},
+ * shown as queued) and is sent when that answer ends, however it ends; "stop and send" stops
+ * the answer first. One answer of the page streams at a time, so the conversation stays in the
+ * order the person wrote it.
  */
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import {
@@ -53,6 +58,13 @@ export interface ChatController {
   /** Something for a screen reader to announce (answer finished, stopped, failed). */
   announcement: string;
   send(message: string, options?: SendOptions): void;
+  /** Send when the answer streaming now ends (at once when none does). */
+  sendAfter(message: string, options?: SendOptions): void;
+  /** Stop the answer streaming now, then send. */
+  stopAndSend(message: string, options?: SendOptions): void;
+  /** Take back a message waiting for the answer before it; returns it (its text may go back
+   * into the message box). */
+  unqueue(id: string): UserItem | undefined;
   retry(answerId: string): void;
   /** Approve or reject a tool call `answerId` waits on; once each of its calls is decided,
    * the decisions are sent and the conversation continues in a new answer. */
@@ -91,6 +103,10 @@ export function useChat(params: {
   const conversationRef = useRef<string | null>(null);
   const runRef = useRef<{ run: ChatRun; stopping: boolean; detached: boolean } | null>(null);
   const frameRef = useRef<number | null>(null);
+  /** Messages waiting for the answer in progress, oldest first. */
+  const queueRef = useRef<{ item: UserItem; options: SendOptions }[]>([]);
+  /** Sends the next waiting message (set below, once `run` exists). */
+  const nextRef = useRef<() => void>(() => {});
   const paramsRef = useRef(params);
   paramsRef.current = params;
 
@@ -259,7 +275,10 @@ export function useChat(params: {
           runRef.current = null;
           setBusy(false);
         }
-        if (!handle.detached) paramsRef.current.onRunEnd?.();
+        if (!handle.detached) {
+          paramsRef.current.onRunEnd?.();
+          nextRef.current();
+        }
       }
     },
     [replaceAnswer, keepMark, dropMark],
@@ -298,21 +317,54 @@ export function useChat(params: {
 
   const send = useCallback(
     (message: string, options: SendOptions = {}) => {
-      const text = message.trim();
-      const attachments = options.attachments ?? [];
-      if ((!text && !attachments.length) || runRef.current) return;
-      const user: UserItem = { kind: "user", id: localId("u"), text, ...(attachments.length ? { attachments } : {}) };
-      const request: ChatRequest = {
-        ...requestOf(user),
-        interaction_type: options.interactionType ?? "text_input",
-        ...(options.action ? { action: options.action } : {}),
-      };
+      const user = userItem(message, options);
+      if (!user || runRef.current) return;
+      const request = requestFor(user, options);
       const answer = newAnswer(request);
       const added: ChatItem[] = options.showUser === false ? [answer] : [user, answer];
       commit([...itemsRef.current, ...added], true);
       run(request, answer);
     },
     [commit, run],
+  );
+
+  const sendAfter = useCallback(
+    (message: string, options: SendOptions = {}) => {
+      if (!runRef.current) return send(message, options);
+      const user = userItem(message, options);
+      if (!user) return;
+      const item: UserItem = { ...user, queued: true };
+      queueRef.current = [...queueRef.current, { item, options }];
+      commit([...itemsRef.current, item], true);
+      setAnnouncement("The message will be sent when the answer ends.");
+    },
+    [commit, send],
+  );
+
+  nextRef.current = () => {
+    const [next, ...rest] = queueRef.current;
+    if (!next || runRef.current) return;
+    queueRef.current = rest;
+    const { queued: _, ...item } = next.item;
+    const request = requestFor(item, next.options);
+    const answer = newAnswer(request);
+    const items = itemsRef.current.flatMap((it) => (it.id === item.id ? [item, answer] : [it]));
+    commit(items, true);
+    run(request, answer);
+  };
+
+  const unqueue = useCallback(
+    (id: string) => {
+      const found = queueRef.current.find((q) => q.item.id === id);
+      if (!found) return undefined;
+      queueRef.current = queueRef.current.filter((q) => q !== found);
+      commit(
+        itemsRef.current.filter((it) => it.id !== id),
+        true,
+      );
+      return found.item;
+    },
+    [commit],
   );
 
   const retry = useCallback(
@@ -354,6 +406,14 @@ export function useChat(params: {
     void handle.run.stop();
   }, []);
 
+  const stopAndSend = useCallback(
+    (message: string, options: SendOptions = {}) => {
+      sendAfter(message, options);
+      stop();
+    },
+    [sendAfter, stop],
+  );
+
   const reset = useCallback(
     (next: ChatItem[], id: string | null) => {
       const handle = runRef.current;
@@ -366,6 +426,7 @@ export function useChat(params: {
         runRef.current = null;
         setBusy(false);
       }
+      queueRef.current = []; // shown in the conversation left: not sent into another one
       conversationRef.current = id;
       setConversationId(id);
       commit(next, true);
@@ -380,5 +441,35 @@ export function useChat(params: {
     [],
   );
 
-  return { items, busy, conversationId, announcement, send, retry, decide, stop, reset, follow };
+  return {
+    items,
+    busy,
+    conversationId,
+    announcement,
+    send,
+    sendAfter,
+    stopAndSend,
+    unqueue,
+    retry,
+    decide,
+    stop,
+    reset,
+    follow,
+  };
+}
+
+/** The user's message as shown; none when there is nothing to send. */
+function userItem(message: string, options: SendOptions): UserItem | null {
+  const text = message.trim();
+  const attachments = options.attachments ?? [];
+  if (!text && !attachments.length) return null;
+  return { kind: "user", id: localId("u"), text, ...(attachments.length ? { attachments } : {}) };
+}
+
+function requestFor(user: UserItem, options: SendOptions): ChatRequest {
+  return {
+    ...requestOf(user),
+    interaction_type: options.interactionType ?? "text_input",
+    ...(options.action ? { action: options.action } : {}),
+  };
 }

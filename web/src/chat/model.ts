@@ -65,6 +65,8 @@ export interface UserItem {
   text: string;
   /** The files sent with it. */
   attachments?: AttachmentInfo[];
+  /** Written while an answer was streaming: sent when that answer ends. */
+  queued?: boolean;
 }
 
 /** The request that sends `item` again (a retry of the answer after it). */
