@@ -182,4 +182,47 @@ describe("useChat", () => {
     expect(calls[0]?.headers["Last-Event-ID"]).toBe("5");
     expect(ui.last()).toMatchObject({ status: "cancelled", text: "So far, more" });
   });
+
+  it("sends messages written during an answer one after another, each after the answer before it", async () => {
+    const wires = [new Wire(), new Wire(), new Wire()];
+    let posted = 0;
+    answer = () => stream(wires[posted++]!);
+    const ui = mount();
+    act(() => ui.chat.send("first"));
+    act(() => ui.chat.sendAfter("second"));
+    act(() => ui.chat.sendAfter("third"));
+    const shown = () => ui.chat.items.map((it) => (it.kind === "user" ? `${it.text}${it.queued ? " (queued)" : ""}` : it.status));
+    expect(shown()).toEqual(["first", "streaming", "second (queued)", "third (queued)"]);
+    expect(calls).toHaveLength(1);
+
+    let end = ui.runEnd();
+    wires[0]!.send(STATUS, 'id: 1\ndata: {"type":"complete","payload":{"message":"One"}}\n\n');
+    wires[0]!.close();
+    await act(() => end);
+    expect(shown()).toEqual(["first", "complete", "second", "streaming", "third (queued)"]);
+    expect(calls.map((c) => (c.body as { message: string }).message)).toEqual(["first", "second"]);
+    expect(calls[1]?.body).toMatchObject({ conversation_id: "c1" }); // the same conversation
+
+    end = ui.runEnd();
+    wires[1]!.send('id: 1\ndata: {"type":"error","message":"The model failed"}\n\n');
+    wires[1]!.close();
+    await act(() => end);
+    // However the answer before it ended, the message waiting goes.
+    expect(shown()).toEqual(["first", "complete", "second", "error", "third", "streaming"]);
+    expect(calls).toHaveLength(3);
+  });
+
+  it("takes back a waiting message", () => {
+    const live = new Wire();
+    answer = () => stream(live);
+    const ui = mount();
+    act(() => ui.chat.send("first"));
+    act(() => ui.chat.sendAfter("oops"));
+    const waiting = ui.chat.items[2]!;
+    let taken: ReturnType<ChatController["unqueue"]>;
+    act(() => void (taken = ui.chat.unqueue(waiting.id)));
+    expect(taken!).toMatchObject({ text: "oops" });
+    expect(ui.chat.items).toHaveLength(2);
+    expect(ui.chat.unqueue(waiting.id)).toBeUndefined();
+  });
 });
