@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
 
 import pytest
+
+from tests.attachments.s3 import s3_server
 
 
 @pytest.fixture
@@ -18,3 +21,10 @@ def no_leftover_tasks() -> object:
             assert others == [], f"tasks left behind: {others}"
 
     return Checker()
+
+
+@pytest.fixture(scope="session")
+def s3_url() -> Iterator[str]:
+    """A real S3-compatible server for this test session (started when first asked for)."""
+    with s3_server() as url:
+        yield url

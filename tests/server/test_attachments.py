@@ -24,6 +24,7 @@ from agentstream.providers.scripted import ScriptedProvider
 from agentstream.server.settings import Settings, SettingsError
 from agentstream.store import SqlConversationStore, create_engine, upgrade
 from tests.attachments import samples
+from tests.attachments.s3 import bucket_keys, new_bucket, s3_env
 from tests.server.conftest import Serve
 from tests.server.helpers import LiveServer, bearer, stream_text, token, wait_until
 from tests.store.conftest import fresh_postgres
@@ -432,6 +433,53 @@ def test_servers_on_one_postgresql_database_share_attachments(serve: Serve, tmp_
                 host.live.call(store.close(), timeout=30)
 
 
+def test_servers_sharing_a_bucket_share_attachments(
+    serve: Serve, tmp_path: Path, s3_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Content kept in an S3-compatible bucket, configured as a deployment does it (the
+    storage's URL, the endpoint and keys in the standard variables): an upload to one host
+    is read, and named in a message, on another with a database and a disk of its own."""
+    for name, value in s3_env(s3_url).items():
+        monkeypatch.setenv(name, value)
+    bucket = new_bucket(s3_url)
+    storage = f"s3://{bucket}/chat"
+    with fresh_postgres() as url:
+        hosts = []
+        for name in ("a", "b"):
+            provider = ScriptedProvider({"rules": [{"turns": [{"text": "Seen."}]}]})
+            store = SqlConversationStore(create_engine(url))
+            live = serve(
+                Agent(model=provider),
+                store=store,
+                auth=True,
+                tenant_claim="tenant",
+                data_dir=tmp_path / name,
+                attachment_storage=storage,
+            )
+            live.call(upgrade(store.engine), timeout=60)
+            hosts.append(Served(live, provider, tmp_path / name))
+        first, second = hosts
+        image = samples.png(7, 7)
+        try:
+            answer = first.uploaded(image)
+            read = second.http.get(f"/api/attachments/{answer['id']}", headers=ANN)
+            assert read.content == image
+            path, body = SPEC_REQUESTS["tray"]
+            response, _ = stream_text(
+                second.http, path, json={**body, "attachments": [answer["id"]]}, headers=ANN
+            )
+            assert response.status_code == 200
+            assert second.provider.requests[-1].files == {answer["sha256"]: image}
+            assert not (tmp_path / "a" / "attachments" / answer["sha256"][:2]).exists()
+            sha = answer["sha256"]
+            assert bucket_keys(s3_url, bucket) == [f"chat/{sha[:2]}/{sha}"]
+        finally:
+            for host in hosts:
+                host.http.close()
+                store = host.live.app.state.server.runner.store
+                host.live.call(store.close(), timeout=30)
+
+
 def test_the_limits_and_the_storage_come_from_the_environment() -> None:
     settings = Settings.from_env(
         {
@@ -451,8 +499,11 @@ def test_the_limits_and_the_storage_come_from_the_environment() -> None:
         unreferenced_after=timedelta(minutes=30),
     )
     assert Settings.from_env({}).attachments == AttachmentLimits()
-    with pytest.raises(SettingsError, match="files or database"):
-        Settings.from_env({"AGENTSTREAM_ATTACHMENT_STORAGE": "s3"}).check()
+    bucket = Settings.from_env({"AGENTSTREAM_ATTACHMENT_STORAGE": " S3://Files/chat "})
+    assert bucket.attachment_storage == "S3://Files/chat"  # a bucket's name as written
+    for wrong in ("s3", "s3://", "s3:///prefix", "disk"):
+        with pytest.raises(SettingsError, match="files, database or s3://bucket/prefix"):
+            Settings.from_env({"AGENTSTREAM_ATTACHMENT_STORAGE": wrong}).check()
     with pytest.raises(SettingsError, match="must be positive"):
         Settings.from_env({"AGENTSTREAM_MAX_ATTACHMENT_BYTES": "-1"}).check()
 

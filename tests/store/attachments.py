@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from agentstream.attachments.blobs import BlobStore, FileBlobs
 from agentstream.attachments.staging import staging
 from agentstream.attachments.types import Attachment
@@ -11,12 +13,20 @@ from agentstream.principal import Principal
 from agentstream.store import SqlConversationStore
 from agentstream.store.attachments import SqlAttachments
 from agentstream.store.blobs import SqlBlobs
+from tests.attachments.s3 import new_bucket, object_blobs
 
-BLOB_STORES = ("files", "database")
+BLOB_STORES = ("files", "database", "s3")
 
 
-def blob_store(kind: str, store: SqlConversationStore, root: Path) -> BlobStore:
-    return FileBlobs(root) if kind == "files" else SqlBlobs(store.engine)
+def blob_store(
+    kind: str, store: SqlConversationStore, root: Path, request: pytest.FixtureRequest
+) -> BlobStore:
+    if kind == "files":
+        return FileBlobs(root)
+    if kind == "database":
+        return SqlBlobs(store.engine)
+    url: str = request.getfixturevalue("s3_url")
+    return object_blobs(url, new_bucket(url))
 
 
 async def upload(

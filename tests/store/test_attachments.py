@@ -32,7 +32,9 @@ CONTENT = b"line one\nline two\n"
 def attachments(
     request: pytest.FixtureRequest, store: SqlConversationStore, tmp_path: Path
 ) -> SqlAttachments:
-    return SqlAttachments(store.engine, blob_store(request.param, store, tmp_path / "blobs"))
+    return SqlAttachments(
+        store.engine, blob_store(request.param, store, tmp_path / "blobs", request)
+    )
 
 
 async def test_an_upload_reads_back_whole(

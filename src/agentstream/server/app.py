@@ -308,7 +308,8 @@ def _limiter(settings: Settings, given: Limits | None) -> Limiter | None:
 
 def _attachments(store: ConversationStore | None, settings: Settings) -> SqlAttachments | None:
     """Attachments beside a SQL store (metadata in its database; content as files under the
-    data directory, or in the database as well): none without one."""
+    data directory, in the database as well, or in an S3-compatible bucket): none without
+    one."""
     from agentstream.store import SqlConversationStore
 
     if not isinstance(store, SqlConversationStore):
@@ -316,11 +317,16 @@ def _attachments(store: ConversationStore | None, settings: Settings) -> SqlAtta
     from agentstream.attachments.blobs import BlobStore, FileBlobs
     from agentstream.store.blobs import SqlBlobs
 
-    blobs: BlobStore = (
-        SqlBlobs(store.engine)
-        if settings.attachment_storage == "database"
-        else FileBlobs(settings.data_dir / "attachments")
-    )
+    storage = settings.attachment_storage
+    blobs: BlobStore
+    if storage == "database":
+        blobs = SqlBlobs(store.engine)
+    elif storage.lower().startswith("s3://"):
+        from agentstream.attachments.object_store import ObjectBlobs
+
+        blobs = ObjectBlobs.from_url(storage)
+    else:
+        blobs = FileBlobs(settings.data_dir / "attachments")
     return SqlAttachments(store.engine, blobs)
 
 

@@ -24,9 +24,12 @@ Every knob has an ``AGENTSTREAM_*`` variable so a deployment is configured witho
     AGENTSTREAM_DATABASE_URL                     the conversation store's (see agentstream.store)
     AGENTSTREAM_DATA_DIR                         where local files live (./data): the SQLite
                                                  database and the attachments' content
-    AGENTSTREAM_ATTACHMENT_STORAGE               files (under the data directory) or
+    AGENTSTREAM_ATTACHMENT_STORAGE               files (under the data directory),
                                                  database (shared by every host of a
-                                                 PostgreSQL deployment): attachments' content
+                                                 PostgreSQL deployment) or s3://bucket/prefix
+                                                 (an S3-compatible bucket; endpoint and keys
+                                                 from the AWS_* variables): attachments'
+                                                 content
     AGENTSTREAM_MAX_ATTACHMENT_BYTES             bytes per uploaded file (20 MiB)
     AGENTSTREAM_MAX_ATTACHMENTS_PER_MESSAGE      files one message may carry (10)
     AGENTSTREAM_MAX_ATTACHMENT_BYTES_PER_MESSAGE bytes of a message's files together (50 MiB)
@@ -82,8 +85,10 @@ __all__ = [
     "tracing_configured",
 ]
 
-AttachmentStorage = Literal["files", "database"]
-ATTACHMENT_STORAGES: tuple[AttachmentStorage, ...] = ("files", "database")
+AttachmentStorage = str
+"""Where attachments' content is kept: ``files``, ``database``, or an S3-compatible bucket
+named as ``s3://bucket/prefix``."""
+ATTACHMENT_STORAGES: tuple[str, ...] = ("files", "database", "s3://bucket/prefix")
 
 DisconnectPolicy = Literal["cancel", "detach"]
 """What a client that hangs up does to its run: ``cancel`` stops it (the partial answer is
@@ -152,8 +157,9 @@ class Settings:
     """Where local files live (``AGENTSTREAM_DATA_DIR``): attachments' content under
     ``attachments/`` when they are kept as files."""
     attachment_storage: AttachmentStorage = "files"
-    """Where attachments' content is kept: files under :attr:`data_dir`, or the store's
-    database (every host of a deployment reads it)."""
+    """Where attachments' content is kept: files under :attr:`data_dir`, the store's
+    database (every host of a deployment reads it), or an S3-compatible bucket
+    (``s3://bucket/prefix``, see :mod:`agentstream.attachments.object_store`)."""
     attachments: AttachmentLimits = field(default_factory=AttachmentLimits)
     """What a file and a message may carry (``AGENTSTREAM_MAX_ATTACHMENT*``), and how long
     an upload no message took is kept."""
@@ -203,10 +209,10 @@ class Settings:
                 )
         if self.max_body_bytes <= 0:
             raise SettingsError("AGENTSTREAM_MAX_BODY_BYTES must be positive")
-        if self.attachment_storage not in ATTACHMENT_STORAGES:
+        if not _is_attachment_storage(self.attachment_storage):
             raise SettingsError(
-                "AGENTSTREAM_ATTACHMENT_STORAGE must be files or database, "
-                f"not {self.attachment_storage!r}"
+                "AGENTSTREAM_ATTACHMENT_STORAGE must be files, database or "
+                f"s3://bucket/prefix, not {self.attachment_storage!r}"
             )
         attachments = self.attachments
         if min(attachments.max_file_bytes, attachments.max_message_bytes) <= 0:
@@ -270,7 +276,7 @@ class Settings:
                 "metrics_port": int(port) if (port := get("METRICS_PORT")) else None,
                 "tracing": tracing_configured(e),
                 "data_dir": Path(get("DATA_DIR") or "data"),
-                "attachment_storage": (get("ATTACHMENT_STORAGE") or "files").lower(),
+                "attachment_storage": _attachment_storage(get("ATTACHMENT_STORAGE")),
                 "attachments": _attachment_limits(get),
                 "limits": Limits.from_env(e),
             }
@@ -280,6 +286,19 @@ class Settings:
             raise SettingsError(f"invalid server setting: {exc}") from None
         values.update(overrides)
         return cls(**values)  # type: ignore[arg-type]
+
+
+def _attachment_storage(value: str | None) -> str:
+    """The storage named, its keyword in lower case (a bucket's name is kept as written)."""
+    value = (value or "files").strip()
+    return value if value.lower().startswith("s3://") else value.lower()
+
+
+def _is_attachment_storage(value: str) -> bool:
+    if value in ("files", "database"):
+        return True
+    bucket = value[len("s3://") :].split("/", 1)[0] if value.lower().startswith("s3://") else ""
+    return bool(bucket)
 
 
 def _attachment_limits(get: Callable[[str], str | None]) -> AttachmentLimits:
