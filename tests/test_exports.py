@@ -44,6 +44,7 @@ PUBLIC = {
         "AuthError",
         "BrokerUnavailable",
         "ConfigurationError",
+        "ConversationBusy",
         "ConversationNotFound",
         "ErrorKind",
         "Forbidden",

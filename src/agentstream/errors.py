@@ -12,6 +12,7 @@ kind of problem it is, and the server answers each branch with one HTTP status (
     │   └── (agentstream.chat) ActionError, UnknownAction, MissingAction, InvalidContextValue
     ├── AuthError                          401
     ├── Forbidden                          403
+    ├── ConversationBusy                   409, names the answer in progress
     ├── LimitExceeded                      429 with Retry-After, names the limit
     ├── TooLarge (ValueError)              413, names the limit (an attachment, a message's)
     ├── UnsupportedMediaType (ValueError)  415 (an attachment's content)
@@ -48,6 +49,7 @@ __all__ = [
     "AuthError",
     "BrokerUnavailable",
     "ConfigurationError",
+    "ConversationBusy",
     "ConversationNotFound",
     "ErrorKind",
     "Forbidden",
@@ -120,6 +122,25 @@ class AuthError(AgentstreamError):
 
 class Forbidden(AgentstreamError):
     """Authenticated, but not allowed to do this (403)."""
+
+
+# --- the conversation is answering: 409 ----------------------------------------------------
+
+
+class ConversationBusy(AgentstreamError):
+    """A message for a conversation while an answer to an earlier one is still being written,
+    under the ``reject`` policy (409, before anything is stored; see
+    :mod:`agentstream.runs.turns`). ``run_id`` is the answer in progress: the client stops it
+    (``POST /api/chat/runs/{run_id}/cancel``) or sends again asking to queue or to interrupt."""
+
+    def __init__(self, conversation_id: str, run_id: str) -> None:
+        super().__init__(
+            f"An answer is in progress in this conversation (run {run_id}): stop it first "
+            f"(POST /api/chat/runs/{run_id}/cancel), or send the message with double_texting "
+            '"queue" or "interrupt"'
+        )
+        self.conversation_id = conversation_id
+        self.run_id = run_id
 
 
 # --- too many: 429 -------------------------------------------------------------------------

@@ -424,7 +424,10 @@ def test_regenerate_while_an_answer_is_in_progress_is_refused(
         assert any('"text-delta"' in line for line in frames)
         refused = client.post(PATH, json=again)
         assert refused.status_code == 409
-        assert refused.json()["detail"] == "An answer is in progress in this chat: stop it first"
+        busy = refused.json()
+        assert busy["detail"].startswith("An answer is in progress in this conversation")
+        assert busy["stop"] == f"/api/chat/runs/{busy['run_id']}/cancel"
+        assert busy["run_id"] == response.headers["x-run-id"]
         assert client.post(f"{PATH}/chat-9/stop").status_code == 202
         rest = [line for line in frames if line.startswith("data: ")]
     assert rest[-1] == "data: [DONE]"

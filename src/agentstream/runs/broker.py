@@ -64,16 +64,28 @@ class RunBroker(Protocol):
     async def aclose(self) -> None: ...
 
     async def open_run(
-        self,
-        run_id: str,
-        owner: Principal,
-        reader: Mapping[str, Any] | None = None,
-        conversation_id: str | None = None,
+        self, run_id: str, owner: Principal, reader: Mapping[str, Any] | None = None
     ) -> None:
         """Open a run's log. ``reader`` is what a reader on any worker needs to continue the
-        run in the protocol that started it (JSON-able; the dialect's name and options);
-        ``conversation_id`` makes the run the conversation's :meth:`active_run` until it
-        ends."""
+        run in the protocol that started it (JSON-able; the dialect's name and options)."""
+        ...
+
+    async def hold(self, run_id: str, owner: Principal, conversation_id: str) -> str | None:
+        """Make ``run_id`` the owner's conversation's run in progress (its
+        :meth:`active_run`) unless another run holds it, atomically across workers: ``None``
+        when it holds it now, else the holder's id. A holder whose worker died lets go
+        within a lease (see :mod:`agentstream.runs.turns`)."""
+        ...
+
+    async def release(self, run_id: str) -> None:
+        """Let go of the conversation ``run_id`` holds, if any (again is nothing). A run lets
+        go once its end is stored, before its last event is published; closing its log
+        lets go too."""
+        ...
+
+    async def freed(self, owner: Principal, conversation_id: str, within: float) -> None:
+        """Wait until the conversation's run in progress may have let go, at most
+        ``within`` seconds (then :meth:`hold` tells)."""
         ...
 
     async def active_run(self, conversation_id: str, requester: Principal) -> str | None:

@@ -54,8 +54,6 @@ class _LocalRun:
     cancelled cancels the future it awaits, which must not be another reader's."""
     done: bool = False
     reader: Mapping[str, Any] | None = None
-    conversation: str | None = None
-    """The owner's conversation this run answers in (see ``LocalBroker.active_run``)."""
     cursors: set[_Cursor] = field(default_factory=set)
     """Where each reader of the run is: events no reader has passed are never let go."""
     taking: list[_Cursor] = field(default_factory=list)
@@ -101,7 +99,11 @@ class LocalBroker:
         self._max_events = max_events
         self._handlers: list[CancelHandler] = []
         self._active: dict[str, str] = {}
-        """The run in progress of each conversation, by owner and conversation id."""
+        """The run holding each conversation, by owner and conversation id (:meth:`hold`)."""
+        self._held: dict[str, str] = {}
+        """The conversation key each holding run holds."""
+        self._freed: dict[str, list[asyncio.Future[None]]] = {}
+        """Who waits for each conversation to be let go (:meth:`freed`)."""
 
     async def start(self, on_cancel: CancelHandler, on_orphan: OrphanHandler | None = None) -> None:
         """Several runners (agents) in one process may share the broker. A run of this
@@ -113,17 +115,10 @@ class LocalBroker:
         self._finished.clear()
 
     async def open_run(
-        self,
-        run_id: str,
-        owner: Principal,
-        reader: Mapping[str, Any] | None = None,
-        conversation_id: str | None = None,
+        self, run_id: str, owner: Principal, reader: Mapping[str, Any] | None = None
     ) -> None:
         self._finished.pop(run_id, None)
-        conversation = None if conversation_id is None else conversation_key(owner, conversation_id)
-        self._runs[run_id] = _LocalRun(owner=owner.owner, reader=reader, conversation=conversation)
-        if conversation is not None:
-            self._active[conversation] = run_id
+        self._runs[run_id] = _LocalRun(owner=owner.owner, reader=reader)
         # The runs that finished longest ago go; runs still going are kept (they are in
         # memory anyway), and one that runs for hours does not stop the others from expiring.
         finished, runs = self._finished, self._runs
@@ -132,10 +127,50 @@ class LocalBroker:
             del finished[oldest]
             runs.pop(oldest, None)
 
+    async def hold(self, run_id: str, owner: Principal, conversation_id: str) -> str | None:
+        return self.hold_now(run_id, conversation_key(owner, conversation_id))
+
+    def hold_now(self, run_id: str, key: str) -> str | None:
+        """:meth:`hold` by conversation key, without waiting (one step of the event loop
+        decides, so two requests of this process never both hold)."""
+        holder = self._active.get(key)
+        if holder is not None and holder != run_id:
+            return holder
+        self._active[key] = run_id
+        self._held[run_id] = key
+        return None
+
+    async def release(self, run_id: str) -> None:
+        self.release_now(run_id)
+
+    def release_now(self, run_id: str) -> None:
+        key = self._held.pop(run_id, None)
+        if key is None or self._active.get(key) != run_id:
+            return
+        del self._active[key]
+        for waiter in self._freed.pop(key, ()):
+            if not waiter.done():
+                waiter.set_result(None)
+
+    async def freed(self, owner: Principal, conversation_id: str, within: float) -> None:
+        key = conversation_key(owner, conversation_id)
+        if key not in self._active:
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        waiters = self._freed.setdefault(key, [])
+        waiters.append(waiter)
+        try:
+            await asyncio.wait((waiter,), timeout=within)
+        finally:
+            if not waiter.done():
+                waiter.cancel()
+                waiters.remove(waiter)
+                if not waiters and self._freed.get(key) is waiters:
+                    del self._freed[key]
+
     def _finish(self, run_id: str, run: _LocalRun) -> None:
         run.done = True
-        if run.conversation is not None and self._active.get(run.conversation) == run_id:
-            del self._active[run.conversation]
+        self.release_now(run_id)
         self._finished[run_id] = None
         for cursor in run.taking:
             cursor.stop_taking()

@@ -39,6 +39,30 @@ log = logging.getLogger("agentstream.broker")
 _RECANCEL_SECONDS = 0.1
 """How long a cancelled background task has to end before it is cancelled again."""
 
+_FREED_POLL_SECONDS = 0.05
+"""How often a run waiting for a conversation held on another worker asks again (a worker
+that lets go tells only its own waiters)."""
+
+_HOLD = """
+local holder = redis.call('GET', KEYS[1])
+if holder and holder ~= ARGV[1] and redis.call('EXISTS', ARGV[4] .. holder .. ':alive') == 1 then
+  return holder
+end
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+redis.call('SET', KEYS[2], 1, 'EX', ARGV[3])
+return false
+"""
+"""Take the conversation's ``active:`` key unless a run with a live lease holds it, and take
+this run's lease with it (so no other worker sees the new holder without one)."""
+
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+"""
+"""Drop the conversation's ``active:`` key if this run still holds it."""
+
 
 class RedisBroker:
     """Runs in Redis streams (``{prefix}run:{id}``, expiring ``ttl`` seconds after the last
@@ -89,7 +113,9 @@ class RedisBroker:
         """Set when a request finds Redis answering after an outage: the cancel listener
         resubscribes at once instead of waiting out its backoff."""
         self._active_keys: dict[str, str] = {}
-        """The conversation key of each run of this worker that has one (``active_run``)."""
+        """The ``active:`` key of each run of this worker that holds a conversation."""
+        self._hold_script = self._redis.register_script(_HOLD)
+        self._release_script = self._redis.register_script(_RELEASE)
         self._on_orphan: OrphanHandler | None = None
 
     def _key(self, run_id: str) -> str:
@@ -157,6 +183,8 @@ class RedisBroker:
             pipe = self._redis.pipeline(transaction=False)
             for run_id in self._mine:
                 pipe.set(self._key(run_id) + ":alive", 1, ex=_seconds(self._lease))
+            for active in self._active_keys.values():
+                pipe.expire(active, self._ttl)  # a run longer than the key's time keeps it
             try:
                 await pipe.execute()
                 self._available()
@@ -173,28 +201,62 @@ class RedisBroker:
         return f"{self._prefix}active:{conversation_key(principal, conversation_id)}"
 
     async def open_run(
-        self,
-        run_id: str,
-        owner: Principal,
-        reader: Mapping[str, Any] | None = None,
-        conversation_id: str | None = None,
+        self, run_id: str, owner: Principal, reader: Mapping[str, Any] | None = None
     ) -> None:
-        await self._local.open_run(run_id, owner, reader, conversation_id)
+        await self._local.open_run(run_id, owner, reader)
         self._mine.add(run_id)
         key = self._key(run_id)
         pipe = self._redis.pipeline(transaction=False)
         pipe.set(key + ":owner", owner.owner, ex=self._ttl)
         pipe.set(key + ":reader", json.dumps(reader), ex=self._ttl)
-        if conversation_id is not None:
-            active = self._active_key(owner, conversation_id)
-            self._active_keys[run_id] = active
-            pipe.set(active, run_id, ex=self._ttl)
         pipe.set(key + ":alive", 1, ex=_seconds(self._lease))
         try:
             await pipe.execute()
             self._available()
         except (aioredis.RedisError, OSError) as exc:
             self._unavailable(exc)
+
+    async def hold(self, run_id: str, owner: Principal, conversation_id: str) -> str | None:
+        """This worker's own runs first (in memory, no round trip), then the conversation's
+        ``active:`` key, taken in one script with the run's lease. The key outlives a dead
+        holder (its followers find the run through it), but not its lease: once the lease has
+        lapsed, the next run takes the key over. Redis unreachable: this worker's hold is
+        all there is (its own runs still take turns) until Redis answers again."""
+        held = self._local.hold_now(run_id, conversation_key(owner, conversation_id))
+        if held is not None:
+            return held
+        active = self._active_key(owner, conversation_id)
+        try:
+            holder = await self._hold_script(
+                keys=[active, self._key(run_id) + ":alive"],
+                args=[run_id, self._ttl, _seconds(self._lease), f"{self._prefix}run:"],
+            )
+            self._available()
+        except (aioredis.RedisError, OSError) as exc:
+            self._unavailable(exc)
+            holder = None
+        if holder is not None:
+            self._local.release_now(run_id)
+            return _text(holder)
+        self._mine.add(run_id)  # its lease is renewed from now, before its log opens
+        self._active_keys[run_id] = active
+        return None
+
+    async def release(self, run_id: str) -> None:
+        self._local.release_now(run_id)
+        if not self._local.has(run_id):
+            self._mine.discard(run_id)  # held, but its run never opened: no lease to renew
+        active = self._active_keys.pop(run_id, None)
+        if active is None:
+            return
+        try:
+            await self._release_script(keys=[active], args=[run_id])
+            self._available()
+        except (aioredis.RedisError, OSError) as exc:
+            self._unavailable(exc)  # the key goes with the run's lease
+
+    async def freed(self, owner: Principal, conversation_id: str, within: float) -> None:
+        await self._local.freed(owner, conversation_id, min(within, _FREED_POLL_SECONDS))
 
     def publish(self, event: RunEvent) -> None:
         self._local.publish(event)
@@ -235,11 +297,9 @@ class RedisBroker:
         if self._flushing is not None:
             await asyncio.shield(self._flushing)
         await self._flush()
-        active = self._active_keys.pop(run_id, None)
+        await self.release(run_id)
         with contextlib.suppress(aioredis.RedisError, OSError):
             await self._redis.delete(self._key(run_id) + ":alive")
-            if active is not None and _text(await self._redis.get(active)) == run_id:
-                await self._redis.delete(active)  # unless a newer run took the conversation
 
     async def active_run(self, conversation_id: str, requester: Principal) -> str | None:
         found = await self._local.active_run(conversation_id, requester)

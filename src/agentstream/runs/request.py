@@ -4,14 +4,28 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from agentstream.errors import RefusedRequest
 from agentstream.messages import Message
 from agentstream.pending import Answers, ClientTool
 from agentstream.principal import Principal
 
-__all__ = ["ActionRequest", "ProtocolOptions", "RefusedRequest", "RunRequest"]
+__all__ = [
+    "DOUBLE_TEXTING_POLICIES",
+    "ActionRequest",
+    "DoubleTexting",
+    "ProtocolOptions",
+    "RefusedRequest",
+    "RunRequest",
+]
+
+DoubleTexting = Literal["reject", "queue", "interrupt"]
+"""What a message for a conversation whose answer is still being written does (see
+:mod:`agentstream.runs.turns`): ``reject`` refuses it (409, nothing stored), ``queue`` stores
+it and answers it once the answer before it has ended, ``interrupt`` stops that answer (kept,
+marked interrupted) and answers the new message next."""
+DOUBLE_TEXTING_POLICIES: tuple[DoubleTexting, ...] = ("reject", "queue", "interrupt")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -83,6 +97,9 @@ class RunRequest:
     its own, as data)."""
     diagnostics: bool = False
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    double_texting: DoubleTexting | None = None
+    """What this message does if the conversation is still answering an earlier one
+    (``None``: the runner's default, ``AGENTSTREAM_DOUBLE_TEXTING``)."""
     run_id: str | None = None
     reader: Mapping[str, Any] | None = None
     """Kept with the run's log for readers on any worker: what they need to continue the run

@@ -20,7 +20,9 @@ import asyncio
 import contextlib
 import logging
 import time
+import uuid
 from collections.abc import Coroutine, Sequence
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from agentstream.agent import Agent, CancelToken, RunInput
@@ -33,14 +35,15 @@ from agentstream.pending import InvalidAnswers, check_answers, open_calls
 from agentstream.principal import Principal
 from agentstream.providers.profiles import cannot_read
 from agentstream.runs.broker import WORKER_LOST_MESSAGE, RunBroker
-from agentstream.runs.hooks import NoHooks, RunHooks, ToolContributor
+from agentstream.runs.hooks import NoHooks, Preparation, RunHooks, ToolContributor
 from agentstream.runs.limits import Admission, Limiter
 from agentstream.runs.local_broker import LocalBroker
 from agentstream.runs.observers import RunObserver
-from agentstream.runs.request import RefusedRequest, RunRequest
+from agentstream.runs.request import DoubleTexting, RefusedRequest, RunRequest
 from agentstream.runs.session import RunSession
-from agentstream.runs.store import ConversationStore, InterruptedRuns
+from agentstream.runs.store import ConversationStore, InterruptedRuns, QueuedRuns
 from agentstream.runs.titles import TitleWriter
+from agentstream.runs.turns import take_turn, wait_turn
 
 __all__ = ["RunSession", "Runner"]
 
@@ -66,8 +69,12 @@ class Runner:
         limiter: Limiter | None = None,
         attachments: OwnedAttachments | None = None,
         attachment_limits: AttachmentLimits | None = None,
+        double_texting: DoubleTexting = "reject",
     ) -> None:
         self.agent = agent
+        self.double_texting: DoubleTexting = double_texting
+        """What a message does while its conversation answers an earlier one, unless its
+        request says (:mod:`agentstream.runs.turns`)."""
         self.store = store
         self.attachments = attachments
         """Where the attachments a request names are looked up (none: requests naming
@@ -180,6 +187,34 @@ class Runner:
     async def _begin(
         self, request: RunRequest, run_id: str, admission: Admission | None, began: float
     ) -> RunSession:
+        queued: str | None = None  # the conversation the run waits for, if it has to
+        try:
+            if request.conversation_id is not None:
+                conversation = _turn_id(request.conversation_id)
+                if not await take_turn(
+                    self.broker,
+                    self.request_cancel,
+                    request.principal,
+                    conversation,
+                    run_id,
+                    request.double_texting or self.double_texting,
+                    replacing=request.replace_last_exchange,
+                ):
+                    queued = conversation
+            session = await self._store_and_open(request, run_id, admission, began)
+        except BaseException:
+            await asyncio.shield(self.broker.release(run_id))
+            raise
+        self._active[run_id] = session
+        task = session.start(None if queued is None else self._waited(session, queued))
+        self._runs.add(task)
+        task.add_done_callback(self._runs.discard)
+        return session
+
+    async def _store_and_open(
+        self, request: RunRequest, run_id: str, admission: Admission | None, began: float
+    ) -> RunSession:
+        """Commit the user message, prepare the run and open its log."""
         answers = request.answers or None
         attachments = await self._attachments(request)
         conversation_id, title, first_run = request.conversation_id, None, False
@@ -203,6 +238,9 @@ class Runner:
             if request.history is None:
                 history = list(started.history)
             payloads = list(started.payloads)
+        if request.conversation_id is None and conversation_id is not None:
+            # A new conversation: nobody else knows its id yet, so it is free.
+            await self.broker.hold(run_id, request.principal, conversation_id)
         if answers is not None:
             waiting = open_calls(history)
             if not waiting:
@@ -220,7 +258,7 @@ class Runner:
                 reader = {**(reader or {}), **session.carried}
             # Opened last: once open, the run's task is what closes it, so the broker never
             # holds a run that cannot end.
-            await self.broker.open_run(run_id, request.principal, reader, conversation_id)
+            await self.broker.open_run(run_id, request.principal, reader)
         except BaseException:
             if session is not None:
                 session.unwatch()
@@ -239,11 +277,31 @@ class Runner:
                         )
                     )
             raise
-        self._active[run_id] = session
-        task = session.start()
-        self._runs.add(task)
-        task.add_done_callback(self._runs.discard)
         return session
+
+    async def _waited(self, session: RunSession, conversation_id: str) -> RunInput:
+        """A queued run's input once it holds ``conversation_id``: prepared again from the
+        history as it now stands (the answer before it, whole), or as it was if the run was
+        stopped while it waited."""
+        run_input = session.input
+        request = session.request
+        token = run_input.cancel
+        assert token is not None
+        if not await wait_turn(
+            self.broker, request.principal, conversation_id, session.run_id, token
+        ):
+            return run_input
+        store = self.store
+        if request.history is not None or not isinstance(store, QueuedRuns):
+            return run_input
+        try:
+            started = await store.run_context(request.principal, conversation_id, session.run_id)
+            history, payloads = list(started.history), list(started.payloads)
+            prep = await self.hooks.prepare(self.agent, request, history, payloads)
+        except Exception:
+            log.exception("run %s could not read the history it waited for", session.run_id)
+            return run_input
+        return self._run_input(request, prep, replace(run_input, history=history))
 
     async def _attachments(self, request: RunRequest) -> tuple[Attachment, ...]:
         """The caller's attachments the request names (a 404 for any that is not theirs, a
@@ -291,8 +349,8 @@ class Runner:
         attachments: tuple[Attachment, ...],
     ) -> RunSession:
         prep = await self.hooks.prepare(self.agent, request, history, payloads)
-        run_input = RunInput(
-            message=prep.message if prep.message is not None else request.message,
+        unprepared = RunInput(
+            message=request.message,
             attachments=attachments,
             files=self.attachments,
             keeper=self.attachments if isinstance(self.attachments, AttachmentKeeper) else None,
@@ -302,22 +360,32 @@ class Runner:
             conversation_id=conversation_id,
             conversation_title=title,
             run_id=run_id,
-            scopes=prep.scopes,
-            system=prep.system,
             model=request.model,
             temperature=request.temperature,
-            max_turns=prep.max_turns or request.protocol.max_turns,
             max_tokens=request.max_tokens,
             model_options=request.model_options,
-            tool_options=request.tool_options if prep.tool_options is None else prep.tool_options,
-            answer_checks=prep.answer_checks,
+            tool_options=request.tool_options,
             cancel=CancelToken(),
             answers=request.answers or None,
             client_tools=request.client_tools,
         )
+        run_input = self._run_input(request, prep, unprepared)
         # The answers' message: the store committed it with the start.
         saved = int(bool(run_input.answers and self.store is not None and conversation_id))
         return RunSession(self, request, run_input, first_run=first_run, saved=saved)
+
+    @staticmethod
+    def _run_input(request: RunRequest, prep: Preparation, unprepared: RunInput) -> RunInput:
+        """``unprepared`` with what the hooks prepared for it (prompt, scopes, limits)."""
+        return replace(
+            unprepared,
+            message=prep.message if prep.message is not None else request.message,
+            scopes=prep.scopes,
+            system=prep.system,
+            max_turns=prep.max_turns or request.protocol.max_turns,
+            tool_options=request.tool_options if prep.tool_options is None else prep.tool_options,
+            answer_checks=prep.answer_checks,
+        )
 
     def cancel(self, run_id: str, principal: Principal, reason: str = "cancelled") -> bool:
         """Cancel a run in progress in this process if ``principal`` owns it."""
@@ -366,6 +434,15 @@ class Runner:
                 await self.store.set_generated_title(principal, conversation_id, title)
         except Exception:
             log.exception("could not write a title for conversation %s", conversation_id)
+
+
+def _turn_id(conversation_id: str) -> str:
+    """The id a conversation takes turns under: a UUID in one spelling (the store takes any,
+    so two spellings of one conversation are one conversation here too)."""
+    try:
+        return str(uuid.UUID(conversation_id))
+    except ValueError:
+        return conversation_id
 
 
 async def _mark_interrupted(store: InterruptedRuns, run_id: str) -> None:

@@ -173,11 +173,13 @@ class RunSession:
             self._billed = billed  # the run has ended: its usage no longer changes
         return billed
 
-    def start(self) -> asyncio.Task[None]:
+    def start(self, turn: Awaitable[RunInput] | None = None) -> asyncio.Task[None]:
         """Run it, in a task of its own (which is also the loop's: see
-        :meth:`~agentstream.agent.AgentRun.drive`)."""
+        :meth:`~agentstream.agent.AgentRun.drive`). ``turn``: the run waits for its
+        conversation's answer in progress first, and runs with the input it gives (its
+        history read again; see :mod:`agentstream.runs.turns`)."""
         assert self._task is None, "a run session starts once"
-        self._task = asyncio.create_task(self._drive(), name=f"agentstream run {self.run_id}")
+        self._task = asyncio.create_task(self._drive(turn), name=f"agentstream run {self.run_id}")
         return self._task
 
     def cancel(self, reason: str = "cancelled") -> None:
@@ -221,11 +223,11 @@ class RunSession:
             self.run_id, self.request.principal, after, handoff=handoff
         )
 
-    async def _drive(self) -> None:
+    async def _drive(self, turn: Awaitable[RunInput] | None) -> None:
         """The run itself, in a task the owner keeps, which is also the loop's task. The
         loop's events go to the broker's log as they are made (and to the run's watches,
         if it has any); only the last event comes back here, to be shaped and stored before
-        it is appended."""
+        it is appended, once the run has let go of its conversation."""
         owner = self._owner
         broker = owner.broker
         watches = self._watches
@@ -234,6 +236,8 @@ class RunSession:
         if watches:
             forward, publish = watching(forward, watches), watching(publish, watches)
         try:
+            if turn is not None:
+                await self._wait(turn)
             event = await self.run.drive(forward)
             if isinstance(event, RunCompleted):
                 before = await self._complete(event)
@@ -245,8 +249,9 @@ class RunSession:
             elif isinstance(event, RunCancelled):
                 await self._finish("cancelled", error=event.reason)
             # Before the last event: a client that asks again as soon as it has the answer
-            # finds the run no longer counted as going.
+            # finds the run no longer counted as going, and its conversation free.
             await asyncio.shield(self._settle())
+            await asyncio.shield(broker.release(self.run_id))
             publish(event)
         except Exception:
             log.exception("run %s failed outside the agent loop", self.run_id)
@@ -260,6 +265,14 @@ class RunSession:
             owner.keep(self._settle())
             tell_ended(self, watches)
             owner.ended(self.run_id)
+
+    async def _wait(self, turn: Awaitable[RunInput]) -> None:
+        """Wait for the run's turn; it then runs with the input ``turn`` gives (the same
+        cancel token, so a stop while it waited still stops it)."""
+        run_input = await turn
+        if run_input is not self.input:
+            self.input = run_input
+            self.run = self._owner.agent.run(run_input)
 
     async def _settle(self) -> None:
         """Count what the run used against its limits and free its place among the runs

@@ -7,7 +7,9 @@ else with these methods works too (a test double, a remote service).
 
 Beside them, a store may offer optional capabilities, each a named protocol the server checks
 for with ``isinstance``: :class:`InterruptedRuns` (the runs of workers that died are marked
-``interrupted`` instead of left ``running``), :class:`ConversationReader` (the conversations
+``interrupted`` instead of left ``running``), :class:`QueuedRuns` (a message queued behind the
+answer in progress reads the history again when its turn comes), :class:`ConversationReader`
+(the conversations
 REST API and the AI SDK's reload read conversations back) and :class:`ConversationEditor`
 (people rename and delete them) and :class:`UsageReader` (the usage report, ``GET
 /api/usage``).
@@ -36,6 +38,7 @@ __all__ = [
     "ConversationStore",
     "InterruptedRuns",
     "ObservedCommits",
+    "QueuedRuns",
     "RunStatus",
     "StartedRun",
     "UsageReader",
@@ -144,6 +147,23 @@ class InterruptedRuns(Protocol):
         """Mark those of ``run_ids`` still ``running`` as ``interrupted`` (a run that ended
         meanwhile keeps how it ended); returns how many were marked. The worker that really
         runs a run always has the last word: its own end overwrites the mark."""
+        ...
+
+
+@runtime_checkable
+class QueuedRuns(Protocol):
+    """What a store offers (optionally) so that a message stored while the answer before it
+    was still being written is answered with that answer in its history
+    (:mod:`agentstream.runs.turns`); without it, a queued run sees the history as it stood
+    when its message was stored."""
+
+    async def run_context(
+        self, principal: Principal, conversation_id: str, run_id: str
+    ) -> StartedRun:
+        """What :meth:`ConversationStore.start_run` returned for ``run_id``, read again now:
+        the history and payloads of the runs before it. Raises
+        :class:`ConversationNotFound` for a conversation that is not the principal's (and
+        :class:`~agentstream.errors.UnknownRun` for a run it does not hold)."""
         ...
 
 

@@ -163,6 +163,7 @@ def create_app(
         limiter=_limiter(settings, server.limits),
         attachments=intake,
         attachment_limits=settings.attachments,
+        double_texting=settings.double_texting,
     )
 
     @asynccontextmanager

@@ -3,7 +3,9 @@
 ``{"detail": "<field>: <what is wrong>", "field": "<field>"}`` with 400 for malformed JSON or a
 missing or invalid field (FastAPI would answer 422; the clients expect 400, and naming the field
 lets a client highlight it), 401 for credentials, 403 for a tenant the token does not grant,
-404 for an unknown conversation, run or attachment, 413 for an oversized body or file (with
+404 for an unknown conversation, run or attachment, 409 for a message sent while its
+conversation's answer is still streaming (with ``run_id`` naming that answer and ``stop`` the
+path that stops it), 413 for an oversized body or file (with
 ``limit`` naming the limit), 415 for a file of a kind the server does not take, 429 for a
 user or tenant
 over one of its limits (with ``Retry-After``, and ``limit`` and ``scope`` naming it), 503 when
@@ -27,6 +29,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from agentstream.errors import (
     AuthError,
+    ConversationBusy,
     Forbidden,
     LimitExceeded,
     NotFound,
@@ -159,6 +162,11 @@ def install_error_handlers(app: FastAPI, *, sign_in_url: str | None = None) -> N
             headers={"Retry-After": str(exc.retry_after)},
         )
 
+    async def on_busy(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, ConversationBusy)
+        stop = f"/api/chat/runs/{exc.run_id}/cancel"
+        return JSONResponse({"detail": str(exc), "run_id": exc.run_id, "stop": stop}, 409)
+
     async def on_too_large(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, TooLarge)
         return JSONResponse({"detail": str(exc), "limit": exc.limit}, status_code=413)
@@ -185,6 +193,7 @@ def install_error_handlers(app: FastAPI, *, sign_in_url: str | None = None) -> N
     app.add_exception_handler(AuthError, on_auth)
     app.add_exception_handler(Forbidden, on_forbidden)
     app.add_exception_handler(RefusedRequest, on_refused)
+    app.add_exception_handler(ConversationBusy, on_busy)
     app.add_exception_handler(LimitExceeded, on_limit)
     app.add_exception_handler(TooLarge, on_too_large)
     app.add_exception_handler(UnsupportedMediaType, on_unsupported)
@@ -210,6 +219,14 @@ _ERROR_SCHEMA = {
             "max_attachment_bytes_per_message or image_pixels",
         },
         "scope": {"type": "string", "description": "Whose limit it is (429 only): user or tenant"},
+        "run_id": {
+            "type": "string",
+            "description": "The answer in progress in the conversation (409 only)",
+        },
+        "stop": {
+            "type": "string",
+            "description": "The path that stops that answer, to POST to (409 only)",
+        },
     },
     "required": ["detail"],
 }

@@ -19,6 +19,11 @@ Every knob has an ``AGENTSTREAM_*`` variable so a deployment is configured witho
     AGENTSTREAM_ON_DISCONNECT                    cancel | detach: what a client that hangs up
                                                  does to its run, for every protocol (unset:
                                                  each protocol's own default)
+    AGENTSTREAM_DOUBLE_TEXTING                   reject | queue | interrupt: what a message
+                                                 sent while its conversation's answer is
+                                                 still streaming does (reject; a request
+                                                 may choose its own where its protocol
+                                                 has room, see agentstream.runs.turns)
     AGENTSTREAM_DIAGNOSTICS                      include diagnostics in final answers
                                                  (on in anonymous local mode, else off)
     AGENTSTREAM_DATABASE_URL                     the conversation store's (see agentstream.store)
@@ -73,6 +78,7 @@ from agentstream.attachments.limits import AttachmentLimits
 from agentstream.errors import ConfigurationError, SettingsError
 from agentstream.origins import is_origin
 from agentstream.runs.limits import Limits
+from agentstream.runs.request import DOUBLE_TEXTING_POLICIES, DoubleTexting
 
 __all__ = [
     "ATTACHMENT_STORAGES",
@@ -133,6 +139,9 @@ class Settings:
     small model call per conversation)."""
     on_disconnect: DisconnectPolicy | None = None
     """Overrides every protocol's own disconnect policy (``None``: each keeps its own)."""
+    double_texting: DoubleTexting = "reject"
+    """What a message for a conversation whose answer is still streaming does, unless its
+    request chooses (:mod:`agentstream.runs.turns`)."""
     config_file: Path | None = None
     """The TOML configuration file (``AGENTSTREAM_CONFIG``): tables of settings that do not
     fit an environment variable, such as ``[models]`` (:mod:`agentstream.providers.profiles`)."""
@@ -228,6 +237,11 @@ class Settings:
                 "AGENTSTREAM_METRICS_PORT must differ from the server's own port "
                 f"({self.port}); unset it to serve /metrics on the server's port"
             )
+        if self.double_texting not in DOUBLE_TEXTING_POLICIES:
+            raise SettingsError(
+                "AGENTSTREAM_DOUBLE_TEXTING must be reject, queue or interrupt, "
+                f"not {self.double_texting!r}"
+            )
         if self.on_disconnect is not None and self.on_disconnect not in DISCONNECT_POLICIES:
             raise SettingsError(
                 f"AGENTSTREAM_ON_DISCONNECT must be cancel or detach, not {self.on_disconnect!r}"
@@ -269,6 +283,7 @@ class Settings:
                 "on_disconnect": cast(
                     DisconnectPolicy | None, (get("ON_DISCONNECT") or "").lower() or None
                 ),
+                "double_texting": (get("DOUBLE_TEXTING") or cls.double_texting).lower(),
                 "model_titles": (get("MODEL_TITLES") or "").lower() in _TRUE,
                 "admin_role": get("ADMIN_ROLE") or cls.admin_role,
                 "roles_claim": get("JWT_ROLES_CLAIM") or cls.roles_claim,

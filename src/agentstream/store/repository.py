@@ -49,6 +49,7 @@ from agentstream.runs.store import (
     ConversationStore,
     InterruptedRuns,
     ObservedCommits,
+    QueuedRuns,
     RunStatus,
     StartedRun,
     UsageReader,
@@ -540,6 +541,33 @@ class SqlConversationStore:
                 active_run=active,
             )
 
+    async def run_context(
+        self, principal: Principal, conversation_id: str, run_id: str
+    ) -> StartedRun:
+        """The history and payloads before run ``run_id``, as they stand now (see
+        :class:`~agentstream.runs.store.QueuedRuns`)."""
+        conversation_id = canonical(conversation_id)
+        async with self._reads() as session:
+            row = await owned_row(session, principal, conversation_id)
+            ordinal = await session.scalar(
+                select(RunRow.ordinal).where(
+                    RunRow.id == run_id, RunRow.conversation_id == conversation_id
+                )
+            )
+            if ordinal is None:
+                raise UnknownRun(run_id)
+            history, payloads = await session.run_sync(
+                lambda sync: before(sync.connection(), conversation_id, ordinal)
+            )
+            return StartedRun(
+                conversation_id=conversation_id,
+                title=row.title,
+                history=history,
+                metadata=dict(row.metadata_ or {}),
+                payloads=payloads,
+                first_run=ordinal == 0,
+            )
+
     async def history(self, principal: Principal, conversation_id: str) -> list[Message]:
         """The whole conversation as provider history (what the next run would continue)."""
         conversation_id = canonical(conversation_id)
@@ -647,4 +675,7 @@ if TYPE_CHECKING:
         return store
 
     def _marks_interrupted_runs(store: SqlConversationStore) -> InterruptedRuns:
+        return store
+
+    def _reads_queued_runs(store: SqlConversationStore) -> QueuedRuns:
         return store

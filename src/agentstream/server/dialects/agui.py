@@ -22,7 +22,9 @@ The request:
 * ``context`` reaches tools as ``ToolContext.context`` (a list of ``{description, value}``);
   ``state`` is sent back as a ``STATE_SNAPSHOT`` after ``RUN_STARTED``;
   ``forwardedProps.onDisconnect`` may be ``"cancel"`` (stop the run when the client aborts)
-  or ``"detach"`` (the default: the run goes on to completion and to the store).
+  or ``"detach"`` (the default: the run goes on to completion and to the store);
+  ``forwardedProps.doubleTexting`` (``"reject"``, ``"queue"`` or ``"interrupt"``) says what the
+  run does if the thread is still answering an earlier one (default: the server's).
 
 Events: RUN_STARTED; STEP_STARTED / STEP_FINISHED around each model turn (``turn-N``);
 TEXT_MESSAGE_START / CONTENT / END per text part; REASONING_START, REASONING_MESSAGE_START /
@@ -102,6 +104,7 @@ from agentstream.events import (
 from agentstream.pending import Answers, ApprovalDecision, ClientTool, ClientToolResult
 from agentstream.principal import Principal
 from agentstream.runs import ProtocolOptions, RunRequest
+from agentstream.runs.request import DOUBLE_TEXTING_POLICIES, DoubleTexting
 from agentstream.server.dialects.base import (
     Frame,
     client_conversation_id,
@@ -377,6 +380,7 @@ def to_run_request(body: RunAgentInput, principal: Principal) -> tuple[RunReques
     request = RunRequest(
         message=message,
         principal=principal,
+        double_texting=_double_texting(body),
         conversation_id=client_conversation_id(principal, body.thread_id, "threadId"),
         create_conversation=True,
         metadata={"client_conversation_id": body.thread_id},
@@ -478,6 +482,18 @@ def _decision(position: int, entry: Any) -> ApprovalDecision:
             call_id=entry.interrupt_id, approved=payload["approved"], reason=reason
         )
     raise bad_request(field, 'expected true, false or {"approved": true|false, "reason"?: "..."}')
+
+
+def _double_texting(body: RunAgentInput) -> DoubleTexting | None:
+    props = body.forwarded_props
+    chosen = props.get("doubleTexting") if isinstance(props, dict) else None
+    if chosen is None:
+        return None
+    if chosen not in DOUBLE_TEXTING_POLICIES:
+        raise bad_request(
+            "forwardedProps.doubleTexting", 'expected "reject", "queue" or "interrupt"'
+        )
+    return chosen  # type: ignore[no-any-return]
 
 
 def _on_disconnect(body: RunAgentInput) -> DisconnectPolicy | None:

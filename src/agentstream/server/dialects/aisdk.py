@@ -72,6 +72,7 @@ from agentstream.runs import ConversationNotFound, ProtocolOptions, RunNotFound,
 from agentstream.runs.store import ConversationReader
 from agentstream.server.dialects.aisdk_history import file_part, ui_messages
 from agentstream.server.dialects.base import (
+    DoubleTextingRequest,
     Frame,
     RequestModel,
     client_conversation_id,
@@ -123,7 +124,7 @@ class UIMessage(RequestModel):
     parts: list[dict[str, Any]]
 
 
-class AiSdkChatRequest(RequestModel):
+class AiSdkChatRequest(DoubleTextingRequest):
     """The body ``DefaultChatTransport`` posts (fields an app adds with ``body`` are ignored),
     or with ``message`` alone instead of ``messages``: what the SDK's docs suggest
     (``prepareSendMessagesRequest``) when the server keeps the chat."""
@@ -227,6 +228,7 @@ def to_run_request(
     request = RunRequest(
         message=message,
         principal=principal,
+        double_texting=body.double_texting,
         conversation_id=client_conversation_id(principal, body.id, "id"),
         create_conversation=True,
         answers=answers,
@@ -455,14 +457,14 @@ def router(server: ServerContext) -> APIRouter:
         response_class=Response,
         responses={
             200: {"content": {"text/event-stream": {}}},
-            409: {"description": "A regenerate while an answer is in progress in the chat"},
+            409: {
+                "description": "A message while an answer is in progress in the chat (under "
+                "double_texting reject; a regenerate unless it interrupts)"
+            },
         },
     )
     async def chat(body: AiSdkChatRequest, principal: CurrentPrincipal) -> Response:
         request, files = to_run_request(body, principal)
-        if request.replace_last_exchange and await active_run(body.id, principal) is not None:
-            # Replacing an answer still being written would pull the rows from under it.
-            raise ApiError(409, "An answer is in progress in this chat: stop it first")
         if files:
             ids = await attachment_ids(server.intake, principal, files)
             request = replace(request, attachments=ids)

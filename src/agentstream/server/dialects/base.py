@@ -30,6 +30,7 @@ from agentstream.pending import InvalidAnswers
 from agentstream.principal import Principal
 from agentstream.runs import BrokerUnavailable, RunNotFound, RunRequest, RunSession
 from agentstream.runs.broker import Handoff
+from agentstream.runs.request import DoubleTexting
 from agentstream.server.dialects.declaration import Dialect, StreamOptions
 from agentstream.server.errors import bad_request
 from agentstream.server.limits import validate_body
@@ -40,6 +41,7 @@ from agentstream.server.state import ServerContext
 __all__ = [
     "MAX_ATTACHMENT_IDS",
     "AttachingRequest",
+    "DoubleTextingRequest",
     "client_conversation_id",
     "continue_stream",
     "follow",
@@ -92,6 +94,18 @@ class AttachingRequest(RequestModel):
         max_length=MAX_ATTACHMENT_IDS,
         description="Ids of the caller's uploads (POST /api/attachments) the message carries "
         "(an extension of this protocol)",
+    )
+
+
+class DoubleTextingRequest(RequestModel):
+    """A request that may say what its message does while its conversation's answer is still
+    streaming (an extension of the protocols with room for it in their body)."""
+
+    double_texting: DoubleTexting | None = Field(
+        default=None,
+        description="reject (409 naming the answer in progress), queue (answered after it) "
+        "or interrupt (it is stopped, this message answered next); default: the server's "
+        "AGENTSTREAM_DOUBLE_TEXTING (an extension of this protocol)",
     )
 
 

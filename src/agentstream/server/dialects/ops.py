@@ -60,6 +60,7 @@ from agentstream.server.dialects.approvals import (
 )
 from agentstream.server.dialects.base import (
     AttachingRequest,
+    DoubleTextingRequest,
     Frame,
     cut_off_notice,
     dumps,
@@ -97,7 +98,7 @@ class OpsApproval(Approval):
         return self.tool_call_id
 
 
-class OpsStreamRequest(AttachingRequest):
+class OpsStreamRequest(AttachingRequest, DoubleTextingRequest):
     """The ops agent's request body (``approvals`` is additive)."""
 
     message: str = ""
@@ -114,6 +115,7 @@ def to_run_request(body: OpsStreamRequest, principal: Principal) -> RunRequest:
         attachments=tuple(body.attachments),
         answers=given,
         principal=principal,
+        double_texting=body.double_texting,
         context=body.context,
         conversation_id=None if body.conversation_id is None else str(body.conversation_id),
         protocol=PROTOCOL,

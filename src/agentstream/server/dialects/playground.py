@@ -71,6 +71,7 @@ from agentstream.runs import ProtocolOptions, RunRequest
 from agentstream.server.auth import for_tenant
 from agentstream.server.dialects.base import (
     AttachingRequest,
+    DoubleTextingRequest,
     Frame,
     NonEmptyText,
     RequestModel,
@@ -122,7 +123,7 @@ class HistoryMessage(RequestModel):
     content: str
 
 
-class AgentChatRequest(AttachingRequest):
+class AgentChatRequest(AttachingRequest, DoubleTextingRequest):
     """The data playground's request body."""
 
     brandRef: str = Field(min_length=1)
@@ -170,6 +171,7 @@ def to_run_request(
         message=body.content,
         attachments=tuple(body.attachments),
         principal=principal,
+        double_texting=body.double_texting,
         conversation_id=(
             client_conversation_id(principal, conversation_id, "metadata.conversationId")
             if conversation_id

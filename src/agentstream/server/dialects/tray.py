@@ -75,6 +75,7 @@ from agentstream.server.dialects.approvals import (
 )
 from agentstream.server.dialects.base import (
     AttachingRequest,
+    DoubleTextingRequest,
     Frame,
     RequestModel,
     choose_model,
@@ -120,7 +121,7 @@ class TrayApproval(Approval):
         return self.call_id
 
 
-class TrayChatRequest(AttachingRequest):
+class TrayChatRequest(AttachingRequest, DoubleTextingRequest):
     """The chat tray's request (``message``, ``context``, ``interaction_type``,
     ``conversation_id``), plus ``model``, ``action``, ``include_reasoning``, ``detach`` and
     ``approvals``."""
@@ -152,6 +153,7 @@ def to_run_request(
         attachments=tuple(body.attachments),
         answers=given,
         principal=principal,
+        double_texting=body.double_texting,
         conversation_id=conversation_id or None,
         context=body.context,
         model=model,

@@ -60,6 +60,7 @@ from agentstream.server.dialects.approvals import (
 )
 from agentstream.server.dialects.base import (
     AttachingRequest,
+    DoubleTextingRequest,
     Frame,
     client_conversation_id,
     dumps,
@@ -96,7 +97,7 @@ class WorkflowApproval(Approval):
         return self.tool_use_id
 
 
-class WorkflowChatRequest(AttachingRequest):
+class WorkflowChatRequest(AttachingRequest, DoubleTextingRequest):
     """The workflow assistant's request body (``approvals`` is additive)."""
 
     message: str = ""
@@ -117,6 +118,7 @@ def to_run_request(body: WorkflowChatRequest, principal: Principal) -> RunReques
         attachments=tuple(body.attachments),
         answers=given,
         principal=principal,
+        double_texting=body.double_texting,
         context=body.context,
         context_type=body.context_type,
         conversation_id=(
