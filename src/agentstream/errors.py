@@ -133,14 +133,19 @@ class ConversationBusy(AgentstreamError):
     :mod:`agentstream.runs.turns`). ``run_id`` is the answer in progress: the client stops it
     (``POST /api/chat/runs/{run_id}/cancel``) or sends again asking to queue or to interrupt."""
 
-    def __init__(self, conversation_id: str, run_id: str) -> None:
+    def __init__(self, conversation_id: str, run_id: str | None) -> None:
+        stop = (
+            f"(run {run_id}): stop it first (POST /api/chat/runs/{run_id}/cancel)"
+            if run_id
+            else "(it is starting on another server): wait for it"
+        )
         super().__init__(
-            f"An answer is in progress in this conversation (run {run_id}): stop it first "
-            f"(POST /api/chat/runs/{run_id}/cancel), or send the message with double_texting "
-            '"queue" or "interrupt"'
+            f"An answer is in progress in this conversation {stop}, or send the message with "
+            'double_texting "queue" or "interrupt"'
         )
         self.conversation_id = conversation_id
-        self.run_id = run_id
+        self.run_id = run_id or None
+        """The answer in progress (``None``: another process's, not stored yet)."""
 
 
 # --- too many: 429 -------------------------------------------------------------------------

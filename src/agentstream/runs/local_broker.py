@@ -1,10 +1,12 @@
 """Runs kept in this process's memory: the broker of a single worker, and the in-process
 log every worker keeps of its own runs (:class:`~agentstream.runs.redis_broker.RedisBroker`
-wraps one)."""
+wraps one). Without Redis, processes that share a database take turns in a conversation
+through the store (:class:`~agentstream.runs.store.SharedTurns`)."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,8 +21,14 @@ from agentstream.runs.broker import (
     OrphanHandler,
     conversation_key,
 )
+from agentstream.runs.store import SharedTurns
 
 __all__ = ["LocalBroker"]
+
+log = logging.getLogger("agentstream.broker")
+
+_SHARED_POLL_SECONDS = 0.25
+"""How often a run waiting for a conversation another process holds asks the store again."""
 
 
 @dataclass(slots=True, eq=False)
@@ -88,9 +96,14 @@ class LocalBroker:
     resumes from the oldest kept), so memory stays bounded however long the runs. A reader
     in the middle of a run never loses events: while one is behind, nothing it has not read
     is let go (a model can write faster than a client reads; a client that stops reading
-    is let go by the server's write timeout)."""
+    is let go by the server's write timeout).
 
-    def __init__(self, keep: int = 64, max_events: int = 10_000) -> None:
+    ``turns``: processes sharing this store's database take turns in a conversation too
+    (without it, only this process's runs do)."""
+
+    def __init__(
+        self, keep: int = 64, max_events: int = 10_000, *, turns: SharedTurns | None = None
+    ) -> None:
         self._runs: dict[str, _LocalRun] = {}
         self._finished: dict[str, None] = {}
         """The finished runs still kept, oldest first (a dict: ordered, O(1) removal), so
@@ -104,6 +117,9 @@ class LocalBroker:
         """The conversation key each holding run holds."""
         self._freed: dict[str, list[asyncio.Future[None]]] = {}
         """Who waits for each conversation to be let go (:meth:`freed`)."""
+        self._turns = turns
+        self._shared: dict[str, tuple[Principal, str]] = {}
+        """The conversation each run of this process holds in the store (``turns``)."""
 
     async def start(self, on_cancel: CancelHandler, on_orphan: OrphanHandler | None = None) -> None:
         """Several runners (agents) in one process may share the broker. A run of this
@@ -128,7 +144,21 @@ class LocalBroker:
             runs.pop(oldest, None)
 
     async def hold(self, run_id: str, owner: Principal, conversation_id: str) -> str | None:
-        return self.hold_now(run_id, conversation_key(owner, conversation_id))
+        """This process's hold, then the store's (``turns``). A holder in another process
+        that has not stored its run yet is named ``""``."""
+        held = self.hold_now(run_id, conversation_key(owner, conversation_id))
+        if held is not None or self._turns is None:
+            return held
+        try:
+            taken, holder = await self._turns.take_turn(owner, conversation_id)
+        except Exception:
+            log.exception("could not hold a conversation in the store: this process's hold only")
+            return None
+        if not taken:
+            self.release_now(run_id)
+            return holder or ""
+        self._shared[run_id] = (owner, conversation_id)
+        return None
 
     def hold_now(self, run_id: str, key: str) -> str | None:
         """:meth:`hold` by conversation key, without waiting (one step of the event loop
@@ -142,6 +172,12 @@ class LocalBroker:
 
     async def release(self, run_id: str) -> None:
         self.release_now(run_id)
+        shared = self._shared.pop(run_id, None)
+        if shared is not None and self._turns is not None:
+            try:
+                await self._turns.give_back_turn(*shared)
+            except Exception:
+                log.exception("could not let go of a conversation in the store")
 
     def release_now(self, run_id: str) -> None:
         key = self._held.pop(run_id, None)
@@ -155,6 +191,8 @@ class LocalBroker:
     async def freed(self, owner: Principal, conversation_id: str, within: float) -> None:
         key = conversation_key(owner, conversation_id)
         if key not in self._active:
+            if self._turns is not None:  # held by another process, which tells no one
+                await asyncio.sleep(min(within, _SHARED_POLL_SECONDS))
             return
         waiter = asyncio.get_running_loop().create_future()
         waiters = self._freed.setdefault(key, [])
@@ -209,6 +247,7 @@ class LocalBroker:
         run = self._runs.get(run_id)
         if run is not None and not run.done:
             self._finish(run_id, run)
+        await self.release(run_id)
 
     async def replay(
         self,

@@ -8,7 +8,9 @@ else with these methods works too (a test double, a remote service).
 Beside them, a store may offer optional capabilities, each a named protocol the server checks
 for with ``isinstance``: :class:`InterruptedRuns` (the runs of workers that died are marked
 ``interrupted`` instead of left ``running``), :class:`QueuedRuns` (a message queued behind the
-answer in progress reads the history again when its turn comes), :class:`ConversationReader`
+answer in progress reads the history again when its turn comes), :class:`SharedTurns`
+(processes sharing its database take turns in a conversation without Redis),
+:class:`ConversationReader`
 (the conversations
 REST API and the AI SDK's reload read conversations back) and :class:`ConversationEditor`
 (people rename and delete them) and :class:`UsageReader` (the usage report, ``GET
@@ -40,6 +42,7 @@ __all__ = [
     "ObservedCommits",
     "QueuedRuns",
     "RunStatus",
+    "SharedTurns",
     "StartedRun",
     "UsageReader",
 ]
@@ -165,6 +168,22 @@ class QueuedRuns(Protocol):
         :class:`ConversationNotFound` for a conversation that is not the principal's (and
         :class:`~agentstream.errors.UnknownRun` for a run it does not hold)."""
         ...
+
+
+@runtime_checkable
+class SharedTurns(Protocol):
+    """What a store offers (optionally) so that the processes sharing its database take turns
+    in a conversation without Redis (:mod:`agentstream.runs.turns`): a hold the database
+    drops when its process ends (see :mod:`agentstream.store.turns`)."""
+
+    async def take_turn(
+        self, principal: Principal, conversation_id: str
+    ) -> tuple[bool, str | None]:
+        """Hold the conversation for this process unless another process does: ``(True,
+        None)`` when held now, else ``(False, the run in progress if the store has it yet)``."""
+        ...
+
+    async def give_back_turn(self, principal: Principal, conversation_id: str) -> None: ...
 
 
 @runtime_checkable

@@ -50,6 +50,7 @@ from agentstream.runs.store import (
     ConversationReader,
     ConversationStore,
     ObservedCommits,
+    SharedTurns,
     UsageReader,
 )
 from agentstream.server import client_config, runs, web
@@ -138,7 +139,12 @@ def create_app(
     agent.profiles = agent.profiles.with_file(settings.config_file)
     served = registry(tuple(dialects))
     if broker is None:
-        broker = RedisBroker(settings.redis_url) if settings.redis_url else LocalBroker()
+        broker = (
+            RedisBroker(settings.redis_url)
+            if settings.redis_url
+            # Without Redis, processes sharing the database take turns through it.
+            else LocalBroker(turns=store if isinstance(store, SharedTurns) else None)
+        )
     titles = model_titles(agent) if settings.model_titles and store is not None else None
     observed = telemetry(
         metrics=settings.metrics_on,

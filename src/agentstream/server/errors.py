@@ -164,8 +164,10 @@ def install_error_handlers(app: FastAPI, *, sign_in_url: str | None = None) -> N
 
     async def on_busy(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, ConversationBusy)
-        stop = f"/api/chat/runs/{exc.run_id}/cancel"
-        return JSONResponse({"detail": str(exc), "run_id": exc.run_id, "stop": stop}, 409)
+        body: dict[str, Any] = {"detail": str(exc)}
+        if exc.run_id is not None:
+            body |= {"run_id": exc.run_id, "stop": f"/api/chat/runs/{exc.run_id}/cancel"}
+        return JSONResponse(body, 409)
 
     async def on_too_large(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, TooLarge)

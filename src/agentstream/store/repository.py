@@ -44,6 +44,7 @@ from agentstream.pending import (
     open_calls,
 )
 from agentstream.principal import Principal
+from agentstream.runs.broker import conversation_key
 from agentstream.runs.store import (
     ConversationNotFound,
     ConversationStore,
@@ -51,6 +52,7 @@ from agentstream.runs.store import (
     ObservedCommits,
     QueuedRuns,
     RunStatus,
+    SharedTurns,
     StartedRun,
     UsageReader,
 )
@@ -113,6 +115,7 @@ from agentstream.store.statements import (
     run_outcome,
 )
 from agentstream.store.titles import clean_title, title_from_message
+from agentstream.store.turns import database_locks
 from agentstream.store.views import (
     ConversationDetail,
     ConversationPage,
@@ -164,6 +167,8 @@ class SqlConversationStore:
         self._commits = GroupCommit(transactions, committers=committers)
         self._ordinals: dict[str, tuple[str, int]] = {}
         """Runs this process started and has not finished: conversation id and ordinal."""
+        self._locks = database_locks(engine)
+        """Conversations this process holds, as the database keeps them (``take_turn``)."""
 
     @classmethod
     async def open(cls, url: str | None = None, *, migrate: bool | None = None) -> Self:
@@ -206,6 +211,8 @@ class SqlConversationStore:
 
     async def close(self) -> None:
         await self._commits.close()
+        if self._locks is not None:
+            await self._locks.close()
         await self._engine.dispose()
 
     async def __aenter__(self) -> Self:
@@ -568,6 +575,28 @@ class SqlConversationStore:
                 first_run=ordinal == 0,
             )
 
+    async def take_turn(
+        self, principal: Principal, conversation_id: str
+    ) -> tuple[bool, str | None]:
+        """Hold the conversation for this process (see
+        :class:`~agentstream.runs.store.SharedTurns` and :mod:`agentstream.store.turns`)."""
+        if self._locks is None or await self._locks.take(
+            conversation_key(principal, conversation_id)
+        ):
+            return True, None
+        async with self._reads() as session:
+            holder = await session.scalar(
+                select(RunRow.id)
+                .where(RunRow.conversation_id == conversation_id, RunRow.status == "running")
+                .order_by(RunRow.ordinal.desc())
+                .limit(1)
+            )
+        return False, holder
+
+    async def give_back_turn(self, principal: Principal, conversation_id: str) -> None:
+        if self._locks is not None:
+            await self._locks.give_back(conversation_key(principal, conversation_id))
+
     async def history(self, principal: Principal, conversation_id: str) -> list[Message]:
         """The whole conversation as provider history (what the next run would continue)."""
         conversation_id = canonical(conversation_id)
@@ -678,4 +707,7 @@ if TYPE_CHECKING:
         return store
 
     def _reads_queued_runs(store: SqlConversationStore) -> QueuedRuns:
+        return store
+
+    def _shares_turns(store: SqlConversationStore) -> SharedTurns:
         return store
