@@ -8,6 +8,7 @@ kind of problem it is, and the server answers each branch with one HTTP status (
     ├── RefusedRequest (ValueError)        400, names the offending field
     │   ├── InvalidConversationId            conversation_id
     │   ├── InvalidCursor                    cursor
+    │   ├── InvalidBranch                    a message a branch cannot start from
     │   ├── ModelUnavailable                 model
     │   └── (agentstream.chat) ActionError, UnknownAction, MissingAction, InvalidContextValue
     ├── AuthError                          401
@@ -19,6 +20,7 @@ kind of problem it is, and the server answers each branch with one HTTP status (
     ├── NotFound (LookupError)             404, the same for "missing" and "someone else's"
     │   ├── ConversationNotFound
     │   ├── AttachmentNotFound
+    │   ├── MessageNotFound
     │   ├── RunNotFound
     │   └── UnknownDialect
     ├── Unavailable (RuntimeError)         503
@@ -55,8 +57,10 @@ __all__ = [
     "Forbidden",
     "InvalidArguments",
     "InvalidConversationId",
+    "InvalidBranch",
     "InvalidCursor",
     "LimitExceeded",
+    "MessageNotFound",
     "ModelUnavailable",
     "NotFound",
     "ProviderError",
@@ -96,6 +100,14 @@ class InvalidConversationId(RefusedRequest):
     (UUIDs in any of their usual spellings are normalized)."""
 
     def __init__(self, message: str, field: str = "conversation_id") -> None:
+        super().__init__(field, message)
+
+
+class InvalidBranch(RefusedRequest):
+    """A branch asked of a message that cannot start one: only a user message is edited or
+    answered again (an answer is regenerated through the question it answers)."""
+
+    def __init__(self, message: str, field: str = "message_id") -> None:
         super().__init__(field, message)
 
 
@@ -206,6 +218,13 @@ class AttachmentNotFound(NotFound):
     someone else (whether read directly or named in a message)."""
 
     detail = "Attachment not found"
+
+
+class MessageNotFound(NotFound):
+    """No such message in this conversation (as the conversation API shows its ids: a user
+    message's own, an answer's run id)."""
+
+    detail = "Message not found"
 
 
 class RunNotFound(NotFound):

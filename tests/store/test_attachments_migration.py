@@ -10,27 +10,29 @@ from pathlib import Path
 from agentstream.store import SqlConversationStore, current_revision, head_revision, upgrade
 from agentstream.store.attachments import SqlAttachments
 from agentstream.store.blobs import SqlBlobs
+from agentstream.store.engine import create_engine
 
 from .attachments import upload
 from .conftest import fresh_postgres
-from .helpers import exchange, new_principal, run_id
+from .helpers import run_id
+from .linear import ANN, write_as_before
 
 
 async def upgraded(url: str, staging_dir: Path) -> None:
     await upgrade(url, "0002_run_usage")
-    ann = new_principal()
-    before = await SqlConversationStore.open(url, migrate=False)
+    engine = create_engine(url)
     try:
-        cid = await exchange(before, ann, "Hello", "Hi there")
+        await write_as_before(engine)
     finally:
-        await before.close()
+        await engine.dispose()
+    ann, cid = ANN, "c1"
     assert await current_revision(url) == "0002_run_usage"
     await upgrade(url)
-    assert await current_revision(url) == head_revision() == "0003_attachments"
+    assert await current_revision(url) == head_revision()
     store = await SqlConversationStore.open(url, migrate=False)
     try:
         detail = await store.get_conversation(ann, cid)
-        assert [m.content for m in detail.messages] == ["Hello", "Hi there"]
+        assert [m.content for m in detail.messages][:2] == ["Hi", "Hello!"]
         attachments = SqlAttachments(store.engine, SqlBlobs(store.engine))
         saved = await upload(attachments, ann, b"a,b\n1,2\n", name="t.csv", staging_dir=staging_dir)
         later = await store.start_run(

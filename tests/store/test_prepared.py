@@ -26,7 +26,7 @@ async def test_values_are_converted_as_sqlalchemy_would(
 
     def write(conn: Connection) -> tuple[int, int | None]:
         create(conn, alice, cid, "hello", now, "m", {"page": "orders", "n": 2})
-        insert_run(conn, cid, run_id, 0, "m", now)
+        insert_run(conn, cid, run_id, 0, "m", now, None)
         next_seq = claim_seq(conn, alice, cid, 2, now)
         ordinal = finish(conn, run_id, cid, run_outcome("failed", None, None, "boom", now))
         return next_seq, ordinal
@@ -60,8 +60,8 @@ async def test_driver_errors_are_sqlalchemy_errors(
 
     def twice(conn: Connection) -> None:
         create(conn, alice, cid, "hello", now, None, None)
-        insert_run(conn, cid, run_id, 0, None, now)
-        insert_run(conn, cid, run_id, 1, None, now)  # the same run id again
+        insert_run(conn, cid, run_id, 0, None, now, None)
+        insert_run(conn, cid, run_id, 1, None, now, None)  # the same run id again
 
     with pytest.raises(IntegrityError) as caught:
         async with store.engine.begin() as conn:

@@ -5,7 +5,13 @@ from agentstream.runs.broker import LogEnd, RunBroker
 from agentstream.runs.hooks import NoHooks, Preparation, RunHooks
 from agentstream.runs.local_broker import LocalBroker
 from agentstream.runs.redis_broker import RedisBroker
-from agentstream.runs.request import ActionRequest, ProtocolOptions, RefusedRequest, RunRequest
+from agentstream.runs.request import (
+    ActionRequest,
+    Branch,
+    ProtocolOptions,
+    RefusedRequest,
+    RunRequest,
+)
 from agentstream.runs.runner import Runner
 from agentstream.runs.session import RunSession
 from agentstream.runs.store import (
@@ -18,6 +24,7 @@ from agentstream.runs.titles import TitleWriter, model_titles
 
 __all__ = [
     "ActionRequest",
+    "Branch",
     "BrokerUnavailable",
     "ConversationNotFound",
     "ConversationStore",

@@ -14,6 +14,7 @@ from agentstream.principal import Principal
 __all__ = [
     "DOUBLE_TEXTING_POLICIES",
     "ActionRequest",
+    "Branch",
     "DoubleTexting",
     "ProtocolOptions",
     "RefusedRequest",
@@ -34,6 +35,22 @@ class ActionRequest:
 
     action: str
     data: Any = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Branch:
+    """Where in the conversation's tree a run goes when it does not continue the active leaf
+    (see ``docs/guides/branches.md``). Ids are those the conversation API shows: a user
+    message's own, an answer's run id.
+
+    ``Branch(after=X)``: the run's message follows ``X`` (``None``: it starts the
+    conversation anew), beside whatever already followed it; an edited question is
+    ``after`` the message before the one it replaces. ``Branch(after=Q, again=True)``: a
+    new answer to the user message ``Q``, a sibling of the answers it has; the run adds no
+    message of its own and the model is asked ``Q`` as stored."""
+
+    after: str | None
+    again: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -76,10 +93,9 @@ class RunRequest:
     create_conversation: bool = False
     """Create the conversation under ``conversation_id`` if it does not exist (the data playground
     names its own ids in ``metadata.conversationId``)."""
-    replace_last_exchange: bool = False
-    """Answer again: the conversation's latest exchange (its last user message and the
-    answer to it, over however many runs) is removed from the stored history and this run
-    takes its place (the AI SDK's regenerate)."""
+    branch: Branch | None = None
+    """Start a new branch of the conversation (an edited question, an answer given again)
+    instead of continuing its active leaf; the branch becomes the active one."""
     history: Sequence[Message] | None = None
     """History sent by the client (data playground); when set it is the context instead of the
     stored one."""

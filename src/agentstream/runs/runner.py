@@ -166,7 +166,8 @@ class Runner:
         began = time.perf_counter()
         run_id = request.run_id or uuid7().hex
         answers = request.answers or None
-        if answers is None and not request.message and not request.attachments:
+        again = request.branch is not None and request.branch.again
+        if answers is None and not again and not request.message and not request.attachments:
             raise RefusedRequest("message", "a message, or answers to pending tool calls")
         self._check_client_tools(request)
         self.hooks.check(request)  # refuse a bad request before anything is stored
@@ -198,7 +199,7 @@ class Runner:
                     conversation,
                     run_id,
                     request.double_texting or self.double_texting,
-                    replacing=request.replace_last_exchange,
+                    replacing=request.branch is not None and request.branch.again,
                 ):
                     queued = conversation
             session = await self._store_and_open(request, run_id, admission, began)
@@ -216,7 +217,8 @@ class Runner:
     ) -> RunSession:
         """Commit the user message, prepare the run and open its log."""
         answers = request.answers or None
-        attachments = await self._attachments(request)
+        again = request.branch is not None and request.branch.again
+        attachments = () if again else await self._attachments(request)
         conversation_id, title, first_run = request.conversation_id, None, False
         history = list(request.history or ())
         payloads: list[Any] = []
@@ -225,16 +227,19 @@ class Runner:
                 request.principal,
                 run_id=run_id,
                 conversation_id=request.conversation_id,
-                user_message=request.message or (None if answers else ""),
+                user_message=None if again else request.message or (None if answers else ""),
                 model=request.model or self.agent.model_id,
                 metadata=dict(request.metadata) or None,
                 create_if_missing=request.create_conversation,
                 answers=answers,
-                replace_last_exchange=request.replace_last_exchange,
+                branch=request.branch,
                 attachments=attachments,
             )
             conversation_id, title = started.conversation_id, started.title
             first_run = started.first_run
+            if started.asked is not None:  # answering a stored question again: ask it as stored
+                request = replace(request, message=started.asked.content)
+                attachments = started.asked.attachments
             if request.history is None:
                 history = list(started.history)
             payloads = list(started.payloads)

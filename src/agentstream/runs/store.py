@@ -29,9 +29,10 @@ from agentstream.attachments.types import Attachment
 from agentstream.conversation import ConversationDetail, ConversationPage, ConversationSummary
 from agentstream.errors import ConversationNotFound
 from agentstream.events import AnswerShaped, Payload, RunCompleted, RunUsage
-from agentstream.messages import Message
+from agentstream.messages import Message, UserMessage
 from agentstream.pending import Answers
 from agentstream.principal import Principal
+from agentstream.runs.request import Branch
 
 __all__ = [
     "ConversationEditor",
@@ -63,6 +64,9 @@ class StartedRun:
     """Payloads produced earlier in the conversation, for the prompt's payload manifest."""
     first_run: bool = False
     """This run opens the conversation (its title came from this message)."""
+    asked: UserMessage | None = None
+    """For a run that answers a stored question again (``Branch(again=True)``): that
+    question, which the run asks the model in place of a new message."""
 
 
 class ConversationStore(Protocol):
@@ -77,7 +81,7 @@ class ConversationStore(Protocol):
         metadata: dict[str, Any] | None = None,
         create_if_missing: bool = False,
         answers: Answers | None = None,
-        replace_last_exchange: bool = False,
+        branch: Branch | None = None,
         attachments: Sequence[Attachment] = (),
     ) -> StartedRun:
         """Commit the user message (creating the conversation when ``conversation_id`` is None,
@@ -88,9 +92,11 @@ class ConversationStore(Protocol):
         :class:`~agentstream.pending.InvalidAnswers`, checked in the same transaction, so
         two requests cannot both answer one call): the
         :func:`~agentstream.pending.answered_message` is committed before the user message,
-        which may then be ``None``. ``replace_last_exchange`` first removes the conversation's
-        latest exchange: its last user message and the runs that answered it (a client
-        asking for the answer again). ``attachments`` go with the user message; a store that
+        which may then be ``None``. A ``branch`` puts the run where it says in the
+        conversation's tree instead of after its active leaf, and makes it the active branch
+        (:class:`~agentstream.errors.MessageNotFound` for a message the conversation does not
+        have, :class:`~agentstream.errors.InvalidBranch` for answering again a message that is
+        not the user's). ``attachments`` go with the user message; a store that
         keeps attachment metadata refuses (:class:`~agentstream.errors.AttachmentNotFound`)
         one that is not the caller's."""
         ...
@@ -207,7 +213,7 @@ class ConversationReader(Protocol):
         ...
 
     async def history(self, principal: Principal, conversation_id: str) -> Sequence[Message]:
-        """The conversation's messages as a provider takes them."""
+        """The conversation's messages as a provider takes them (the active branch)."""
         ...
 
 

@@ -19,8 +19,9 @@ A message that finds its conversation held follows its policy
   stored, shown as interrupted, and seen by the model), and the new message is answered once
   that run has let go.
 
-Answering again (``replace_last_exchange``) replaces the exchange in progress, so it is never
-queued behind it: it is refused unless it interrupts.
+Answering a question again (``Branch(again=True)``) while the answer to it is being written
+would leave that answer nothing to stand beside, so it is never queued behind it: it is
+refused unless it interrupts.
 """
 
 from __future__ import annotations

@@ -7,7 +7,8 @@ on SQLite, and implements :class:`agentstream.runs.store.ConversationStore`. Pos
 
 Modules: ``engine`` (URLs, SQLite tuning), ``models`` (tables), ``migrate`` (Alembic from
 code), ``history`` (messages to rows and back), ``views`` (what a UI shows), ``titles``,
-``statements`` (its SQL), ``repository`` (the store), ``errors``.
+``tree`` (branches and the active path), ``statements`` (its SQL), ``repository`` (the
+store), ``errors``.
 """
 
 from agentstream.runs.store import ConversationNotFound

@@ -8,6 +8,10 @@ another's, whichever commits first. ``seq`` is a per-conversation counter alloca
 writing transaction (an ``UPDATE ... RETURNING`` on the conversation row, which is the lock),
 with a unique constraint as the backstop.
 
+A conversation is a tree: each message names its parent, each run the message it started
+after, and the conversation its active leaf (:mod:`agentstream.store.tree`). What is read
+is the path from the root to the active leaf, still in ``(ordinal, seq)`` order.
+
 Each message row keeps the exact :mod:`agentstream.messages` value as JSON (``body``), which
 rebuilds the provider history to the byte, reasoning signatures and ``provider_data``
 included, next to plain columns (``text``, ``reasoning``) that the UI and SQL can read.
@@ -161,6 +165,9 @@ class ConversationRow(Base):
     """The next message ``seq``; bumped inside every writing transaction (the row lock)."""
     next_ordinal: Mapped[int] = mapped_column(Integer, default=0)
     """The next run ``ordinal``."""
+    active_leaf_id: Mapped[str | None] = mapped_column(String(ID_LENGTH))
+    """The last message of the branch the conversation is on: the model sees the path from
+    the root to it (``None`` before the first message). See :mod:`agentstream.store.tree`."""
 
     __table_args__ = (
         Index(
@@ -194,6 +201,10 @@ class RunRow(Base):
     """From the run's ``RunCompleted``: message, tool_history, payloads, suggestions."""
     started_at: Mapped[datetime]
     finished_at: Mapped[datetime | None]
+    parent_id: Mapped[str | None] = mapped_column(String(ID_LENGTH))
+    """The message the run's first message follows (``None``: it opens a branch at the
+    root). Kept on the run because a run that answers a message again has no message of its
+    own until the model writes one."""
 
     __table_args__ = (UniqueConstraint("conversation_id", "ordinal"),)
 
@@ -217,10 +228,15 @@ class MessageRow(Base):
     status: Mapped[str] = mapped_column(String(16), default="complete")
     """``complete``, or ``interrupted`` for the partial answer of a run that did not finish."""
     created_at: Mapped[datetime]
+    parent_id: Mapped[str | None] = mapped_column(String(ID_LENGTH))
+    """The message this one follows (``None`` for the first message of a branch at the root):
+    a conversation is a tree, and the messages with one parent are siblings (an edited
+    question, an answer given again)."""
 
     __table_args__ = (
         UniqueConstraint("conversation_id", "seq"),
         Index("ix_agentstream_messages_order", "conversation_id", "ordinal", "seq"),
+        Index("ix_agentstream_messages_parent", "conversation_id", "parent_id"),
     )
 
 

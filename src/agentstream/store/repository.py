@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from datetime import date
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
@@ -45,6 +46,7 @@ from agentstream.pending import (
 )
 from agentstream.principal import Principal
 from agentstream.runs.broker import conversation_key
+from agentstream.runs.request import Branch
 from agentstream.runs.store import (
     ConversationNotFound,
     ConversationStore,
@@ -79,12 +81,10 @@ from agentstream.store.errors import (
     StoreNotMigrated,
     UnknownRun,
 )
-from agentstream.store.history import load_messages, provider_history
 from agentstream.store.migrate import current_revision, head_revision, upgrade
 from agentstream.store.models import (
     TITLE_LENGTH,
     ConversationRow,
-    MessageRow,
     RunRow,
     UsageRow,
     utcnow,
@@ -100,7 +100,6 @@ from agentstream.store.statements import (
     decode_cursor,
     display,
     display_with_active_run,
-    drop_last_exchange,
     encode_cursor,
     exists,
     finish,
@@ -115,6 +114,14 @@ from agentstream.store.statements import (
     run_outcome,
 )
 from agentstream.store.titles import clean_title, title_from_message
+from agentstream.store.tree import (
+    BranchPoint,
+    advance,
+    branch_point,
+    run_start,
+    run_tip,
+    set_leaf,
+)
 from agentstream.store.turns import database_locks
 from agentstream.store.views import (
     ConversationDetail,
@@ -141,6 +148,15 @@ MARK_BATCH = 500
 """Run ids per statement when marking runs interrupted."""
 
 
+@dataclass(frozen=True, slots=True)
+class _OpenRun:
+    """A run in progress: its conversation, ordinal, and the message its next one follows."""
+
+    conversation_id: str
+    ordinal: int
+    tip: str | None
+
+
 class SqlConversationStore:
     """Conversations in a SQL database. Open with :meth:`open` (applies migrations on SQLite)
     or wrap an engine whose schema is up to date; :meth:`close` disposes the engine::
@@ -165,8 +181,8 @@ class SqlConversationStore:
         )
         committers = 1 if sqlite else WRITE_TRANSACTIONS
         self._commits = GroupCommit(transactions, committers=committers)
-        self._ordinals: dict[str, tuple[str, int]] = {}
-        """Runs this process started and has not finished: conversation id and ordinal."""
+        self._open: dict[str, _OpenRun] = {}
+        """Runs this process started and has not finished, and where they are."""
         self._locks = database_locks(engine)
         """Conversations this process holds, as the database keeps them (``take_turn``)."""
 
@@ -239,7 +255,7 @@ class SqlConversationStore:
         metadata: dict[str, Any] | None = None,
         create_if_missing: bool = False,
         answers: Answers | None = None,
-        replace_last_exchange: bool = False,
+        branch: Branch | None = None,
         attachments: Sequence[Attachment] = (),
     ) -> StartedRun:
         """Commit the user message and return the history before it. See
@@ -264,7 +280,7 @@ class SqlConversationStore:
                     metadata=metadata,
                     create_if_missing=create_if_missing,
                     answers=answers,
-                    replace_last_exchange=replace_last_exchange,
+                    branch=branch,
                     attachments=tuple(attachments),
                 )
             except IntegrityError:
@@ -286,14 +302,14 @@ class SqlConversationStore:
         metadata: dict[str, Any] | None,
         create_if_missing: bool,
         answers: Answers | None,
-        replace_last_exchange: bool,
+        branch: Branch | None,
         attachments: tuple[Attachment, ...],
     ) -> StartedRun:
         cid = conversation_id or new_id()
         if answers and conversation_id is None:
             raise InvalidAnswers("answers need the conversation whose tool calls they answer")
 
-        def work(conn: Connection) -> tuple[StartedRun, int]:
+        def work(conn: Connection) -> tuple[StartedRun, _OpenRun]:
             now = utcnow()
             bumped: Bumped | None = None
             if conversation_id is not None:
@@ -307,10 +323,11 @@ class SqlConversationStore:
                 bumped = create(conn, principal, cid, user_message or "", now, model, metadata)
             elif metadata:
                 bumped = merge_metadata(conn, cid, bumped, metadata)
-            if replace_last_exchange:
-                drop_last_exchange(conn, cid, bumped.next_ordinal - 1)
             ordinal = bumped.next_ordinal - 1
-            history, payloads = before(conn, cid, ordinal)
+            leaf = bumped.active_leaf
+            point = BranchPoint(leaf, leaf) if branch is None else branch_point(conn, cid, branch)
+            parent = point.parent
+            history, payloads = before(conn, point.context)
             opening: list[Message] = []
             if answers:
                 # Checked under the conversation's lock, so two requests cannot both answer
@@ -326,8 +343,12 @@ class SqlConversationStore:
                 # message rather than leave it naming nothing.
                 refer(conn, principal, [a.id for a in attachments], now)
                 opening.append(UserMessage(content=user_message, attachments=attachments))
-            insert_run(conn, cid, run_id, ordinal, model, now)
-            insert_messages(conn, cid, run_id, ordinal, bumped.next_seq, now, opening)
+            insert_run(conn, cid, run_id, ordinal, model, now, parent)
+            tip = insert_messages(
+                conn, cid, run_id, ordinal, bumped.next_seq, now, opening, parent=parent
+            )
+            if tip != bumped.active_leaf:
+                set_leaf(conn, cid, tip)
             started = StartedRun(
                 conversation_id=cid,
                 first_run=ordinal == 0,
@@ -335,23 +356,31 @@ class SqlConversationStore:
                 history=history,
                 metadata=bumped.metadata,
                 payloads=payloads,
+                asked=point.asked,
             )
-            return started, ordinal
+            return started, _OpenRun(cid, ordinal, tip)
 
-        started, ordinal = await self._commits.run(work, key=cid)
-        self._ordinals[run_id] = (cid, ordinal)
+        started, opened = await self._commits.run(work, key=cid)
+        self._open[run_id] = opened
         return started
 
-    def _ordinal(self, conn: Connection, run_id: str, cid: str) -> int:
-        """The run's ordinal in conversation ``cid`` (remembered from its start when this
-        process started it). Raises :class:`UnknownRun`."""
-        known = self._ordinals.get(run_id)
-        if known is not None and known[0] == cid:
-            return known[1]
+    def _where(self, conn: Connection, run_id: str, cid: str) -> _OpenRun:
+        """Where run ``run_id`` is in conversation ``cid``: its ordinal and the message its
+        next one follows (remembered from its last write when this process made it). Raises
+        :class:`UnknownRun`."""
+        known = self._open.get(run_id)
+        if known is not None and known.conversation_id == cid:
+            return known
         ordinal = run_ordinal(conn, run_id, cid)
         if ordinal is None:
             raise UnknownRun(f"run {run_id} was not started in this conversation")
-        return ordinal
+        return _OpenRun(cid, ordinal, run_tip(conn, cid, run_id))
+
+    def _wrote(self, run_id: str, where: _OpenRun, tip: str | None) -> None:
+        """Remember the run's new last message once its transaction committed (a work may be
+        run again after a rollback, so it changes nothing outside the database itself)."""
+        if run_id in self._open:
+            self._open[run_id] = replace(where, tip=tip)
 
     async def append_messages(
         self,
@@ -366,13 +395,18 @@ class SqlConversationStore:
             return
         cid = canonical(conversation_id)
 
-        def work(conn: Connection) -> None:
+        def work(conn: Connection) -> tuple[_OpenRun, str | None]:
             now = utcnow()
             next_seq = claim_seq(conn, principal, cid, len(messages), now)
-            ordinal = self._ordinal(conn, run_id, cid)
-            insert_messages(conn, cid, run_id, ordinal, next_seq, now, messages)
+            where = self._where(conn, run_id, cid)
+            tip = insert_messages(
+                conn, cid, run_id, where.ordinal, next_seq, now, messages, parent=where.tip
+            )
+            advance(conn, cid, where.ordinal, where.tip, tip)
+            return where, tip
 
-        await self._commits.run(work, key=cid)
+        where, tip = await self._commits.run(work, key=cid)
+        self._wrote(run_id, where, tip)
 
     async def finish_run(
         self,
@@ -402,12 +436,23 @@ class SqlConversationStore:
                 bumped.next_seq if bumped else claim_seq(conn, principal, cid, len(messages), now)
             )
             outcome = run_outcome(status, completed, shaped, error, now, usage)
-            ordinal = finish(conn, run_id, cid, outcome)
-            if ordinal is None:
+            where = self._where(conn, run_id, cid)
+            if finish(conn, run_id, cid, outcome) is None:
                 raise UnknownRun(f"run {run_id} was not started in this conversation")
             if usage is not None:
                 record_usage(conn, principal, run_id, cid, status, usage, now)
-            insert_messages(conn, cid, run_id, ordinal, next_seq, now, messages, status_of_answer)
+            tip = insert_messages(
+                conn,
+                cid,
+                run_id,
+                where.ordinal,
+                next_seq,
+                now,
+                messages,
+                status_of_answer,
+                parent=where.tip,
+            )
+            advance(conn, cid, where.ordinal, where.tip, tip)
             if bumped is None:
                 return None
             assert bumped.summary is not None
@@ -419,7 +464,7 @@ class SqlConversationStore:
         try:
             return await self._commits.run(work, key=cid)
         finally:
-            self._ordinals.pop(run_id, None)
+            self._open.pop(run_id, None)
 
     # --- runs whose worker died ----------------------------------------------------------------
 
@@ -564,7 +609,9 @@ class SqlConversationStore:
             if ordinal is None:
                 raise UnknownRun(run_id)
             history, payloads = await session.run_sync(
-                lambda sync: before(sync.connection(), conversation_id, ordinal)
+                lambda sync: before(
+                    sync.connection(), run_start(sync.connection(), conversation_id, run_id)
+                )
             )
             return StartedRun(
                 conversation_id=conversation_id,
@@ -598,16 +645,14 @@ class SqlConversationStore:
             await self._locks.give_back(conversation_key(principal, conversation_id))
 
     async def history(self, principal: Principal, conversation_id: str) -> list[Message]:
-        """The whole conversation as provider history (what the next run would continue)."""
+        """The conversation's active path as provider history (what the next run would
+        continue)."""
         conversation_id = canonical(conversation_id)
         async with self._reads() as session:
-            await owned_row(session, principal, conversation_id)
-            bodies = await session.scalars(
-                select(MessageRow.body)
-                .where(MessageRow.conversation_id == conversation_id)
-                .order_by(MessageRow.ordinal, MessageRow.seq)
-            )
-            return provider_history(load_messages(bodies))
+            row = await owned_row(session, principal, conversation_id)
+            leaf = row.active_leaf_id
+            history, _ = await session.run_sync(lambda sync: before(sync.connection(), leaf))
+            return history
 
     async def rename_conversation(
         self, principal: Principal, conversation_id: str, title: str

@@ -20,12 +20,12 @@ import json
 import re
 import uuid
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, cast
 
 from pydantic import TypeAdapter
-from sqlalchemy import Integer, bindparam, delete, func, insert, select, update
+from sqlalchemy import Integer, bindparam, insert, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
@@ -41,6 +41,7 @@ from agentstream.store.history import dump_message, load_messages, provider_hist
 from agentstream.store.models import CONVERSATIONS, MESSAGES, RUNS, USAGE, ConversationRow
 from agentstream.store.prepared import Prepared
 from agentstream.store.titles import title_from_message
+from agentstream.store.tree import Node, answered_again, path_to
 from agentstream.store.views import (
     ActiveRun,
     ConversationSummary,
@@ -61,7 +62,6 @@ __all__ = [
     "create",
     "decode_cursor",
     "display",
-    "drop_last_exchange",
     "display_with_active_run",
     "encode_cursor",
     "exists",
@@ -105,6 +105,8 @@ class Bumped:
     next_seq: int
     next_ordinal: int
     summary: ConversationSummary | None = None
+    active_leaf: str | None = None
+    """The conversation's active leaf as the transaction found it."""
 
 
 def owned(principal: Principal) -> tuple[Any, ...]:
@@ -161,7 +163,15 @@ def _bump_statement(new_run: bool, model: bool, summary: bool = True) -> Any:
         .values(values)
         .returning(
             *(
-                (_c.title, _c.metadata, _c.next_seq, _c.next_ordinal, _c.created_at, _c.model)
+                (
+                    _c.title,
+                    _c.metadata,
+                    _c.next_seq,
+                    _c.next_ordinal,
+                    _c.created_at,
+                    _c.model,
+                    _c.active_leaf_id,
+                )
                 if summary
                 else (_c.next_seq,)
             )
@@ -186,7 +196,9 @@ def insert_run(
     ordinal: int,
     model: str | None,
     now: datetime,
+    parent: str | None,
 ) -> None:
+    """Insert a running run whose first message follows message ``parent``."""
     _INSERT_RUN.execute(
         conn,
         {
@@ -196,6 +208,7 @@ def insert_run(
             "status": "running",
             "model": model,
             "started_at": now,
+            "parent_id": parent,
         },
     )
 
@@ -260,35 +273,6 @@ def record_usage(
     )
 
 
-_LAST_EXCHANGE = select(func.max(MESSAGES.c.ordinal)).where(
-    MESSAGES.c.conversation_id == bindparam("b_id"),
-    MESSAGES.c.role == "user",
-    MESSAGES.c.ordinal < bindparam("b_below"),
-)
-_EXCHANGE_RUNS = (
-    RUNS.c.conversation_id == bindparam("b_id"),
-    RUNS.c.ordinal >= bindparam("b_from"),
-    RUNS.c.ordinal < bindparam("b_below"),
-)
-_EXCHANGE_RUN_IDS = select(RUNS.c.id).where(*_EXCHANGE_RUNS)
-_DROP_MESSAGES = delete(MESSAGES).where(MESSAGES.c.run_id.in_(_EXCHANGE_RUN_IDS.scalar_subquery()))
-_DROP_RUNS = delete(RUNS).where(*_EXCHANGE_RUNS)
-
-
-def drop_last_exchange(conn: Connection, conversation_id: str, below: int) -> int:
-    """Remove the conversation's latest exchange before ordinal ``below``: the run of its
-    last user message and every run after it (the runs that continued its answer after
-    approvals or tool results), with their messages, so a new run answers that message in
-    their place. Returns how many runs were removed. Ordinals are never reused: the new run
-    keeps the next one and history stays in order."""
-    start = conn.scalar(_LAST_EXCHANGE, {"b_id": conversation_id, "b_below": below})
-    if start is None:
-        return 0
-    bounds = {"b_id": conversation_id, "b_from": start, "b_below": below}
-    conn.execute(_DROP_MESSAGES, bounds)
-    return conn.execute(_DROP_RUNS, bounds).rowcount
-
-
 def run_ordinal(conn: Connection, run_id: str, conversation_id: str) -> int | None:
     """The ordinal of run ``run_id`` in the conversation, None if it has no such run."""
     ordinal = conn.scalar(_RUN_ORDINAL, {"b_run": run_id, "b_id": conversation_id})
@@ -312,11 +296,11 @@ def bump(
     row = conn.execute(_BUMP[new_run, model is not None], parameters).first()
     if row is None:
         return None
-    title, metadata, next_seq, next_ordinal, created_at, model_now = row
+    title, metadata, next_seq, next_ordinal, created_at, model_now, leaf = row
     summary = ConversationSummary(
         id=conversation_id, title=title, created_at=created_at, updated_at=now, model=model_now
     )
-    return Bumped(title, dict(metadata or {}), next_seq, next_ordinal, summary)
+    return Bumped(title, dict(metadata or {}), next_seq, next_ordinal, summary, leaf)
 
 
 def _bump_parameters(
@@ -385,7 +369,7 @@ def merge_metadata(
     conn.execute(
         update(CONVERSATIONS).where(CONVERSATIONS.c.id == conversation_id).values(metadata=merged)
     )
-    return Bumped(bumped.title, merged, bumped.next_seq, bumped.next_ordinal, bumped.summary)
+    return replace(bumped, metadata=merged)
 
 
 def message_row(
@@ -396,11 +380,14 @@ def message_row(
     now: datetime,
     message: Message,
     status: str = "complete",
+    parent: str | None = None,
 ) -> dict[str, Any]:
-    """Column values for a message row. Only an answer can be ``interrupted``."""
+    """Column values for a message row that follows message ``parent``. Only an answer can
+    be ``interrupted``."""
     role, text, reasoning, body = dump_message(message)
     return {
         "id": new_id(),
+        "parent_id": parent,
         "conversation_id": conversation_id,
         "run_id": run_id,
         "ordinal": ordinal,
@@ -419,17 +406,25 @@ _SHOWN_RUN = tuple(
     for name in ("id", "ordinal", "status", "answer", "error", "started_at", "finished_at")
 )
 _SHOWN_MESSAGE = tuple(
-    MESSAGES.c[name] for name in ("id", "run_id", "seq", "role", "text", "status", "created_at")
+    MESSAGES.c[name]
+    for name in ("id", "run_id", "seq", "role", "text", "status", "created_at", "parent_id")
+)
+_ACTIVE_LEAF = (
+    select(CONVERSATIONS.c.active_leaf_id)
+    .where(CONVERSATIONS.c.id == bindparam("b_id"))
+    .scalar_subquery()
 )
 
 
 def _display_statements(details: bool) -> tuple[Any, Any]:
+    """The runs and messages on the active path (see :mod:`agentstream.store.tree`)."""
+    path = path_to(_ACTIVE_LEAF)
     runs = select(*(RUNS.c if details else _SHOWN_RUN)).where(
-        RUNS.c.conversation_id == bindparam("b_id")
+        RUNS.c.id.in_(select(path.c.run_id).distinct())
     )
     messages = (
         select(*(MESSAGES.c if details else _SHOWN_MESSAGE))
-        .where(MESSAGES.c.conversation_id == bindparam("b_id"))
+        .join(path, MESSAGES.c.id == path.c.id)
         .order_by(MESSAGES.c.ordinal, MESSAGES.c.seq)
     )
     if not details:
@@ -438,33 +433,52 @@ def _display_statements(details: bool) -> tuple[Any, Any]:
 
 
 _DISPLAY = {details: _display_statements(details) for details in (False, True)}
+_LATEST_RUN = (
+    select(*_SHOWN_RUN)
+    .where(RUNS.c.conversation_id == bindparam("b_id"))
+    .order_by(RUNS.c.ordinal.desc())
+    .limit(1)
+)
 
 
 def display(
     conn: Connection | Session, conversation_id: str, *, details: bool
 ) -> tuple[DisplayMessage, ...]:
-    """The conversation's messages as shown; without ``details`` just what the ops agent's
+    """The conversation's active path as shown; without ``details`` just what the ops agent's
     ``conversation`` object needs, without loading (or parsing) any JSON column."""
-    return display_messages(*_display_rows(conn, conversation_id, details), details=details)
+    runs, messages, again = _display_rows(conn, conversation_id, details)
+    return display_messages(runs, messages, details=details, asked_again=again)
 
 
 def display_with_active_run(
     conn: Connection | Session, conversation_id: str
 ) -> tuple[tuple[DisplayMessage, ...], ActiveRun | None]:
-    """The conversation's messages with every detail, and its run in progress (read from the
-    same rows, so the two agree)."""
-    runs, messages = _display_rows(conn, conversation_id, True)
-    return display_messages(runs, messages, details=True), active_run(runs)
+    """The conversation's active path with every detail, and its run in progress (on
+    whichever branch: a client follows it wherever it is)."""
+    runs, messages, again = _display_rows(conn, conversation_id, True)
+    latest = cast(Sequence[StoredRun], conn.execute(_LATEST_RUN, {"b_id": conversation_id}).all())
+    return display_messages(runs, messages, details=True, asked_again=again), active_run(latest)
 
 
 def _display_rows(
     conn: Connection | Session, conversation_id: str, details: bool
-) -> tuple[Sequence[StoredRun], Iterable[StoredMessage]]:
+) -> tuple[Sequence[StoredRun], Sequence[StoredMessage], bool]:
     runs, messages = _DISPLAY[details]
     parameters = {"b_id": conversation_id}
     run_rows = cast(Sequence[StoredRun], conn.execute(runs, parameters).all())
-    message_rows = cast(Iterable[StoredMessage], conn.execute(messages, parameters))
-    return run_rows, message_rows
+    message_rows = cast(Sequence[StoredMessage], conn.execute(messages, parameters).all())
+    return run_rows, message_rows, _asked_again(conn, conversation_id, message_rows)
+
+
+def _asked_again(
+    conn: Connection | Session, conversation_id: str, path: Sequence[StoredMessage]
+) -> bool:
+    """The path ends with a question that a new run answers again (it has written nothing
+    yet): its first answer is on another branch."""
+    last = path[-1] if path else None
+    if last is None or last.role != "user":
+        return False
+    return answered_again(conn, conversation_id, Node(last.id, last.role, last.run_id, None))
 
 
 def claim(
@@ -498,17 +512,25 @@ def insert_messages(
     now: datetime,
     messages: Sequence[Message],
     status: str = "complete",
-) -> None:
+    *,
+    parent: str | None,
+) -> str | None:
     """Insert ``messages`` with the sequence numbers just allocated (the last is
-    ``next_seq - 1``), in one statement (executemany)."""
+    ``next_seq - 1``), in one statement (executemany), each following the one before and the
+    first following message ``parent``. Returns the id of the last (``parent`` when there
+    are none): what the run's next message follows."""
     if not messages:
-        return
+        return parent
     first = next_seq - len(messages)
-    rows = [
-        message_row(conversation_id, run_id, ordinal, first + offset, now, message, status)
-        for offset, message in enumerate(messages)
-    ]
+    rows = []
+    for offset, message in enumerate(messages):
+        row = message_row(
+            conversation_id, run_id, ordinal, first + offset, now, message, status, parent
+        )
+        rows.append(row)
+        parent = row["id"]
     _INSERT_MESSAGE.executemany(conn, rows)
+    return parent
 
 
 def run_outcome(
@@ -557,28 +579,25 @@ def run_outcome(
     return values
 
 
-def before(
-    conn: Connection, conversation_id: str, ordinal: int
-) -> tuple[list[Message], list[Payload]]:
-    """The provider history and the payloads of the runs before run ``ordinal``."""
-    if ordinal == 0:
+def before(conn: Connection, parent: str | None) -> tuple[list[Message], list[Payload]]:
+    """The provider history from the root to message ``parent`` (what a run that follows it
+    continues), and the payloads of the runs on that path."""
+    if parent is None:
         return [], []
-    bounds = {"b_id": conversation_id, "b_below": ordinal}
-    history = provider_history(load_messages(conn.scalars(_EARLIER_BODIES, bounds)))
-    return history, _earlier_payloads(conn.scalars(_EARLIER_RESULTS, bounds))
+    path = {"b_leaf": parent}
+    history = provider_history(load_messages(conn.scalars(_PATH_BODIES, path)))
+    return history, _earlier_payloads(conn.scalars(_PATH_RESULTS, path))
 
 
-_EARLIER_BODIES = (
+_PATH = path_to(bindparam("b_leaf"))
+_PATH_BODIES = (
     select(MESSAGES.c.body)
-    .where(
-        MESSAGES.c.conversation_id == bindparam("b_id"),
-        MESSAGES.c.ordinal < bindparam("b_below"),
-    )
+    .join(_PATH, MESSAGES.c.id == _PATH.c.id)
     .order_by(MESSAGES.c.ordinal, MESSAGES.c.seq)
 )
-_EARLIER_RESULTS = (
+_PATH_RESULTS = (
     select(RUNS.c.result)
-    .where(RUNS.c.conversation_id == bindparam("b_id"), RUNS.c.ordinal < bindparam("b_below"))
+    .where(RUNS.c.id.in_(select(_PATH.c.run_id).distinct()))
     .order_by(RUNS.c.ordinal)
 )
 

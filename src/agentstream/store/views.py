@@ -16,12 +16,16 @@ with the tool round-trips folded into it. :func:`display_messages` does that fol
   (cancelled, the client went away, or the worker died: the run is marked ``interrupted``
   once another worker proves it, and shown so while still ``running`` before that).
 
+What is folded is one path of the conversation's tree, the active one (see
+:mod:`agentstream.store.tree`): an answer given again replaces the first one on the path, as
+the question it answers is followed by the new answer there.
+
 Timestamps are ISO-8601 UTC ending in ``Z`` with millisecond precision, as the ops agent expects.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any, Protocol
@@ -112,16 +116,25 @@ class StoredMessage(Protocol):
 
 
 def display_messages(
-    runs: Sequence[StoredRun], messages: Iterable[StoredMessage], *, details: bool = True
+    runs: Sequence[StoredRun],
+    messages: Sequence[StoredMessage],
+    *,
+    details: bool = True,
+    asked_again: bool = False,
 ) -> tuple[DisplayMessage, ...]:
-    """Fold stored rows into what a person reads: per run, the user message and one answer.
-    Without ``details`` only role, content, status and times are filled, and the rows' JSON
-    columns (message bodies, run results) are never read, so callers may leave them unloaded
-    (the ops agent's ``conversation`` object needs no more)."""
+    """Fold stored rows (a path of the conversation's tree, in order) into what a person
+    reads: per run, the user message and one answer. Without ``details`` only role, content,
+    status and times are filled, and the rows' JSON columns (message bodies, run results) are
+    never read, so callers may leave them unloaded (the ops agent's ``conversation`` object
+    needs no more). ``asked_again``: the path ends with a question another run is answering
+    again, so the answer its own run gave is not on this path."""
     by_run: dict[str, list[StoredMessage]] = {run.id: [] for run in runs}
     for row in messages:
         if row.run_id in by_run:  # a run committed after ``runs`` was read: next time
             by_run[row.run_id].append(row)
+    answered_again = _answered_again(messages)
+    if asked_again and messages:
+        answered_again.add(messages[-1].run_id)
     shown: list[DisplayMessage] = []
     ordered = sorted(runs, key=lambda r: r.ordinal)
     for run in ordered:
@@ -138,12 +151,23 @@ def display_messages(
             for row in rows
             if row.role == "user"
         )
-        answer = _answer(
-            run, [row for row in rows if row.role != "user"], details, latest=run is ordered[-1]
-        )
+        answer_rows = [row for row in rows if row.role != "user"]
+        if not answer_rows and run.id in answered_again:
+            continue  # its answer is on another branch: the path goes on to a new one
+        answer = _answer(run, answer_rows, details, latest=run is ordered[-1])
         if answer is not None:
             shown.append(answer)
     return tuple(shown)
+
+
+def _answered_again(path: Sequence[StoredMessage]) -> set[str]:
+    """The runs whose question the path goes on to answer with another run's answer (an
+    answer given again): their own answer, if any, is on another branch."""
+    return {
+        asked.run_id
+        for asked, then in zip(path, path[1:], strict=False)
+        if then.run_id != asked.run_id and then.role != "user"
+    }
 
 
 def _attachments(row: StoredMessage) -> tuple[Attachment, ...]:

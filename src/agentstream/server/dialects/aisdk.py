@@ -5,8 +5,13 @@ conversation, the client's own id), ``messages`` (UI messages with ``parts``), `
 (``submit-message`` or ``regenerate-message``) and ``messageId``. The server's stored
 conversation is the history; of ``messages`` only the last one is read: the user's new message
 (its text parts), or the assistant message whose tool parts carry approval responses
-(``addToolApprovalResponse``), which the answer then continues. ``regenerate-message`` answers
-the last user message again in place of the stored answer. The answer is ``data: {json}``
+(``addToolApprovalResponse``), which the answer then continues. The conversation is a tree
+(see ``docs/guides/branches.md``): ``regenerate-message`` (``regenerate()``) answers the
+question the client's list ends with again, a new answer beside the stored one, and a
+``submit-message`` whose ``messageId`` names the user message it ends with
+(``sendMessage({text, messageId})``) edits that question: a new branch where it was, the old
+one kept. Both find the stored question by its place among the user messages the client
+sends (its ids are its own), or by id when only ``message`` is sent. The answer is ``data: {json}``
 SSE with the header ``x-vercel-ai-ui-message-stream: v1``, ending with ``data: [DONE]``:
 
 ``start {messageId}`` (the run's id, or the message an approval answer continues),
@@ -68,8 +73,14 @@ from agentstream.events import (
 )
 from agentstream.pending import Answers, ApprovalDecision, open_calls
 from agentstream.principal import Principal
-from agentstream.runs import ConversationNotFound, ProtocolOptions, RunNotFound, RunRequest
-from agentstream.runs.store import ConversationReader
+from agentstream.runs import (
+    Branch,
+    ConversationNotFound,
+    ProtocolOptions,
+    RunNotFound,
+    RunRequest,
+)
+from agentstream.runs.store import ConversationReader, ConversationStore
 from agentstream.server.dialects.aisdk_history import file_part, ui_messages
 from agentstream.server.dialects.base import (
     DoubleTextingRequest,
@@ -81,6 +92,7 @@ from agentstream.server.dialects.base import (
     quote,
     stream_run,
 )
+from agentstream.server.dialects.branching import active_path, answer_again, edit, question_at
 from agentstream.server.dialects.declaration import Dialect, StreamOptions
 from agentstream.server.dialects.files import SentFile, attachment_ids, from_url
 from agentstream.server.direct import DirectRoute
@@ -232,11 +244,34 @@ def to_run_request(
         conversation_id=client_conversation_id(principal, body.id, "id"),
         create_conversation=True,
         answers=answers,
-        replace_last_exchange=body.trigger == "regenerate-message",
         metadata={"client_conversation_id": body.id},
         protocol=PROTOCOL,
     )
     return request, files
+
+
+async def branch_of(
+    body: AiSdkChatRequest, request: RunRequest, store: ConversationStore | None
+) -> Branch | None:
+    """Where ``regenerate()`` or ``sendMessage({text, messageId})`` branches the stored
+    chat; None for a new message (or a chat with nothing stored to branch)."""
+    last, _ = body.last()
+    again = body.trigger == "regenerate-message"
+    if not again and not (body.messageId is not None and last.role == "user"):
+        return None
+    shown = await active_path(store, request.principal, request.conversation_id)
+    if body.messages:
+        number = sum(message.role == "user" for message in body.messages)
+        index = question_at(shown, number)
+    else:  # ``message`` alone: its id is the stored one (a chat loaded from the server)
+        wanted = body.messageId if not again else None
+        questions = [i for i, m in enumerate(shown) if m.role == "user" and wanted in (None, m.id)]
+        index = questions[-1] if questions else None
+    if index is None:
+        if again or not shown:
+            return None
+        raise bad_request("messageId", "no stored message of this chat has this id")
+    return answer_again(shown, index) if again else edit(shown, index)
 
 
 def stream_options(body: AiSdkChatRequest, request: RunRequest) -> dict[str, Any]:
@@ -465,6 +500,10 @@ def router(server: ServerContext) -> APIRouter:
     )
     async def chat(body: AiSdkChatRequest, principal: CurrentPrincipal) -> Response:
         request, files = to_run_request(body, principal)
+        branch = await branch_of(body, request, server.runner.store)
+        if branch is not None and branch.again:
+            files = []  # the question is answered as stored, files included
+        request = replace(request, branch=branch)
         if files:
             ids = await attachment_ids(server.intake, principal, files)
             request = replace(request, attachments=ids)
