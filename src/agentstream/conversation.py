@@ -189,6 +189,10 @@ class DisplayMessage:
     """Why the model's last turn of this answer ended
     (:data:`~agentstream.events.StopReason`): ``max_tokens`` and ``refusal`` mean it was cut
     off. ``None`` for an answer that did not complete (or was stored before it was kept)."""
+    siblings: tuple[str, ...] = ()
+    """The ids of this message and of the others in its place on other branches (edited
+    questions beside a question, answers given again beside an answer), oldest first: what a
+    UI needs to draw ``< 2 / 3 >``. In the JSON only when there are several."""
 
     def to_json(self) -> dict[str, Any]:
         shown: dict[str, Any] = {
@@ -211,6 +215,8 @@ class DisplayMessage:
         }
         if self.attachments:  # only then: answers and old clients see what they saw
             shown["attachments"] = [attachment_json(a) for a in self.attachments]
+        if len(self.siblings) > 1:  # the same: a conversation without branches reads as before
+            shown["siblings"] = list(self.siblings)
         return shown
 
 

@@ -13,8 +13,9 @@ answer in progress reads the history again when its turn comes), :class:`SharedT
 :class:`ConversationReader`
 (the conversations
 REST API and the AI SDK's reload read conversations back) and :class:`ConversationEditor`
-(people rename and delete them) and :class:`UsageReader` (the usage report, ``GET
-/api/usage``).
+(people rename and delete them), :class:`ConversationTree` (people switch between the
+branches of a conversation, edit a question and ask for another answer) and
+:class:`UsageReader` (the usage report, ``GET /api/usage``).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ __all__ = [
     "ConversationNotFound",
     "ConversationReader",
     "ConversationStore",
+    "ConversationTree",
     "InterruptedRuns",
     "ObservedCommits",
     "QueuedRuns",
@@ -230,6 +232,39 @@ class ConversationEditor(Protocol):
 
     async def delete_conversation(self, principal: Principal, conversation_id: str) -> None:
         """Delete the conversation with its runs and messages."""
+        ...
+
+
+@runtime_checkable
+class ConversationTree(Protocol):
+    """What a store offers (optionally) so people move about a conversation's branches
+    (``/api/conversations/{id}/messages/{message_id}/...``; see ``docs/guides/branches.md``).
+    Message ids are those :meth:`ConversationReader.get_conversation` shows: a user
+    message's own, an answer's run id. Each raises :class:`ConversationNotFound` for a
+    conversation that is not the principal's and
+    :class:`~agentstream.errors.MessageNotFound` for a message it does not have."""
+
+    async def siblings(
+        self, principal: Principal, conversation_id: str, message_id: str
+    ) -> Sequence[str]:
+        """The ids of the message and of those in its place on other branches, oldest
+        first."""
+        ...
+
+    async def set_active(
+        self, principal: Principal, conversation_id: str, message_id: str
+    ) -> ConversationDetail:
+        """Make the branch through the message the active one (down to its newest leaf);
+        the conversation as it now reads."""
+        ...
+
+    async def branch_for(
+        self, principal: Principal, conversation_id: str, message_id: str, *, again: bool
+    ) -> Branch:
+        """Where a run that edits the message (``again``: answers it again) goes, for
+        :attr:`RunRequest.branch <agentstream.runs.RunRequest.branch>`. Only a user message
+        is edited (:class:`~agentstream.errors.InvalidBranch`); an answer is answered again
+        through the question it answers."""
         ...
 
 

@@ -232,7 +232,7 @@ def create_app(
         from agentstream.server.conversations import conversations_router
 
         principal = context.principal(allow_cookie=True)
-        app.include_router(conversations_router(store, principal))
+        app.include_router(conversations_router(store, principal, context.runner.begin))
     if isinstance(store, UsageReader):
         app.include_router(usage_router(store, context))
     if context.intake is not None:

@@ -31,9 +31,11 @@ from sqlalchemy import and_, case, delete, func, or_, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
+from sqlalchemy.orm import Session
 
 from agentstream.accounting import UsageGroup, UsageLine
 from agentstream.attachments.types import Attachment
+from agentstream.errors import MessageNotFound
 from agentstream.events import AnswerShaped, RunCompleted, RunUsage, Usage
 from agentstream.ids import new_id
 from agentstream.messages import Message, UserMessage
@@ -50,6 +52,7 @@ from agentstream.runs.request import Branch
 from agentstream.runs.store import (
     ConversationNotFound,
     ConversationStore,
+    ConversationTree,
     InterruptedRuns,
     ObservedCommits,
     QueuedRuns,
@@ -117,10 +120,15 @@ from agentstream.store.titles import clean_title, title_from_message
 from agentstream.store.tree import (
     BranchPoint,
     advance,
+    branch_for,
     branch_point,
+    descend,
+    head,
+    resolve,
     run_start,
     run_tip,
     set_leaf,
+    sibling_ids,
 )
 from agentstream.store.turns import database_locks
 from agentstream.store.views import (
@@ -654,6 +662,54 @@ class SqlConversationStore:
             history, _ = await session.run_sync(lambda sync: before(sync.connection(), leaf))
             return history
 
+    # --- branches ------------------------------------------------------------------------------
+
+    async def siblings(
+        self, principal: Principal, conversation_id: str, message_id: str
+    ) -> tuple[str, ...]:
+        """See :class:`~agentstream.runs.store.ConversationTree`."""
+        conversation_id = canonical(conversation_id)
+        async with self._reads() as session:
+            await owned_row(session, principal, conversation_id)
+
+            def read(sync: Session) -> tuple[str, ...]:
+                node = head(sync, conversation_id, message_id)
+                if node is not None:
+                    return sibling_ids(sync, conversation_id, [node])[0]
+                if resolve(sync, conversation_id, message_id) is None:
+                    raise MessageNotFound(message_id)
+                return (message_id,)  # an answer that wrote nothing stands alone
+
+            return await session.run_sync(read)
+
+    async def set_active(
+        self, principal: Principal, conversation_id: str, message_id: str
+    ) -> ConversationDetail:
+        """See :class:`~agentstream.runs.store.ConversationTree`."""
+        conversation_id = canonical(conversation_id)
+        async with self._writes.begin() as session:
+            await owned_row(session, principal, conversation_id)
+
+            def write(sync: Session) -> None:
+                node = resolve(sync, conversation_id, message_id)
+                if node is None:
+                    raise MessageNotFound(message_id)
+                set_leaf(sync, conversation_id, descend(sync, conversation_id, node.id))
+
+            await session.run_sync(write)
+        return await self.get_conversation(principal, conversation_id)
+
+    async def branch_for(
+        self, principal: Principal, conversation_id: str, message_id: str, *, again: bool
+    ) -> Branch:
+        """See :class:`~agentstream.runs.store.ConversationTree`."""
+        conversation_id = canonical(conversation_id)
+        async with self._reads() as session:
+            await owned_row(session, principal, conversation_id)
+            return await session.run_sync(
+                lambda sync: branch_for(sync, conversation_id, message_id, again=again)
+            )
+
     async def rename_conversation(
         self, principal: Principal, conversation_id: str, title: str
     ) -> ConversationSummary:
@@ -741,6 +797,9 @@ if TYPE_CHECKING:
 
     def _implements_the_protocol(store: SqlConversationStore) -> ConversationStore:
         return store  # mypy checks SqlConversationStore against the runner's protocol
+
+    def _keeps_trees(store: SqlConversationStore) -> ConversationTree:
+        return store
 
     def _reads_usage(store: SqlConversationStore) -> UsageReader:
         return store

@@ -41,7 +41,7 @@ from agentstream.store.history import dump_message, load_messages, provider_hist
 from agentstream.store.models import CONVERSATIONS, MESSAGES, RUNS, USAGE, ConversationRow
 from agentstream.store.prepared import Prepared
 from agentstream.store.titles import title_from_message
-from agentstream.store.tree import Node, answered_again, path_to
+from agentstream.store.tree import Node, answered_again, path_to, sibling_ids
 from agentstream.store.views import (
     ActiveRun,
     ConversationSummary,
@@ -457,7 +457,29 @@ def display_with_active_run(
     whichever branch: a client follows it wherever it is)."""
     runs, messages, again = _display_rows(conn, conversation_id, True)
     latest = cast(Sequence[StoredRun], conn.execute(_LATEST_RUN, {"b_id": conversation_id}).all())
-    return display_messages(runs, messages, details=True, asked_again=again), active_run(latest)
+    shown = display_messages(runs, messages, details=True, asked_again=again)
+    return _with_siblings(conn, conversation_id, shown, messages), active_run(latest)
+
+
+def _with_siblings(
+    conn: Connection | Session,
+    conversation_id: str,
+    shown: tuple[DisplayMessage, ...],
+    path: Sequence[StoredMessage],
+) -> tuple[DisplayMessage, ...]:
+    """``shown`` with each message's siblings, read in one query."""
+    heads: dict[str, Node] = {}
+    for row in path:
+        shown_id = row.id if row.role == "user" else row.run_id
+        if shown_id not in heads:
+            heads[shown_id] = Node(row.id, row.role, row.run_id, row.parent_id)
+    wanted = [heads[message.id] for message in shown if message.id in heads]
+    ids = sibling_ids(conn, conversation_id, wanted)
+    found = dict(zip((node.id for node in wanted), ids, strict=True))
+    return tuple(
+        replace(message, siblings=found[heads[message.id].id]) if message.id in heads else message
+        for message in shown
+    )
 
 
 def _display_rows(

@@ -38,6 +38,8 @@ from agentstream.store.prepared import Prepared
 __all__ = [
     "BranchPoint",
     "Node",
+    "branch_for",
+    "sibling_ids",
     "advance",
     "answered_again",
     "branch_point",
@@ -265,3 +267,68 @@ def answered_again(conn: Connection | Session, conversation_id: str, question: N
     written nothing yet (the path ends with the question)."""
     parameters = {"b_id": conversation_id, "b_msg": question.id, "b_run": question.run_id}
     return conn.execute(_ANSWERED_AGAIN, parameters).first() is not None
+
+
+_HEAD = (
+    select(*_NODE)
+    .where(
+        _m.run_id == bindparam("b_run"),
+        _m.conversation_id == bindparam("b_id"),
+        _m.role != "user",
+    )
+    .order_by(_m.seq)
+    .limit(1)
+)
+
+
+def head(conn: Connection | Session, conversation_id: str, shown_id: str) -> Node | None:
+    """The message that stands for ``shown_id`` among its siblings: a user message itself,
+    an answer's first message (None for an answer that wrote nothing, or an unknown id)."""
+    parameters = {"b_id": conversation_id, "b_msg": shown_id, "b_run": shown_id}
+    row = conn.execute(_BY_ID, parameters).first()
+    if row is None:
+        row = conn.execute(_HEAD, parameters).first()
+    return None if row is None else Node(*row)
+
+
+def sibling_ids(
+    conn: Connection | Session, conversation_id: str, heads: Sequence[Node]
+) -> list[tuple[str, ...]]:
+    """For each of ``heads`` (see :func:`head`), the ids the API shows for it and its
+    siblings, oldest first: user messages beside a user message, answers (run ids) beside
+    an answer."""
+    found = children(conn, conversation_id, list({node.parent_id: None for node in heads}))
+    shown = []
+    for node in heads:
+        asked = node.role == "user"
+        ids = [
+            child.id if asked else child.run_id
+            for child in found.get(node.parent_id, [])
+            if (child.role == "user") == asked
+        ]
+        shown.append(tuple(dict.fromkeys(ids)))
+    return shown
+
+
+def branch_for(
+    conn: Connection | Session, conversation_id: str, shown_id: str, *, again: bool
+) -> Branch:
+    """The branch that edits (``again``: answers again) the message the API shows as
+    ``shown_id``. Only a question is edited; an answer is answered again through the
+    question it answers."""
+    node = head(conn, conversation_id, shown_id)
+    if node is None:
+        if resolve(conn, conversation_id, shown_id) is None:
+            raise MessageNotFound(shown_id)
+        raise InvalidBranch("this answer has nothing to branch from yet")
+    if not again:
+        if node.role != "user":
+            raise InvalidBranch("only a user message is edited")
+        return Branch(after=node.parent_id)
+    while node.role != "user":
+        parent = node.parent_id
+        above = None if parent is None else resolve(conn, conversation_id, parent)
+        if above is None:
+            raise InvalidBranch("this answer answers no question")
+        node = above
+    return Branch(after=node.id, again=True)
