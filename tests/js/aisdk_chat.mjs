@@ -13,6 +13,12 @@
 // Prints {"beforeReload": [messages], "loaded": [messages], "afterResume": [messages],
 // "errors": [...]}.
 //
+// With {"chatId", "edit": {"texts": [...], "at": n, "text": "..."}}: each of "texts" sent in
+// turn, then the n-th user message (from 0) edited with sendMessage({text, messageId}), then
+// regenerate() of the answer to it. Prints {"sent": [messages], "afterEdit": [messages],
+// "afterRegenerate": [messages], "loaded": [messages], "requests": [request bodies],
+// "errors": [...]}.
+//
 // With {"chatId", "text", "files": [file parts]}: sendMessage({text, files}); then a new
 // Chat, as after a reload, starts from the stored messages and sends the files they show
 // again with another text. Prints {"loaded": [messages], "afterSecond": [messages],
@@ -59,6 +65,20 @@ const newChat = (messages) => new Chat({
   onFinish: () => onFinish?.(),
 });
 let chat = newChat([]);
+
+if (plan.edit) {
+  for (const text of plan.edit.texts) await chat.sendMessage({ text });
+  const sent = chat.snapshot;
+  const edited = sent.filter((m) => m.role === 'user')[plan.edit.at];
+  await chat.sendMessage({ text: plan.edit.text, messageId: edited.id });
+  const afterEdit = chat.snapshot;
+  await chat.regenerate();
+  const afterRegenerate = chat.snapshot;
+  const api = `${process.env.BASE_URL}/ai-sdk/chat`;
+  const loaded = await (await fetch(`${api}/${plan.chatId}/messages`)).json();
+  process.stdout.write(JSON.stringify({ sent, afterEdit, afterRegenerate, loaded, requests, errors }));
+  process.exit(0);
+}
 
 if (plan.files) {
   await chat.sendMessage({ text: plan.text, files: plan.files });

@@ -680,3 +680,88 @@ def test_a_reload_mid_answer_loads_the_chat_and_resumes_the_answer(
     assert resumed[1]["id"] == cut["id"]
     texts = [p["text"] for p in resumed[1]["parts"] if p["type"] == "text"]
     assert texts == ["tick " * 40]
+
+
+def edit_chat(live: LiveServer, chat_id: str, texts: list[str], at: int, text: str) -> Any:
+    plan = json.dumps({"chatId": chat_id, "edit": {"texts": texts, "at": at, "text": text}})
+    result = node_clients.run_client(
+        "aisdk_chat.mjs", plan, env={"BASE_URL": live.url, "PATH": "/usr/bin:/bin"}
+    )
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def texts_of(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    return [
+        (m["role"], "".join(p.get("text", "") for p in m["parts"] if p["type"] == "text"))
+        for m in messages
+    ]
+
+
+def test_send_message_with_a_message_id_edits_it_and_regenerate_answers_it_again(
+    server: tuple[LiveServer, ScriptedProvider],
+) -> None:
+    live, provider = server
+    shown = edit_chat(live, "chat-edit", ["Hi", "Tell a jkoe", "Never mind"], 1, "Tell a joke")
+    assert shown["errors"] == []
+    # The edit: the client's list ends with the edited message, and the model sees exactly
+    # the edited path (what followed the old question is on the old branch).
+    assert [r["trigger"] for r in shown["requests"]][-2:] == [
+        "submit-message",
+        "regenerate-message",
+    ]
+    edit_request = shown["requests"][-2]
+    assert edit_request["messageId"] == shown["sent"][2]["id"]
+    asked = [list(r.messages) for r in provider.requests]
+    assert asked[-2] == [
+        UserMessage(content="Hi"),
+        AssistantMessage(text="Noted."),
+        UserMessage(content="Tell a joke"),
+    ]
+    assert texts_of(shown["afterEdit"]) == [
+        ("user", "Hi"),
+        ("assistant", "Noted."),
+        ("user", "Tell a joke"),
+        ("assistant", "Noted."),
+    ]
+    # regenerate(): the same question answered again, as stored.
+    assert asked[-1] == asked[-2]
+    assert texts_of(shown["loaded"]) == texts_of(shown["afterRegenerate"])
+    assert shown["loaded"][-1]["id"] == shown["afterRegenerate"][-1]["id"]
+    assert shown["loaded"][-1]["id"] != shown["afterEdit"][-1]["id"]
+    # Both branches are kept: the question has a sibling, and so does the answer.
+    detail = stored(live)
+    assert [m["content"] for m in detail["messages"]] == ["Hi", "Noted.", "Tell a joke", "Noted."]
+    question, answer = detail["messages"][2], detail["messages"][3]
+    assert len(question["siblings"]) == 2 and question["siblings"][1] == question["id"]
+    assert answer["siblings"] == [shown["afterEdit"][-1]["id"], answer["id"]]
+    with live.client() as client:
+        old = client.put(
+            f"/api/conversations/{detail['id']}/active_leaf",
+            json={"message_id": question["siblings"][0]},
+        ).json()
+    assert [m["content"] for m in old["messages"]] == [
+        "Hi",
+        "Noted.",
+        "Tell a jkoe",
+        "Noted.",
+        "Never mind",
+        "Noted.",
+    ]
+
+
+def test_editing_a_message_the_chat_does_not_have_is_refused(
+    server: tuple[LiveServer, ScriptedProvider],
+) -> None:
+    live, _ = server
+    run_client(live, "chat-edit-2", {"send": "Hi"})
+    body = {
+        "id": "chat-edit-2",
+        "message": user("Hello"),
+        "trigger": "submit-message",
+        "messageId": "not-a-stored-id",
+    }
+    with live.client() as client:
+        refused = client.post(PATH, json=body)
+    assert refused.status_code == 400
+    assert refused.json()["field"] == "messageId"
