@@ -30,6 +30,27 @@ function summary(agent, seen, extra = {}) {
 }
 
 const scenarios = {
+  // Three exchanges; then the second question edited (the client's list cut after the first
+  // answer, the new text sent), then another answer asked for (the list cut after the
+  // question): what the client keeps, as a page that edits and regenerates would.
+  async branches() {
+    const { agent, seen } = newAgent();
+    for (const text of ['Hi', 'Tell a jkoe', 'Never mind']) {
+      say(agent, text);
+      await agent.runAgent();
+    }
+    const sent = structuredClone(agent.messages);
+    const second = sent.findIndex((m) => m.role === 'user' && m.content === 'Tell a jkoe');
+    agent.setMessages(sent.slice(0, second));
+    say(agent, 'Tell a joke');
+    await agent.runAgent();
+    const afterEdit = structuredClone(agent.messages);
+    const asked = afterEdit.findLastIndex((m) => m.role === 'user');
+    agent.setMessages(afterEdit.slice(0, asked + 1));
+    await agent.runAgent();
+    return summary(agent, seen, { sent, afterEdit, threadId: agent.threadId });
+  },
+
   // Reasoning, text and a server tool over two model turns, then a second run on the thread.
   async stream() {
     const { agent, seen } = newAgent();

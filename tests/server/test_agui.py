@@ -359,3 +359,36 @@ def test_only_what_follows_the_last_assistant_message_is_read() -> None:
     assert request.conversation_id == to_run_request(body, alice)[0].conversation_id
     bobs, _ = to_run_request(body, Principal(user_id="bob"))
     assert request.conversation_id != bobs.conversation_id
+
+
+def test_a_client_list_that_differs_from_the_stored_thread_branches_it(live: Live) -> None:
+    result = live.node("branches")
+    live.settled()
+    requests = [
+        [getattr(m, "content", None) or getattr(m, "text", "") for m in r.messages]
+        for r in live.provider.requests
+    ]
+    answer = "You are welcome."
+    # The edit: the model sees the stored thread up to the edited question, then the new text.
+    assert requests[-2] == ["Hi", answer, "Tell a joke"]
+    # The list cut after the question: the same question answered again, as stored.
+    assert requests[-1] == ["Hi", answer, "Tell a joke"]
+    assert result["types"].count("RUN_ERROR") == 0
+    [detail] = conversations(live)
+    shown = detail["messages"]
+    assert [m["content"] for m in shown] == ["Hi", answer, "Tell a joke", answer]
+    assert len(shown[2]["siblings"]) == 2 and len(shown[3]["siblings"]) == 2
+    # The old branch is kept: switching back shows it whole.
+    with live.server.client() as client:
+        old = client.put(
+            f"/api/conversations/{detail['id']}/active_leaf",
+            json={"message_id": shown[2]["siblings"][0]},
+        ).json()
+    assert [m["content"] for m in old["messages"]] == [
+        "Hi",
+        answer,
+        "Tell a jkoe",
+        answer,
+        "Never mind",
+        answer,
+    ]

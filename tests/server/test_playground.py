@@ -291,3 +291,49 @@ def test_stream_false_stops_the_run_of_a_client_that_hangs_up(serve: Serve) -> N
     # The client gave up (closing its connection): the run is stopped, its provider stream closed.
     assert wait_until(lambda: provider.closed_early == 1)
     assert wait_until(lambda: server.app.state.server.runner.running == 0)
+
+
+def test_a_history_that_differs_from_the_stored_conversation_branches_it(
+    serve: Serve, tmp_path: Path
+) -> None:
+    from agentstream.store import SqlConversationStore, create_engine, upgrade
+
+    store = SqlConversationStore(create_engine(f"sqlite+aiosqlite:///{tmp_path / 'p.db'}"))
+    provider = ScriptedProvider({"turns": [{"text": "Noted."}]})
+    server = serve(Agent(model=provider), store=store)
+    server.call(upgrade(store.engine), timeout=60)
+    history: list[dict[str, str]] = []
+
+    def ask(client: httpx.Client, content: str, sent: list[dict[str, str]]) -> None:
+        request = body(content=content, history=sent, metadata={"conversationId": "pg-1"})
+        response, _ = stream_text(client, f"{PATH}?brandRef=brand_123", json=request)
+        assert response.status_code == 200
+
+    with server.client() as client:
+        for content in ("Hi", "Show 10 custmers", "Never mind"):
+            ask(client, content, history)
+            history += [
+                {"role": "user", "content": content},
+                {"role": "assistant", "content": "Noted."},
+            ]
+        # The second question edited: the client sends the history before it.
+        ask(client, "Show 10 customers", history[:2])
+        # Another answer to it: the history stops before the question, which is sent again.
+        ask(client, "Show 10 customers", history[:2])
+        # Then the conversation goes on from the new answer.
+        edited = [*history[:2], {"role": "user", "content": "Show 10 customers"}]
+        ask(client, "Thanks", [*edited, {"role": "assistant", "content": "Noted."}])
+        items = client.get("/api/conversations").json()["items"]
+        detail = client.get(f"/api/conversations/{items[0]['id']}").json()
+    shown = detail["messages"]
+    assert [m["content"] for m in shown] == [
+        "Hi",
+        "Noted.",
+        "Show 10 customers",
+        "Noted.",
+        "Thanks",
+        "Noted.",
+    ]
+    assert len(shown[2]["siblings"]) == 2  # the question with the typo is kept beside it
+    assert len(shown[3]["siblings"]) == 2  # and the first answer to the edited one
+    server.call(store.close())

@@ -9,9 +9,12 @@ them; each frame group also carries ``id: <seq>`` so the run can be followed aga
 The request:
 
 * ``threadId`` names the conversation: owner-scoped (two callers' thread ``1`` are two
-  conversations), created on first use. The server's stored history is authoritative; from
-  ``messages`` only what follows the last assistant message is read: the new user message, and
-  ``tool`` messages that answer the frontend tool calls the previous run left open.
+  conversations), created on first use. The server's stored history is what the model sees;
+  from ``messages`` what follows the last assistant message is read: the new user message,
+  and ``tool`` messages that answer the frontend tool calls the previous run left open. The
+  user messages before it are compared with the stored conversation's active path: where
+  they differ, or stop short of it (a client that edited a message or asks for another
+  answer), the run starts a branch there (see ``docs/guides/branches.md``).
 * ``tools`` are frontend tools: offered to the model; a call to one ends the run (its
   ``RUN_FINISHED`` names it in ``outcome.pendingToolCallIds``) and the client's next run
   brings the result as a ``tool`` message.
@@ -111,6 +114,7 @@ from agentstream.server.dialects.base import (
     quote,
     stream_run,
 )
+from agentstream.server.dialects.branching import active_path, diverging
 from agentstream.server.dialects.declaration import Dialect, StreamOptions
 from agentstream.server.dialects.files import SentFile, attachment_ids, from_base64, from_url
 from agentstream.server.direct import DirectRoute
@@ -423,6 +427,24 @@ def _new_messages(
     return "\n\n".join(t for t in text if t), files, tuple(results)
 
 
+def questions(body: RunAgentInput) -> list[str]:
+    """The user's turns before the new one (consecutive user messages are one turn, as the
+    server stored them), as text."""
+    turns: list[list[str]] = []
+    start = len(body.messages)
+    while start and body.messages[start - 1].role != "assistant":
+        start -= 1
+    previous = None
+    for position, found in enumerate(body.messages[:start]):
+        if found.role == "user":
+            said, _ = _user_content(found.content, f"messages.{position}.content")
+            if previous != "user":
+                turns.append([])
+            turns[-1].append(said)
+        previous = found.role if found.role in ("user", "assistant") else previous
+    return ["\n\n".join(t for t in turn if t) for turn in turns]
+
+
 def _user_content(content: Any, field: str) -> tuple[str, list[SentFile]]:
     """A user message's text, and the files of its image and document parts."""
     if isinstance(content, str):
@@ -526,6 +548,12 @@ def router(server: ServerContext) -> APIRouter:
         if body.state not in (None, {}):  # HttpAgent sends {} when the app has no state
             options["state"] = body.state
         run_request, files = to_run_request(body, principal)
+        if run_request.message:
+            shown = await active_path(server.runner.store, principal, run_request.conversation_id)
+            branch = diverging(shown, questions(body), run_request.message)
+            run_request = replace(run_request, branch=branch)
+            if branch is not None and branch.again:
+                files = []  # the question is answered as stored, files included
         if files:
             ids = await attachment_ids(server.intake, principal, files)
             run_request = replace(run_request, attachments=ids)

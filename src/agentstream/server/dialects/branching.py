@@ -17,7 +17,7 @@ from agentstream.principal import Principal
 from agentstream.runs import Branch, ConversationNotFound
 from agentstream.runs.store import ConversationReader, ConversationStore
 
-__all__ = ["active_path", "answer_again", "edit", "question_at"]
+__all__ = ["active_path", "answer_again", "diverging", "edit", "question_at"]
 
 
 async def active_path(
@@ -53,3 +53,25 @@ def edit(shown: Sequence[DisplayMessage], index: int) -> Branch:
 def answer_again(shown: Sequence[DisplayMessage], index: int) -> Branch:
     """A new answer to the question at ``index``, beside the answers it has."""
     return Branch(after=shown[index].id, again=True)
+
+
+def diverging(shown: Sequence[DisplayMessage], asked: Sequence[str], new: str) -> Branch | None:
+    """Where a client that sends its whole history branches the stored conversation:
+    ``asked`` are the questions its history holds (oldest first), ``new`` its new message.
+
+    The questions are compared with the stored path's, in order. A client whose history
+    agrees with the stored path (or goes beyond it: the store has less) continues it (None).
+    One whose history stops short of the stored path asks its next question anew: the same
+    question again is a new answer to it (a client that dropped the answer to ask again),
+    another text an edit of it. One whose history differs from the stored path's at a
+    question branches there: its new message takes the place of that question."""
+    stored = [index for index, message in enumerate(shown) if message.role == "user"]
+    common = 0
+    while common < min(len(asked), len(stored)) and asked[common] == shown[stored[common]].content:
+        common += 1
+    if common == len(stored):
+        return None
+    index = stored[common]
+    if common == len(asked) and new == shown[index].content:
+        return answer_again(shown, index)
+    return edit(shown, index)

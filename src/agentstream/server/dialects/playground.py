@@ -2,7 +2,11 @@
 ``GET /api/chat/models``.
 
 The client owns the conversation: ``history`` is the context for this run (the store, when
-configured, still records the run under ``metadata.conversationId``). ``brandRef`` in the
+configured, still records the run under ``metadata.conversationId``). A ``history`` whose
+questions differ from the stored conversation's active path, or stop short of it (the
+client edited a message, or asks for another answer), starts a branch of the stored
+conversation there, so what is stored follows what the client shows (see
+``docs/guides/branches.md``). ``brandRef`` in the
 query and the body must agree; when tenants are configured the token must grant it (403).
 ``model`` must be one :class:`~agentstream.server.models.ModelCatalog` offers.
 
@@ -85,6 +89,7 @@ from agentstream.server.dialects.base import (
     quote,
     stream_run,
 )
+from agentstream.server.dialects.branching import active_path, diverging
 from agentstream.server.dialects.declaration import Dialect, StreamOptions
 from agentstream.server.direct import DirectRoute
 from agentstream.server.errors import bad_request
@@ -378,6 +383,10 @@ def router(server: ServerContext) -> APIRouter:
         principal = for_tenant(principal, brand_ref, server.settings)
         model = await choose_model(server, body.model)
         run_request = to_run_request(body, principal, model=model, structure=structure)
+        shown = await active_path(server.runner.store, principal, run_request.conversation_id)
+        asked = [m.content for m in body.history if m.role == "user"]
+        branch = diverging(shown, asked, run_request.message)
+        run_request = replace(run_request, branch=branch)
         field = "metadata.conversationId"
         options = {"markdown": body.markdown, "ndjson": _wants_ndjson(request)}
         if not body.stream:
