@@ -24,7 +24,12 @@ from starlette.responses import Response
 from starlette.types import Receive
 
 from agentstream.chat.markers import MarkerLineFilter
-from agentstream.errors import InvalidConversationId, ModelUnavailable, RefusedRequest
+from agentstream.errors import (
+    InvalidBranch,
+    InvalidConversationId,
+    ModelUnavailable,
+    RefusedRequest,
+)
 from agentstream.events import TERMINAL_EVENTS, RunEvent, StopReason, TextDelta, TurnStarted
 from agentstream.pending import InvalidAnswers
 from agentstream.principal import Principal
@@ -180,11 +185,13 @@ async def begin_run(
     *,
     conversation_field: str = "conversation_id",
     answers_field: str = "answers",
+    branch_field: str = "parent_message_id",
 ) -> RunSession:
     """Start ``request`` while its errors can still be HTTP statuses: the library's
     refusals (:mod:`agentstream.errors`) propagate to the app's handlers, a 400 naming the
     field (the conversation id as this dialect calls it, ``conversation_field``; answers that
-    do not fit the conversation's pending tool calls, ``answers_field``) or a 404."""
+    do not fit the conversation's pending tool calls, ``answers_field``; a branch the
+    conversation cannot start, ``branch_field``) or a 404."""
     # The runner asks the hooks to refuse what they cannot serve (an unknown server action,
     # a context value out of its choices) before it stores anything: those are 400s too.
     try:
@@ -193,6 +200,9 @@ async def begin_run(
         raise RefusedRequest(answers_field, str(exc)) from None
     except InvalidConversationId as exc:  # the SQL store rejects ids it could never hold
         exc.field = conversation_field
+        raise
+    except InvalidBranch as exc:
+        exc.field = branch_field
         raise
 
 

@@ -55,11 +55,9 @@ from agentstream.server.dialects.approvals import (
     Approval,
     CallId,
     answers,
-    message_or_answers,
     waiting_for_approval,
 )
 from agentstream.server.dialects.base import (
-    AttachingRequest,
     DoubleTextingRequest,
     Frame,
     cut_off_notice,
@@ -68,6 +66,7 @@ from agentstream.server.dialects.base import (
     quote,
     stream_run,
 )
+from agentstream.server.dialects.branching import BranchingRequest, branched
 from agentstream.server.dialects.declaration import Dialect, StreamOptions
 from agentstream.server.direct import DirectRoute
 from agentstream.server.sse import SSE_DATA, Encoder, WireFormat
@@ -98,11 +97,9 @@ class OpsApproval(Approval):
         return self.tool_call_id
 
 
-class OpsStreamRequest(AttachingRequest, DoubleTextingRequest):
-    """The ops agent's request body (``approvals`` is additive)."""
+class OpsStreamRequest(BranchingRequest, DoubleTextingRequest):
+    """The ops agent's request body (``approvals`` and the branch fields are additive)."""
 
-    message: str = ""
-    """Required unless ``approvals`` answers the calls the conversation waits on."""
     context: str | None = None
     conversation_id: uuid.UUID | None = None
     approvals: list[OpsApproval] = Field(default_factory=list, max_length=MAX_APPROVALS)
@@ -111,7 +108,7 @@ class OpsStreamRequest(AttachingRequest, DoubleTextingRequest):
 def to_run_request(body: OpsStreamRequest, principal: Principal) -> RunRequest:
     given = answers(body.approvals)
     return RunRequest(
-        message=message_or_answers(body.message, given, attachments=body.attachments),
+        message=body.new_message(given),
         attachments=tuple(body.attachments),
         answers=given,
         principal=principal,
@@ -236,9 +233,9 @@ def router(server: ServerContext) -> APIRouter:
         responses={200: {"content": {"text/event-stream": {}}}},
     )
     async def agent_stream(body: OpsStreamRequest, principal: CurrentPrincipal) -> Response:
-        return await stream_run(
-            server, to_run_request(body, principal), DIALECT, answers_field="approvals"
-        )
+        run_request = to_run_request(body, principal)
+        run_request = await branched(body, server.runner.store, run_request)
+        return await stream_run(server, run_request, DIALECT, answers_field="approvals")
 
     return api
 

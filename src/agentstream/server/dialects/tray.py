@@ -70,11 +70,9 @@ from agentstream.server.dialects.approvals import (
     Approval,
     CallId,
     answers,
-    message_or_answers,
     waiting_for_approval,
 )
 from agentstream.server.dialects.base import (
-    AttachingRequest,
     DoubleTextingRequest,
     Frame,
     RequestModel,
@@ -83,6 +81,7 @@ from agentstream.server.dialects.base import (
     quote,
     stream_run,
 )
+from agentstream.server.dialects.branching import BranchingRequest, branched
 from agentstream.server.dialects.declaration import Dialect, StreamOptions
 from agentstream.server.direct import DirectRoute
 from agentstream.server.settings import DisconnectPolicy
@@ -121,13 +120,11 @@ class TrayApproval(Approval):
         return self.call_id
 
 
-class TrayChatRequest(AttachingRequest, DoubleTextingRequest):
+class TrayChatRequest(BranchingRequest, DoubleTextingRequest):
     """The chat tray's request (``message``, ``context``, ``interaction_type``,
-    ``conversation_id``), plus ``model``, ``action``, ``include_reasoning``, ``detach`` and
-    ``approvals``."""
+    ``conversation_id``), plus ``model``, ``action``, ``include_reasoning``, ``detach``,
+    ``approvals`` and the branch fields (``parent_message_id``, ``regenerate``)."""
 
-    message: str = ""
-    """Required unless ``approvals`` answers the calls the conversation waits on."""
     context: dict[str, Any] = Field(default_factory=dict)
     interaction_type: str = "text_input"
     conversation_id: str | int | None = None
@@ -149,7 +146,7 @@ def to_run_request(
     action = body.action
     given = answers(body.approvals)
     return RunRequest(
-        message=message_or_answers(body.message, given, attachments=body.attachments),
+        message=body.new_message(given),
         attachments=tuple(body.attachments),
         answers=given,
         principal=principal,
@@ -411,6 +408,7 @@ def router(server: ServerContext) -> APIRouter:
             model=await choose_model(server, body.model),
             diagnostics=server.settings.diagnostics_on,
         )
+        run_request = await branched(body, server.runner.store, run_request)
         options = {"include_reasoning": body.include_reasoning}
         policy: DisconnectPolicy | None = "detach" if body.detach else None
         return await stream_run(

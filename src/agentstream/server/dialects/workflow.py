@@ -55,11 +55,9 @@ from agentstream.server.dialects.approvals import (
     Approval,
     CallId,
     answers,
-    message_or_answers,
     waiting_for_approval,
 )
 from agentstream.server.dialects.base import (
-    AttachingRequest,
     DoubleTextingRequest,
     Frame,
     client_conversation_id,
@@ -67,6 +65,7 @@ from agentstream.server.dialects.base import (
     quote,
     stream_run,
 )
+from agentstream.server.dialects.branching import BranchingRequest, branched
 from agentstream.server.dialects.declaration import Dialect, StreamOptions
 from agentstream.server.direct import DirectRoute
 from agentstream.server.sse import SSE_NAMED, Encoder, WireFormat
@@ -97,11 +96,10 @@ class WorkflowApproval(Approval):
         return self.tool_use_id
 
 
-class WorkflowChatRequest(AttachingRequest, DoubleTextingRequest):
-    """The workflow assistant's request body (``approvals`` is additive)."""
+class WorkflowChatRequest(BranchingRequest, DoubleTextingRequest):
+    """The workflow assistant's request body (``approvals`` and the branch fields are
+    additive)."""
 
-    message: str = ""
-    """Required unless ``approvals`` answers the calls the conversation waits on."""
     context_type: Literal["workflow", "tables"]
     context: dict[str, Any] | None = None
     conversation_id: str | None = None
@@ -114,7 +112,7 @@ def to_run_request(body: WorkflowChatRequest, principal: Principal) -> RunReques
     client_id = body.conversation_id
     given = answers(body.approvals)
     return RunRequest(
-        message=message_or_answers(body.message, given, attachments=body.attachments),
+        message=body.new_message(given),
         attachments=tuple(body.attachments),
         answers=given,
         principal=principal,
@@ -197,9 +195,9 @@ def router(server: ServerContext) -> APIRouter:
         responses={200: {"content": {"text/event-stream": {}}}},
     )
     async def agent_chat(body: WorkflowChatRequest, principal: CurrentPrincipal) -> Response:
-        return await stream_run(
-            server, to_run_request(body, principal), DIALECT, answers_field="approvals"
-        )
+        run_request = to_run_request(body, principal)
+        run_request = await branched(body, server.runner.store, run_request)
+        return await stream_run(server, run_request, DIALECT, answers_field="approvals")
 
     @api.options(PATH, include_in_schema=False)
     async def agent_chat_options() -> Response:
