@@ -555,4 +555,57 @@ describe("chat", () => {
     await waitIdle();
     await expect(page.getByTestId("user-message").count()).resolves.toBe(1);
   });
+
+  it("edits a question into a new branch, answers again, and moves between the versions", async () => {
+    await page.goto("/");
+    await send("hello, the first version");
+    await lastAnswer().locator("table").waitFor();
+    await waitIdle();
+    const question = page.getByRole("listitem").filter({ has: page.getByTestId("user-message") });
+    await question.hover();
+    await page.getByRole("button", { name: "Edit message" }).click();
+    const editor = page.getByRole("textbox", { name: "Edit your message" });
+    await editor.fill("unhurried, the second version");
+    await screenshot(page, "33-branch-editing");
+    await page.getByRole("button", { name: "Save" }).click();
+    await lastAnswer().getByText("step2").waitFor();
+    // Another tab opening the conversation meanwhile follows the new branch's answer live.
+    await page.waitForURL(/\/c\/[^/]+$/);
+    const other = await context.newPage();
+    other.setDefaultTimeout(WAIT_MS);
+    await other.goto(page.url());
+    await other.getByTestId("user-message").filter({ hasText: "unhurried, the second version" }).waitFor();
+    await other.getByTestId("assistant-message").last().getByText("step29").waitFor();
+    await other.getByTestId("versions").getByText("2 / 2").waitFor();
+    await other.close();
+    await lastAnswer().getByText("step29").waitFor();
+    await waitIdle();
+    const versions = question.getByTestId("versions");
+    await versions.getByText("2 / 2").waitFor();
+    await expect(page.getByTestId("user-message").allTextContents()).resolves.toEqual([
+      "unhurried, the second version",
+    ]);
+    await screenshot(page, "34-branch-second-version");
+
+    // The first version is still there, with its answer; and stays the one shown after a reload.
+    await versions.getByRole("button", { name: "Previous version" }).click();
+    await page.getByTestId("user-message").filter({ hasText: "hello, the first version" }).waitFor();
+    await lastAnswer().locator("table").waitFor();
+    await versions.getByText("1 / 2").waitFor();
+    await page.waitForURL(/\/c\/[^/]+$/);
+    await page.reload();
+    await page.getByTestId("user-message").filter({ hasText: "hello, the first version" }).waitFor();
+    await page.getByTestId("versions").getByText("1 / 2").waitFor();
+
+    // Answer it again: a second answer beside the first, both kept.
+    await page.getByRole("button", { name: "Regenerate" }).click();
+    await lastAnswer().locator("table").waitFor();
+    await waitIdle();
+    const answerVersions = lastAnswer().getByTestId("versions");
+    await answerVersions.getByText("2 / 2").waitFor();
+    await screenshot(page, "35-branch-regenerated");
+    await answerVersions.getByRole("button", { name: "Previous version" }).click();
+    await lastAnswer().getByTestId("versions").getByText("1 / 2").waitFor();
+    await expect(page.getByTestId("user-message").count()).resolves.toBe(1);
+  });
 });

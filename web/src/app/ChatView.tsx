@@ -20,6 +20,7 @@ import { DiagnosticsDrawer } from "./Diagnostics";
 import { LeaveDialog } from "./LeaveDialog";
 import { AnswerLinksContext, type AnswerLinks, type LinkFollower } from "./Markdown";
 import { EmptyState, MessageList, type MessageHandlers } from "./Messages";
+import { useBranches } from "./useBranches";
 import type { ChatController } from "./useChat";
 import { useAttachments, type PendingAttachments } from "./useAttachments";
 import { useFollowEnd } from "./useFollowEnd";
@@ -63,6 +64,9 @@ export function ChatView(props: ChatViewProps) {
   const pending = useAttachments(policy, connection);
   const loader = useMemo(() => attachmentLoader(connection ?? {}), [connection]);
   const dragging = useFileDrop(scrollRef, policy ? pending : null);
+  const branches = useBranches(chat, connection);
+  const branchesRef = useRef(branches);
+  branchesRef.current = branches;
 
   const [leaving, setLeaving] = useState<URL | null>(null);
   const latest = useRef(props);
@@ -113,6 +117,17 @@ export function ChatView(props: ChatViewProps) {
       },
       onDecide: (...args) => latest.current.chat.decide(...args),
       onDiagnostics: setDiagnostics,
+      branches: {
+        edit: (item, text) => {
+          end.follow();
+          branchesRef.current.edit(item, text);
+        },
+        regenerate: (answer) => {
+          end.follow();
+          branchesRef.current.regenerate(answer);
+        },
+        switchTo: (item, sibling) => branchesRef.current.switchTo(item, sibling),
+      },
       payloadTypes: config.payload_types,
       ...(props.renderPayload ? { renderPayload: props.renderPayload } : {}),
     }),
@@ -134,13 +149,23 @@ export function ChatView(props: ChatViewProps) {
           {hasMessages && (
             <AnswerLinksContext.Provider value={answerLinks}>
               <AttachmentLoaderContext.Provider value={loader}>
-                <MessageList items={chat.items} busy={chat.busy} handlers={handlers} />
+                <MessageList
+                  items={chat.items}
+                  busy={chat.busy}
+                  branching={chat.conversationId !== null}
+                  handlers={handlers}
+                />
               </AttachmentLoaderContext.Provider>
             </AnswerLinksContext.Provider>
           )}
         </section>
       </div>
       <div class="composer-wrap">
+        {branches.error && (
+          <p class="composer-alert" role="alert">
+            {branches.error}
+          </p>
+        )}
         <Composer
           value={props.draft}
           busy={chat.busy}

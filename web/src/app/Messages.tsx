@@ -5,14 +5,14 @@
  */
 import type { ComponentChildren } from "preact";
 import { useId, useState } from "preact/hooks";
-import type { ApprovalView, AssistantItem, ChatItem, ToolCall, ToolProgressView } from "../chat/model";
+import type { ApprovalView, AssistantItem, ChatItem, ToolCall, ToolProgressView, UserItem } from "../chat/model";
 import { CONTINUE_MESSAGE, cutOffNotice, payloadKind, totalTokens } from "../chat/model";
 import { segments } from "../chat/places";
 import { formatCount, formatValue } from "../lib/format";
 import { finishedDisplay, type PayloadTypeView } from "../lib/payloads";
 import type { CustomPayload, SuggestedAction, Usage } from "../lib/stream";
 import { MessageAttachments } from "./Attachments";
-import { AlertIcon, BugIcon, ChevronIcon, SparkIcon, WrenchIcon } from "./icons";
+import { AlertIcon, BugIcon, ChevronIcon, PencilIcon, RefreshIcon, SparkIcon, WrenchIcon } from "./icons";
 import { Markdown } from "./Markdown";
 import { memo } from "./memo";
 import { PayloadCard } from "./PayloadCard";
@@ -24,6 +24,13 @@ export interface MessageHandlers {
   onRetry(answerId: string): void;
   /** Take back a message waiting for the answer before it. */
   onUnqueue(id: string): void;
+  /** Branches of a stored conversation: ask a question again as other text, answer it again,
+   * show another version of a message. Absent: the chat has no branches (no store). */
+  branches?: {
+    edit(item: UserItem, text: string): void;
+    regenerate(answer: AssistantItem): void;
+    switchTo(item: ChatItem, sibling: string): void;
+  };
   /** The user approved or rejected a tool call waiting for them. */
   onDecide(answerId: string, callId: string, approved: boolean, reason?: string): void;
   onDiagnostics(diagnostics: Record<string, unknown>): void;
@@ -43,6 +50,10 @@ export interface MessageHandlers {
 export function MessageList(props: {
   items: ChatItem[];
   busy: boolean;
+  /** The conversation is stored, so it can branch (its messages offer edit and versions;
+   * while an answer streams they are shown but do nothing, without drawing every message
+   * again). */
+  branching?: boolean;
   handlers: MessageHandlers;
 }) {
   const { items } = props;
@@ -53,7 +64,12 @@ export function MessageList(props: {
   const groups: number[] = [];
   for (let start = from - (from % GROUP); start < items.length; start += GROUP) groups.push(start);
   return (
-    <div class="messages-list" role="list">
+    <div
+      class="messages-list"
+      role="list"
+      data-branching={props.branching ? "" : undefined}
+      data-busy={props.busy ? "" : undefined}
+    >
       {groups.map((start) => {
         const end = start + GROUP;
         return (
@@ -104,20 +120,7 @@ function sameItems(a: readonly ChatItem[], b: readonly ChatItem[]): boolean {
 const Row = memo(function Row(props: { item: ChatItem; isLast: boolean; busy: boolean; handlers: MessageHandlers }) {
   const { item } = props;
   return item.kind === "user" ? (
-    <div class={`row row-user${item.queued ? " is-queued" : ""}`} role="listitem">
-      <div class="bubble bubble-user" data-testid="user-message">
-        {item.attachments?.length ? <MessageAttachments attachments={item.attachments} /> : null}
-        {item.text}
-      </div>
-      {item.queued && (
-        <p class="queued-note" data-testid="queued">
-          Sends when the answer ends.{" "}
-          <button type="button" class="link-btn" onClick={() => props.handlers.onUnqueue(item.id)}>
-            Cancel
-          </button>
-        </p>
-      )}
-    </div>
+    <Question item={item} handlers={props.handlers} />
   ) : (
     <div class="row row-assistant" role="listitem">
       <Answer item={item} isLast={props.isLast} busy={props.busy} handlers={props.handlers} />
@@ -125,11 +128,119 @@ const Row = memo(function Row(props: { item: ChatItem; isLast: boolean; busy: bo
   );
 });
 
+function Question({ item, handlers }: { item: UserItem; handlers: MessageHandlers }) {
+  const [editing, setEditing] = useState<string | null>(null);
+  const branches = handlers.branches;
+  const save = () => {
+    if (editing === null || !editing.trim()) return;
+    if (editing.trim() !== item.text) branches?.edit(item, editing);
+    setEditing(null);
+  };
+  return (
+    <div class={`row row-user${item.queued ? " is-queued" : ""}`} role="listitem">
+      {editing === null ? (
+        <div class="bubble bubble-user" data-testid="user-message">
+          {item.attachments?.length ? <MessageAttachments attachments={item.attachments} /> : null}
+          {item.text}
+        </div>
+      ) : (
+        <form
+          class="edit-box"
+          onSubmit={(e) => {
+            e.preventDefault();
+            save();
+          }}
+        >
+          <label class="visually-hidden" for={`edit-${item.id}`}>
+            Edit your message
+          </label>
+          <textarea
+            id={`edit-${item.id}`}
+            value={editing}
+            rows={Math.min(8, editing.split("\n").length + 1)}
+            ref={(el) => el?.focus()}
+            onInput={(e) => setEditing((e.target as HTMLTextAreaElement).value)}
+            onKeyDown={(e) => {
+              if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+                e.preventDefault();
+                save();
+              } else if (e.key === "Escape") {
+                e.preventDefault();
+                setEditing(null);
+              }
+            }}
+          />
+          <div class="edit-actions">
+            <button type="button" class="btn btn-secondary btn-small" onClick={() => setEditing(null)}>
+              Cancel
+            </button>
+            <button type="submit" class="btn btn-primary btn-small" disabled={!editing.trim()}>
+              Save
+            </button>
+          </div>
+        </form>
+      )}
+      {item.queued && (
+        <p class="queued-note" data-testid="queued">
+          Sends when the answer ends.{" "}
+          <button type="button" class="link-btn" onClick={() => handlers.onUnqueue(item.id)}>
+            Cancel
+          </button>
+        </p>
+      )}
+      {branches && !item.queued && editing === null && (
+        <div class="message-tools">
+          <Versions item={item} id={item.ref} onSwitch={branches.switchTo} />
+          <button
+            type="button"
+            class="link-btn branch-btn"
+            aria-label="Edit message"
+            title="Edit"
+            onClick={() => setEditing(item.text)}
+          >
+            <PencilIcon />
+          </button>
+        </div>
+      )}
+    </div>
+  );
+}
+
+/** `< 2 / 3 >`: which version of a message this is, and the others. */
+function Versions(props: { item: ChatItem; id: string | null | undefined; onSwitch(item: ChatItem, sibling: string): void }) {
+  const siblings = props.item.siblings ?? [];
+  const at = props.id ? siblings.indexOf(props.id) : -1;
+  if (siblings.length < 2 || at < 0) return null;
+  const go = (to: number) => props.onSwitch(props.item, siblings[to]!);
+  return (
+    <span class="versions" role="group" aria-label="Versions" data-testid="versions">
+      <button type="button" class="link-btn branch-btn" aria-label="Previous version" disabled={at === 0} onClick={() => go(at - 1)}>
+        ‹
+      </button>
+      <span>
+        {at + 1} / {siblings.length}
+      </span>
+      <button
+        type="button"
+        class="link-btn branch-btn"
+        aria-label="Next version"
+        disabled={at === siblings.length - 1}
+        onClick={() => go(at + 1)}
+      >
+        ›
+      </button>
+    </span>
+  );
+}
+
 function Answer(props: { item: AssistantItem; isLast: boolean; busy: boolean; handlers: MessageHandlers }) {
   const { item, handlers } = props;
   const streaming = item.status === "streaming";
   const hasText = item.text.trim() !== "";
   const interactive = props.isLast && !props.busy && item.status === "complete";
+  // A new answer in place of the last one, once it has ended (its question stays).
+  const again = !!handlers.branches && props.isLast && !props.busy && !streaming && !!item.runId && !!item.request;
+  const versions = !!handlers.branches && !streaming && (item.siblings?.length ?? 0) > 1;
 
   if (streaming && !hasText && item.running.length === 0 && !item.reasoning) {
     return (
@@ -245,8 +356,14 @@ function Answer(props: { item: AssistantItem; isLast: boolean; busy: boolean; ha
           ))}
         </div>
       )}
-      {(hasUsage(item.usage) || item.diagnostics) && (
+      {(hasUsage(item.usage) || item.diagnostics || again || versions) && (
         <div class="meta">
+          {versions && <Versions item={item} id={item.runId} onSwitch={handlers.branches!.switchTo} />}
+          {again && (
+            <button type="button" class="link-btn branch-btn" onClick={() => handlers.branches!.regenerate(item)}>
+              <RefreshIcon /> Regenerate
+            </button>
+          )}
           {hasUsage(item.usage) && <UsageLine usage={item.usage!} />}
           {item.diagnostics && (
             <button

@@ -49,6 +49,9 @@ export const BugIcon = () => (
 export const SparkIcon = () => (
   <Icon d={["M12 3l1.9 5.8L20 10l-6.1 1.2L12 17l-1.9-5.8L4 10l6.1-1.2z"]} size={28} />
 );
+export const RefreshIcon = () => (
+  <Icon d={["M21 12a9 9 0 1 1-2.64-6.36", "M21 3v6h-6"]} size={14} />
+);
 export const XIcon = () => <Icon d={["M18 6 6 18", "M6 6l12 12"]} />;
 export const ChatIcon = () => (
   <Icon d="M21 15a2 2 0 0 1-2 2H7l-4 4V5a2 2 0 0 1 2-2h14a2 2 0 0 1 2 2z" size={22} />

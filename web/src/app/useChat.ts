@@ -66,6 +66,10 @@ export interface ChatController {
    * into the message box). */
   unqueue(id: string): UserItem | undefined;
   retry(answerId: string): void;
+  /** Replace the items from `fromId` on with `question` (when given) and a new answer to
+   * `request` (which starts a branch of the stored conversation), and run it; `then` once it
+   * has ended. */
+  branch(fromId: string, request: ChatRequest, question: UserItem | null, then?: () => void): void;
   /** Approve or reject a tool call `answerId` waits on; once each of its calls is decided,
    * the decisions are sent and the conversation continues in a new answer. */
   decide(answerId: string, callId: string, approved: boolean, reason?: string): void;
@@ -73,8 +77,9 @@ export interface ChatController {
   /** Replace everything (opening a conversation, new chat). Detaches a running stream. */
   reset(items: ChatItem[], conversationId: string | null): void;
   /** Continue a run in progress of the current conversation into `follow.answer` (already the
-   * last item). Stop works as for a run started here. */
-  follow(follow: Follow): void;
+   * last item). Stop works as for a run started here; `then` is called when it has ended
+   * (unless the page went elsewhere meanwhile). */
+  follow(follow: Follow, then?: () => void): void;
 }
 
 export function useChat(params: {
@@ -172,6 +177,7 @@ export function useChat(params: {
       handle: { run: ChatRun; stopping: boolean; detached: boolean },
       answer: AssistantItem,
       following: boolean,
+      then?: () => void,
     ) => {
       runRef.current = handle;
       setBusy(true);
@@ -277,6 +283,7 @@ export function useChat(params: {
         }
         if (!handle.detached) {
           paramsRef.current.onRunEnd?.();
+          then?.();
           nextRef.current();
         }
       }
@@ -285,7 +292,7 @@ export function useChat(params: {
   );
 
   const run = useCallback(
-    (request: ChatRequest, answer: AssistantItem) => {
+    (request: ChatRequest, answer: AssistantItem, then?: () => void) => {
       const context = paramsRef.current.context;
       const full: ChatRequest = {
         context: (typeof context === "function" ? context() : context) ?? {},
@@ -297,20 +304,20 @@ export function useChat(params: {
         detach: true,
       };
       const handle = { run: startChat(full, paramsRef.current.connection), stopping: false, detached: false };
-      void drive(handle, { ...answer, request }, false);
+      void drive(handle, { ...answer, request }, false, then);
     },
     [drive],
   );
 
   const follow = useCallback(
-    (target: Follow) => {
+    (target: Follow, then?: () => void) => {
       if (runRef.current) return;
       const handle = {
         run: resumeChat(target.runId, { after: target.after }, paramsRef.current.connection),
         stopping: false,
         detached: false,
       };
-      void drive(handle, target.answer, true);
+      void drive(handle, target.answer, true, then);
     },
     [drive],
   );
@@ -378,6 +385,18 @@ export function useChat(params: {
         true,
       );
       run(old.request, answer);
+    },
+    [commit, run],
+  );
+
+  const branch = useCallback(
+    (fromId: string, request: ChatRequest, question: UserItem | null, then?: () => void) => {
+      if (runRef.current) return;
+      const at = itemsRef.current.findIndex((it) => it.id === fromId);
+      if (at < 0) return;
+      const answer = newAnswer(request);
+      commit([...itemsRef.current.slice(0, at), ...(question ? [question] : []), answer], true);
+      run(request, answer, then);
     },
     [commit, run],
   );
@@ -451,6 +470,7 @@ export function useChat(params: {
     stopAndSend,
     unqueue,
     retry,
+    branch,
     decide,
     stop,
     reset,

@@ -67,6 +67,11 @@ export interface UserItem {
   attachments?: AttachmentInfo[];
   /** Written while an answer was streaming: sent when that answer ends. */
   queued?: boolean;
+  /** Its id in the stored conversation (unknown for a message sent from this page until the
+   * conversation is read again). */
+  ref?: string;
+  /** The ids of the messages in its place on other branches, itself among them. */
+  siblings?: string[];
 }
 
 /** The request that sends `item` again (a retry of the answer after it). */
@@ -78,6 +83,8 @@ export function requestOf(item: UserItem): ChatRequest {
 export interface AssistantItem {
   kind: "assistant";
   id: string;
+  /** The ids of the answers to the same question on other branches, itself among them. */
+  siblings?: string[];
   status: AnswerStatus;
   /** The answer's text as the model wrote it: no markers, each call's card has its `at`. */
   text: string;
@@ -367,8 +374,10 @@ export function itemsFromMessages(messages: StoredMessage[]): ChatItem[] {
       items.push({
         kind: "user",
         id: String(m.id ?? localId("u")),
+        ...(m.id != null ? { ref: String(m.id) } : {}),
         text: m.content,
         ...(attachments.length ? { attachments } : {}),
+        ...(m.siblings?.length ? { siblings: m.siblings } : {}),
       });
     } else if (m.role === "assistant") {
       const history = m.tool_history ?? [];
@@ -377,6 +386,8 @@ export function itemsFromMessages(messages: StoredMessage[]): ChatItem[] {
       items.push({
         ...newAnswer(null),
         id: String(m.id ?? localId("a")),
+        runId: m.run_id ?? (m.id != null ? String(m.id) : null),
+        ...(m.siblings?.length ? { siblings: m.siblings } : {}),
         status,
         text,
         reasoning: m.reasoning ?? "",

@@ -52,6 +52,15 @@ export interface StoredMessage {
   stop_reason?: string | null;
   /** The files a user message carried. */
   attachments?: AttachmentInfo[] | null;
+  /** The ids of the messages in its place on other branches, itself among them, oldest
+   * first; only when it has some. */
+  siblings?: string[] | null;
+}
+
+/** A run started by an edit or a regenerate (`202`): follow it by its id. */
+export interface StartedBranch {
+  conversation_id: string;
+  run_id: string;
 }
 
 /** A call waiting for a person's approval (`"approval"`) or for the client (`"client"`). */
@@ -158,4 +167,42 @@ export async function listModels(options: ApiOptions = {}): Promise<ModelInfo[]>
 export async function getClientConfig(options: ApiOptions = {}): Promise<ClientConfig> {
   const body = await request<Partial<ClientConfig> | undefined>("/api/chat/config", { method: "GET" }, options);
   return normalizeConfig(body);
+}
+
+function messagePath(conversation: string, message: string): string {
+  return `/api/conversations/${encodeURIComponent(conversation)}/messages/${encodeURIComponent(message)}`;
+}
+
+/** Ask the user message `message` again as `content`: a new branch beside it, answered at
+ * once (follow the run). */
+export function editMessage(
+  conversation: string,
+  message: string,
+  content: string,
+  options: ApiOptions = {},
+): Promise<StartedBranch> {
+  return request<StartedBranch>(
+    `${messagePath(conversation, message)}/edit`,
+    { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ content }) },
+    options,
+  );
+}
+
+/** A new answer beside the answer `message` (or to the user message `message`). */
+export function regenerateMessage(conversation: string, message: string, options: ApiOptions = {}): Promise<StartedBranch> {
+  return request<StartedBranch>(
+    `${messagePath(conversation, message)}/regenerate`,
+    { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" },
+    options,
+  );
+}
+
+/** Make the branch through `message` the conversation's active one; the conversation as it
+ * then reads. */
+export function switchBranch(conversation: string, message: string, options: ApiOptions = {}): Promise<Conversation> {
+  return request<Conversation>(
+    `/api/conversations/${encodeURIComponent(conversation)}/active_leaf`,
+    { method: "PUT", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ message_id: message }) },
+    options,
+  );
 }

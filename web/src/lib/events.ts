@@ -32,6 +32,12 @@ export interface ChatRequest {
   /** Files sent with the message, by the ids `POST /api/attachments` gave them; the message
    * may then be empty. */
   attachments?: string[];
+  /** The stored message the new one follows (an edit: the one before the question it
+   * replaces; `null`: the conversation starts anew), beside what already followed it. */
+  parent_message_id?: string | null;
+  /** Answer the conversation's last question (or the one `parent_message_id` names) again,
+   * beside its answers; the message may then be empty. */
+  regenerate?: boolean;
 }
 
 /** A person's decision on a tool call waiting for approval; `reason` reaches the model with a
