@@ -201,7 +201,8 @@ describe("useChat", () => {
     await act(() => end);
     expect(shown()).toEqual(["first", "complete", "second", "streaming", "third (queued)"]);
     expect(calls.map((c) => (c.body as { message: string }).message)).toEqual(["first", "second"]);
-    expect(calls[1]?.body).toMatchObject({ conversation_id: "c1" }); // the same conversation
+    // The same conversation; waiting at the server if it is still storing the answer before.
+    expect(calls[1]?.body).toMatchObject({ conversation_id: "c1", double_texting: "queue" });
 
     end = ui.runEnd();
     wires[1]!.send('id: 1\ndata: {"type":"error","message":"The model failed"}\n\n');

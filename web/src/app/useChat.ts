@@ -353,7 +353,9 @@ export function useChat(params: {
     if (!next || runRef.current) return;
     queueRef.current = rest;
     const { queued: _, ...item } = next.item;
-    const request = requestFor(item, next.options);
+    // The answer before it has ended here; the server may still be storing its end, so the
+    // message waits there for it rather than being refused.
+    const request: ChatRequest = { ...requestFor(item, next.options), double_texting: "queue" };
     const answer = newAnswer(request);
     const items = itemsRef.current.flatMap((it) => (it.id === item.id ? [item, answer] : [it]));
     commit(items, true);

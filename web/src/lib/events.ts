@@ -38,6 +38,10 @@ export interface ChatRequest {
   /** Answer the conversation's last question (or the one `parent_message_id` names) again,
    * beside its answers; the message may then be empty. */
   regenerate?: boolean;
+  /** What the message does if the conversation's answer is still being written: refused
+   * (`reject`, 409), answered after it (`queue`) or stopping it (`interrupt`); default: the
+   * server's. */
+  double_texting?: "reject" | "queue" | "interrupt";
 }
 
 /** A person's decision on a tool call waiting for approval; `reason` reaches the model with a
