@@ -332,3 +332,84 @@ def test_a_stop_reaches_a_queued_message_while_it_waits(live: LiveServer) -> Non
             return client.get(f"/api/conversations/{cid}").json()["active_run"] is None
 
         assert wait_until(both_ended)
+
+
+class Reading:
+    """A POST streamed in a thread: its ``data:`` frames (JSON, or the text of others). Made
+    once ``until(frames)`` holds (``None``: once the response has begun)."""
+
+    def __init__(self, live: LiveServer, path: str, body: dict[str, Any], until: Any) -> None:
+        self.frames: list[Any] = []
+        self.status = 0
+        self.run_id = ""
+        self._started = threading.Event()
+        self._args = live, path, body, until
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+        assert self._started.wait(WAIT)
+
+    def _read(self) -> None:
+        live, path, body, until = self._args
+        with live.client() as client, client.stream("POST", path, json=body) as response:
+            self.status = response.status_code
+            self.run_id = response.headers.get("x-run-id", "")
+            if until is None:
+                self._started.set()
+            for line in response.iter_lines():
+                if line.startswith("data: "):
+                    text = line[6:]
+                    self.frames.append(json.loads(text) if text.startswith("{") else text)
+                    if until is not None and until(self.frames):
+                        self._started.set()
+        self._started.set()
+
+    def ended(self) -> list[Any]:
+        self._thread.join(WAIT)
+        assert not self._thread.is_alive()
+        return self.frames
+
+
+def ai_sdk(text: str, **extra: Any) -> dict[str, Any]:
+    message = {"id": f"m-{text}", "role": "user", "parts": [{"type": "text", "text": text}]}
+    return {"id": "chat-1", "messages": [message], **extra}
+
+
+def ag_ui(text: str, **props: Any) -> dict[str, Any]:
+    return {
+        "threadId": "thread-1",
+        "runId": f"r-{text}",
+        "messages": [{"id": f"m-{text}", "role": "user", "content": text}],
+        "tools": [],
+        "context": [],
+        "state": {},
+        "forwardedProps": props,
+    }
+
+
+def words(frames: list[Any]) -> bool:
+    return sum(isinstance(f, dict) and "tick" in str(f.get("delta", "")) for f in frames) >= 3
+
+
+def test_the_ai_sdk_interrupts_with_its_body_field_and_ends_the_answer_with_abort(
+    live: LiveServer,
+) -> None:
+    first = Reading(live, "/ai-sdk/chat", ai_sdk("slow"), words)
+    second = Reading(live, "/ai-sdk/chat", ai_sdk("and now", double_texting="interrupt"), None)
+    assert first.ended()[-2:] == [{"type": "abort", "reason": "new_message"}, "[DONE]"]
+    rest = second.ended()
+    assert second.status == 200
+    assert {"type": "finish", "finishReason": "stop"}.items() <= rest[-2].items()
+
+
+def test_ag_ui_queues_with_its_forwarded_prop(live: LiveServer, provider: ScriptedProvider) -> None:
+    first = Reading(live, "/ag-ui", ag_ui("slow"), words)
+    second = Reading(live, "/ag-ui", ag_ui("next", doubleTexting="queue"), None)
+    assert not second.frames  # its stream is open and waits
+    with live.client() as client:
+        stopped = client.post(f"/api/chat/runs/{first.run_id}/cancel")
+    ends = [f for f in first.ended() if f["type"] == "RUN_FINISHED"]
+    assert ends[0]["outcome"] == {"type": "cancelled"}
+    assert [f["type"] for f in second.ended()][-1] == "RUN_FINISHED"
+    assert second.status == 200 and stopped.status_code == 202
+    seen = history_seen(provider, "next")
+    assert isinstance(seen[-2], AssistantMessage) and seen[-2].text.startswith("tick ")

@@ -166,9 +166,13 @@ class LocalBroker:
         holder = self._active.get(key)
         if holder is not None and holder != run_id:
             return holder
+        self.held_now(run_id, key)
+        return None
+
+    def held_now(self, run_id: str, key: str) -> None:
+        """Record that ``run_id`` holds ``key``, as a shared backend decided (Redis)."""
         self._active[key] = run_id
         self._held[run_id] = key
-        return None
 
     async def release(self, run_id: str) -> None:
         self.release_now(run_id)

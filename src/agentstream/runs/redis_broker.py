@@ -217,14 +217,11 @@ class RedisBroker:
             self._unavailable(exc)
 
     async def hold(self, run_id: str, owner: Principal, conversation_id: str) -> str | None:
-        """This worker's own runs first (in memory, no round trip), then the conversation's
-        ``active:`` key, taken in one script with the run's lease. The key outlives a dead
-        holder (its followers find the run through it), but not its lease: once the lease has
-        lapsed, the next run takes the key over. Redis unreachable: this worker's hold is
-        all there is (its own runs still take turns) until Redis answers again."""
-        held = self._local.hold_now(run_id, conversation_key(owner, conversation_id))
-        if held is not None:
-            return held
+        """One script on the conversation's ``active:`` key, which takes the run's lease with
+        it. The key outlives a dead holder (its followers find the run through it), but not
+        its lease: once the lease has lapsed, the next run takes the key over. Redis
+        unreachable: this worker's own hold is all there is (its runs still take turns)."""
+        key = conversation_key(owner, conversation_id)
         active = self._active_key(owner, conversation_id)
         try:
             holder = await self._hold_script(
@@ -234,10 +231,10 @@ class RedisBroker:
             self._available()
         except (aioredis.RedisError, OSError) as exc:
             self._unavailable(exc)
-            holder = None
+            return self._local.hold_now(run_id, key)
         if holder is not None:
-            self._local.release_now(run_id)
             return _text(holder)
+        self._local.held_now(run_id, key)  # its waiters here are woken when it lets go
         self._mine.add(run_id)  # its lease is renewed from now, before its log opens
         self._active_keys[run_id] = active
         return None
