@@ -374,11 +374,22 @@ def ai_sdk(text: str, **extra: Any) -> dict[str, Any]:
     return {"id": "chat-1", "messages": [message], **extra}
 
 
-def ag_ui(text: str, **props: Any) -> dict[str, Any]:
+def ag_ui(text: str, *asked: str, **props: Any) -> dict[str, Any]:
+    """An AG-UI run input: the thread's messages as its client holds them (each question
+    ``asked`` before with the answer it had so far, then ``text``), which the server compares
+    with what it stored."""
+    earlier = [
+        message
+        for said in asked
+        for message in (
+            {"id": f"m-{said}", "role": "user", "content": said},
+            {"id": f"a-{said}", "role": "assistant", "content": "tick "},
+        )
+    ]
     return {
         "threadId": "thread-1",
         "runId": f"r-{text}",
-        "messages": [{"id": f"m-{text}", "role": "user", "content": text}],
+        "messages": [*earlier, {"id": f"m-{text}", "role": "user", "content": text}],
         "tools": [],
         "context": [],
         "state": {},
@@ -403,7 +414,7 @@ def test_the_ai_sdk_interrupts_with_its_body_field_and_ends_the_answer_with_abor
 
 def test_ag_ui_queues_with_its_forwarded_prop(live: LiveServer, provider: ScriptedProvider) -> None:
     first = Reading(live, "/ag-ui", ag_ui("slow"), words)
-    second = Reading(live, "/ag-ui", ag_ui("next", doubleTexting="queue"), None)
+    second = Reading(live, "/ag-ui", ag_ui("next", "slow", doubleTexting="queue"), None)
     assert not second.frames  # its stream is open and waits
     with live.client() as client:
         stopped = client.post(f"/api/chat/runs/{first.run_id}/cancel")
