@@ -44,6 +44,7 @@ PUBLIC = {
         "AuthError",
         "BrokerUnavailable",
         "ConfigurationError",
+        "ContextOverflow",
         "ConversationBusy",
         "ConversationNotFound",
         "ErrorKind",

@@ -32,6 +32,7 @@ kind of problem it is, and the server answers each branch with one HTTP status (
     ├── UnknownRun (LookupError)           a store write for a run the store did not start
     ├── InvalidArguments (ValueError)      a tool call's arguments; the model is told
     └── ProviderError                      a model call failed; the run fails with its message
+        └── ContextOverflow                  the model refused a request longer than its window
 
 Each class also keeps the built-in base it always had (in brackets), so code written as
 ``except ValueError`` or ``except LookupError`` goes on working. The classes are importable
@@ -51,6 +52,7 @@ __all__ = [
     "AuthError",
     "BrokerUnavailable",
     "ConfigurationError",
+    "ContextOverflow",
     "ConversationBusy",
     "ConversationNotFound",
     "ErrorKind",
@@ -292,7 +294,14 @@ class InvalidArguments(AgentstreamError, ValueError):
 
 
 ErrorKind = Literal[
-    "auth", "rate_limited", "overloaded", "bad_request", "timeout", "network", "provider"
+    "auth",
+    "rate_limited",
+    "overloaded",
+    "bad_request",
+    "context_overflow",
+    "timeout",
+    "network",
+    "provider",
 ]
 """What went wrong in a model call, for retry decisions and for the client's message."""
 
@@ -317,3 +326,22 @@ class ProviderError(AgentstreamError):
 
     def __repr__(self) -> str:
         return f"ProviderError(kind={self.kind!r}, message={self.message!r})"
+
+
+class ContextOverflow(ProviderError):
+    """The vendor refused the request as longer than the model's context window (its own
+    kind, ``context_overflow``, because the caller can do something about it: send less).
+    ``window`` is the window the vendor stated, in tokens, and ``requested`` the size it
+    refused, when its message says them; either may be ``None``."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        window: int | None = None,
+        requested: int | None = None,
+        status_code: int | None = None,
+    ) -> None:
+        super().__init__("context_overflow", message, status_code=status_code)
+        self.window = window
+        self.requested = requested

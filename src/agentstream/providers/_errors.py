@@ -1,8 +1,9 @@
 """Vocabulary shared by the vendor error boundaries.
 
 Each vendor module has exactly one function that turns that SDK's exceptions into a
-:class:`~agentstream.providers.base.ProviderError`. They all classify with the same two tables
-(HTTP status, vendor error-type string), treat transport failures the same way, and build
+:class:`~agentstream.providers.base.ProviderError`. They all classify with the same tables
+(HTTP status, vendor error-type string, and the vendors' ways of saying that a request is longer
+than the model's window), treat transport failures the same way, and build
 their user-facing message with :func:`safe_message`, which truncates the vendor's text and
 removes anything that looks like a credential. Nothing here knows a specific SDK, except the
 two HTTP libraries the SDKs are built on (``httpx`` and its fork ``httpx2``).
@@ -13,14 +14,17 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import httpx
 import httpx2
 
+from agentstream.errors import ContextOverflow
 from agentstream.providers.base import ErrorKind, ProviderError
 
 __all__ = [
     "MalformedResponse",
+    "Overflow",
     "UpstreamError",
     "from_status",
     "incomplete_stream",
@@ -131,6 +135,66 @@ def kind_for_error_type(error_type: str | None) -> ErrorKind | None:
     return None
 
 
+_OVERFLOW_TYPES = ("context_length_exceeded", "exceed_context_size", "context_window_exceeded")
+"""Error types and codes that mean the request does not fit: OpenAI's code (Chat Completions
+and a Responses stream's ``response.failed``), llama.cpp's (and so Ollama's) type."""
+
+_OVERFLOW_MESSAGES: tuple[re.Pattern[str], ...] = tuple(
+    re.compile(pattern, re.IGNORECASE)
+    for pattern in (
+        # Anthropic: "prompt is too long: 208310 tokens > 200000 maximum"
+        r"prompt is too long: (?P<requested>\d+) tokens > (?P<window>\d+) maximum",
+        # Anthropic: "input length and `max_tokens` exceed context limit: 197000 + 8192 > 200000"
+        r"exceed context limit: (?P<requested>\d+) \+ \d+ > (?P<window>\d+)",
+        # OpenAI Chat Completions, vLLM and most compatible servers: "This model's maximum
+        # context length is 128000 tokens. However, your messages resulted in 130532 tokens"
+        r"maximum context length is (?P<window>\d+) tokens"
+        r"(?:.*?(?:resulted in|requested) (?P<requested>\d+) tokens)?",
+        # Gemini: "The input token count (1200000) exceeds the maximum number of tokens
+        # allowed (1048576)."
+        r"input token count \((?P<requested>\d+)\) exceeds the maximum number of tokens"
+        r" allowed \((?P<window>\d+)\)",
+        # llama.cpp and Ollama: "request (351 tokens) exceeds the available context size
+        # (256 tokens), try increasing it"
+        r"request \((?P<requested>\d+) tokens\) exceeds the available context size"
+        r" \((?P<window>\d+) tokens\)",
+        # Older llama.cpp, with the sizes as fields of the body ("n_ctx": 4096)
+        r"exceeds the available context size(?:.*?\bn_ctx\W+(?P<window>\d+))?",
+        # OpenAI Responses: "Your input exceeds the context window of this model."
+        r"exceeds the context window",
+    )
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Overflow:
+    """What a vendor's context-length error says: the window and the refused size, when it
+    states them."""
+
+    window: int | None = None
+    requested: int | None = None
+
+
+def overflow(error_type: str | None, detail: object) -> Overflow | None:
+    """The context-length error in a vendor's type string or message, or ``None``. Every
+    vendor says it differently (and several compatible servers copy OpenAI's words), so
+    the shapes live here, once, rather than in each vendor's boundary."""
+    text = _detail_text(detail) if detail is not None else ""
+    for pattern in _OVERFLOW_MESSAGES:
+        match = pattern.search(text)
+        if match is not None:
+            found = match.groupdict()
+            return Overflow(_number(found.get("window")), _number(found.get("requested")))
+    lowered = (error_type or "").lower()
+    if any(code in lowered for code in _OVERFLOW_TYPES):
+        return Overflow()
+    return None
+
+
+def _number(value: str | None) -> int | None:
+    return int(value) if value else None
+
+
 _RETRYABLE_KINDS: frozenset[ErrorKind] = frozenset({"rate_limited", "overloaded"})
 
 _TITLES: dict[ErrorKind, str] = {
@@ -138,6 +202,7 @@ _TITLES: dict[ErrorKind, str] = {
     "rate_limited": "rate limit reached",
     "overloaded": "service overloaded",
     "bad_request": "request rejected",
+    "context_overflow": "the conversation is longer than the model's context window",
     "timeout": "request timed out",
     "network": "could not reach the service",
     "provider": "service error",
@@ -191,13 +256,22 @@ def from_status(
     detail: object = None,
     secrets: Iterable[str] = (),
     retry_after: float | None = None,
-) -> UpstreamError:
+) -> ProviderError:
     """The error for an HTTP status and/or a vendor error type. A specific status (401, 429,
     503...) decides; a generic one (400, 500) or none at all (an error inside a 200 stream)
-    defers to the type string when it says more (``overloaded_error``, ``RESOURCE_EXHAUSTED``).
+    defers to the type string when it says more (``overloaded_error``, ``RESOURCE_EXHAUSTED``),
+    and a request longer than the model's window is a :class:`ContextOverflow`.
     """
     kind = kind_for_status(status) if status is not None and status >= 400 else "provider"
     if kind in ("bad_request", "provider"):
+        found = overflow(error_type, detail)
+        if found is not None:
+            return ContextOverflow(
+                safe_message(vendor, "context_overflow", detail, secrets=secrets),
+                window=found.window,
+                requested=found.requested,
+                status_code=status,
+            )
         kind = kind_for_error_type(error_type) or kind
     # "provider" only arises for 5xx or an error inside an open stream: both worth a retry.
     retryable = kind in _RETRYABLE_KINDS or kind == "provider"

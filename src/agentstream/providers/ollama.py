@@ -118,6 +118,9 @@ def build_body(model: str, request: ChatRequest) -> dict[str, Any]:
         "messages": convert_messages(request.system, request.messages, request.files),
         "stream": True,
         "options": options,
+        # Ollama's default shortens a prompt longer than its context without a word, system
+        # prompt first; refused instead, the agent's own compaction decides what goes.
+        "truncate": False,
     }
     if request.tools:
         body["tools"] = [

@@ -215,6 +215,10 @@ def http_error(status: int, message: str) -> Reply:
     )
 
 
+def context_overflow(window: int, requested: int) -> Reply:
+    return http_error(400, f"prompt is too long: {requested} tokens > {window} maximum")
+
+
 def malformed() -> Reply:
     return sse([message_start(), b"event: content_block_start\ndata: {not json\n\n"])
 

@@ -154,6 +154,14 @@ def http_error(status: int, message: str) -> Reply:
     )
 
 
+def context_overflow(window: int, requested: int) -> Reply:
+    return http_error(
+        400,
+        f"The input token count ({requested}) exceeds the maximum number of tokens allowed "
+        f"({window}).",
+    )
+
+
 def malformed() -> Reply:
     return Reply(chunks=[chunk([{"text": "a"}]), b'data: {"candidates": [oops\r\n\r\n'])
 

@@ -114,6 +114,21 @@ def http_error(status: int, message_: str) -> Reply:
     return Reply.json(status, {"error": message_})
 
 
+def context_overflow(window: int, requested: int) -> Reply:
+    """Ollama (with ``truncate: false``) passes on its runner's llama.cpp error as a string."""
+    inner = {
+        "error": {
+            "code": 400,
+            "message": f"request ({requested} tokens) exceeds the available context size "
+            f"({window} tokens), try increasing it",
+            "type": "exceed_context_size_error",
+            "n_prompt_tokens": requested,
+            "n_ctx": window,
+        }
+    }
+    return http_error(400, json.dumps(inner))
+
+
 def malformed() -> Reply:
     return ndjson([message(content="a"), b'{"model": oops\n'])
 

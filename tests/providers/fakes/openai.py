@@ -192,6 +192,44 @@ def http_error(status: int, message: str) -> Reply:
     )
 
 
+def context_overflow(window: int, requested: int) -> Reply:
+    message = (
+        f"This model's maximum context length is {window} tokens. However, your messages "
+        f"resulted in {requested} tokens. Please reduce the length of the messages."
+    )
+    error = {
+        "message": message,
+        "type": "invalid_request_error",
+        "param": "messages",
+        "code": "context_length_exceeded",
+    }
+    return Reply.json(400, {"error": error})
+
+
+def compatible_overflow(window: int, requested: int) -> Reply:
+    """vLLM's words (OpenAI's older ones), in its flat error body."""
+    message = (
+        f"This model's maximum context length is {window} tokens. However, you requested "
+        f"{requested} tokens ({requested - 100} in the messages, 100 in the completion). "
+        "Please reduce the length of the messages or completion."
+    )
+    body = {"object": "error", "message": message, "type": "BadRequestError", "param": None}
+    return Reply.json(400, {**body, "code": 400})
+
+
+def llama_cpp_overflow(window: int, requested: int) -> Reply:
+    """llama.cpp's server, OpenAI-compatible."""
+    error = {
+        "code": 400,
+        "message": f"request ({requested} tokens) exceeds the available context size "
+        f"({window} tokens), try increasing it",
+        "type": "exceed_context_size_error",
+        "n_prompt_tokens": requested,
+        "n_ctx": window,
+    }
+    return Reply.json(400, {"error": error})
+
+
 def malformed() -> Reply:
     return Reply(chunks=[first(), b'data: {"id": "chatcmpl-1", oops\n\n'])
 

@@ -213,6 +213,18 @@ def error_event_after_text(text_: str) -> Reply:
     return Reply(chunks=events.chunks)
 
 
+def context_overflow(window: int, requested: int) -> Reply:
+    """The Responses API states neither size."""
+    error = {
+        "message": "Your input exceeds the context window of this model. Please adjust your "
+        "input and try again.",
+        "type": "invalid_request_error",
+        "param": "input",
+        "code": "context_length_exceeded",
+    }
+    return Reply.json(400, {"error": error})
+
+
 def malformed() -> Reply:
     events = Events()
     events.chunks.append(b'event: response.output_text.delta\ndata: {"type": oops\n\n')
