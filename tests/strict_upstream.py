@@ -1,4 +1,5 @@
-"""An OpenAI-compatible upstream that refuses an invalid tool history, as the vendors do.
+"""An OpenAI-compatible upstream that refuses an invalid tool history, as the vendors do (and, given a window, a request that does
+not fit).
 
 Real uvicorn on a loopback port, spoken to by the official ``openai`` SDK through
 :class:`~agentstream.providers.openai.OpenAIProvider`. Each request's history is checked the
@@ -22,6 +23,9 @@ import threading
 from typing import Any
 
 import uvicorn
+
+from tests.providers.fakes.openai import context_overflow
+from tests.providers.fakes.window import count
 
 __all__ = ["StrictUpstream", "history_problem"]
 
@@ -96,8 +100,15 @@ class StrictUpstream:
     ``pause`` seconds pass before each content frame; ``requests`` counts the POSTs and
     ``refused`` lists the problems of the histories it refused."""
 
-    def __init__(self, pause: float = 0.0, port: int = 0) -> None:
+    def __init__(self, pause: float = 0.0, port: int = 0, window: int | None = None) -> None:
         self.pause = pause
+        self.window = window
+        """With a window, a request that does not fit (by the count of
+        :mod:`tests.providers.fakes.window`, its ``max_tokens`` included) gets OpenAI's
+        context-length error; ``too_long`` counts them."""
+        self.too_long = 0
+        self.last: dict[str, Any] = {}
+        """The latest request's body."""
         self.requests = 0
         self.refused: list[str] = []
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -141,6 +152,7 @@ class StrictUpstream:
                 break
         self.requests += 1
         request = json.loads(body or b"{}")
+        self.last = request
         problem = history_problem(request.get("messages", []))
         if problem is not None:
             self.refused.append(problem)
@@ -149,6 +161,13 @@ class StrictUpstream:
                 send, 400, "application/json", [(0.0, json.dumps({"error": error}).encode())]
             )
             return
+        if self.window is not None:
+            size = count(body) + int(request.get("max_tokens") or 0)
+            if size > self.window:
+                self.too_long += 1
+                refusal = context_overflow(self.window, size)
+                await _send(send, 400, "application/json", [(0.0, bytes(refusal.chunks[0]))])
+                return
         await _send(send, 200, "text/event-stream", _reply(request["messages"], self.pause))
 
 

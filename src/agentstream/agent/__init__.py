@@ -1,6 +1,7 @@
 """The agent and its loop: stream a turn, run tools, feed results back, repeat."""
 
 from agentstream.agent.agent import Agent
+from agentstream.agent.budget import ContextLimits
 from agentstream.agent.inputs import AnswerCheck, CancelToken, Retry, RunInput
 from agentstream.agent.loop import MAX_TURNS_MESSAGE
 from agentstream.agent.run import AgentRun
@@ -11,6 +12,7 @@ __all__ = [
     "AgentRun",
     "AnswerCheck",
     "CancelToken",
+    "ContextLimits",
     "Retry",
     "RunInput",
 ]

@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentstream.agent.budget import ContextLimits, LearnedWindows
 from agentstream.agent.inputs import AnswerCheck, RunInput
 from agentstream.agent.run import AgentRun
 from agentstream.providers.base import Provider
@@ -55,6 +56,11 @@ class Agent:
     profiles: ModelProfiles = field(default_factory=ModelProfiles)
     """What each model takes, holds and costs (:mod:`agentstream.providers.profiles`): the
     built-in catalog unless given; the server merges its configuration file's ``[models]``."""
+    context: ContextLimits = field(default_factory=ContextLimits)
+    """How a conversation longer than the model's window is fitted into it
+    (:mod:`agentstream.agent.budget`): what the model is sent, never what is kept."""
+    learned_windows: LearnedWindows = field(default_factory=LearnedWindows, init=False, repr=False)
+    """Windows learned from the vendors' refusals, shared by this agent's runs."""
     toolset: Toolset = field(init=False)
     _providers: dict[str, Provider] = field(default_factory=dict, init=False, repr=False)
 

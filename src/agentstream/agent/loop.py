@@ -8,6 +8,13 @@ results back, repeat until a turn asks for none.
 run with one terminal event: ``run_failed`` for a provider error, the turn limit or a bug,
 ``run_cancelled`` when the run's cancel token fires.
 
+Before each model call the history is fitted into the model's window
+(:mod:`agentstream.agent.budget`, :mod:`agentstream.agent.compaction`): the request may carry
+less of the conversation than the run keeps, and a ``warning`` (``context_compacted``) says so
+once per run. A vendor that refuses a request as too long anyway (``ContextOverflow``, before
+anything streamed) gets it again, compacted to what its refusal taught, once
+(``context_overflow`` warning).
+
 A turn that calls a frontend tool or a tool that needs approval runs its other calls and ends
 the run (``run_completed`` with ``pending_calls``); a run whose history ends with such an open
 turn starts by completing it from ``RunInput.answers`` (see :mod:`agentstream.pending`).
@@ -22,12 +29,15 @@ from contextlib import aclosing
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from agentstream.agent.budget import ContextBudget
+from agentstream.agent.compaction import Compaction
 from agentstream.agent.files import RunFiles
 from agentstream.agent.inputs import AnswerCheck, CancelToken, Retry, RunInput
 from agentstream.agent.outlet import EventOutlet
 from agentstream.agent.tool_calls import ToolCalls
 from agentstream.agent.turns import TurnBuilder
 from agentstream.agent.usage import UsageMeter
+from agentstream.errors import ContextOverflow
 from agentstream.events import (
     PartEnded,
     PartKind,
@@ -119,6 +129,7 @@ class Loop:
         self._parts = 0
         self._open: PartKind | None = None
         """The kind of the text or reasoning part in progress (its number is ``_parts - 1``)."""
+        self._told_compacted = False
 
     @property
     def usage(self) -> RunUsage:
@@ -238,25 +249,26 @@ class Loop:
         system = run_input.system if run_input.system is not None else agent.instructions
         max_turns = run_input.max_turns or agent.max_turns
         model = f"{self.provider.name}:{self.provider.model}"
-        files = RunFiles(run_input.files, model, agent.profile(model))
+        profile = agent.profile(model)
+        files = RunFiles(run_input.files, model, profile)
+        budget = ContextBudget(
+            model, profile, agent.context, agent.learned_windows, system=system, tools=specs
+        )
+        template = ChatRequest(
+            system=system,
+            messages=(),
+            tools=specs,
+            max_tokens=run_input.max_tokens or agent.max_tokens,
+            temperature=(
+                run_input.temperature if run_input.temperature is not None else agent.temperature
+            ),
+            options={**agent.model_options, **run_input.model_options},
+        )
         for turn in range(max_turns):
             self._outlet.emit(
                 TurnStarted(run_id=self.run_id, seq=self._outlet.next_seq(), turn=turn)
             )
-            request = ChatRequest(
-                system=system,
-                messages=tuple(messages),
-                files=await files.for_request(messages),
-                tools=specs,
-                max_tokens=run_input.max_tokens or agent.max_tokens,
-                temperature=(
-                    run_input.temperature
-                    if run_input.temperature is not None
-                    else agent.temperature
-                ),
-                options={**agent.model_options, **run_input.model_options},
-            )
-            assistant = await self._stream_turn(turn, request)
+            assistant = await self._model_turn(turn, messages, template, budget, files)
             self._add(messages, assistant)
             if run_input.cancel is not None and run_input.cancel.cancelled:
                 # Stopped while the turn streamed without pausing (its stop lands at the next
@@ -294,6 +306,60 @@ class Loop:
                 return
         self._add(messages, self._calls.unfinished("Not run: " + MAX_TURNS_MESSAGE, "error"))
         self._fail("max_turns", MAX_TURNS_MESSAGE)
+
+    async def _model_turn(
+        self,
+        turn: int,
+        messages: list[Message],
+        template: ChatRequest,
+        budget: ContextBudget,
+        files: RunFiles,
+    ) -> AssistantMessage:
+        """Call the model with ``messages`` fitted into its window: once, or twice when the
+        vendor refuses the first request as too long before anything streamed."""
+        max_tokens = template.max_tokens
+        sent = budget.fit(messages, max_tokens)
+        self._compacted(sent)
+        request = replace(
+            template, messages=sent.messages, files=await files.for_request(sent.messages)
+        )
+        try:
+            return await self._stream_turn(turn, request)
+        except ContextOverflow as refusal:
+            if self._answered() or not budget.refused(refusal, sent, max_tokens):
+                raise
+        # The vendor counts more than the estimate did: send less, once. What it said of its
+        # window is kept for the next runs of this model too.
+        sent = budget.fit(messages, max_tokens)
+        self._warn(
+            "context_overflow",
+            "The conversation was too long for the model; earlier parts of it were left out "
+            "of this answer.",
+        )
+        request = replace(
+            template, messages=sent.messages, files=await files.for_request(sent.messages)
+        )
+        return await self._stream_turn(turn, request)
+
+    def _compacted(self, sent: Compaction) -> None:
+        """Say once per run that the model reads less than the conversation holds."""
+        if sent.changed and not self._told_compacted:
+            self._told_compacted = True
+            self._warn(
+                "context_compacted",
+                "The conversation is longer than the model's context window: it reads the "
+                "latest messages in full and less of the earlier ones.",
+            )
+
+    def _warn(self, code: str, message: str) -> None:
+        self._outlet.emit(
+            RunWarning(run_id=self.run_id, seq=self._outlet.next_seq(), code=code, message=message)
+        )
+
+    def _answered(self) -> bool:
+        """Whether the turn in progress streamed anything (then it cannot be asked again)."""
+        turn = self._turn
+        return turn is not None and (turn.has_content or bool(turn.calls))
 
     def _add(self, messages: list[Message], message: Message) -> None:
         messages.append(message)

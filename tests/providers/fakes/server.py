@@ -14,7 +14,7 @@ import json
 import socket
 import threading
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,6 +59,9 @@ class Recorded:
 class FakeUpstream:
     def __init__(self) -> None:
         self.replies: deque[Reply] = deque()
+        self.respond: Callable[[Recorded], Reply] | None = None
+        """Answers each POST from its request when nothing is queued (an upstream that
+        enforces a context window)."""
         self.routes: dict[str, Reply] = {}
         self.requests: list[Recorded] = []
         self.disconnects = 0
@@ -101,6 +104,7 @@ class FakeUpstream:
 
     def reset(self) -> None:
         self.replies.clear()
+        self.respond = None
         self.routes.clear()
         self.requests.clear()
         self.disconnects = 0
@@ -132,7 +136,7 @@ class FakeUpstream:
         headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
         path, query = scope["path"], scope["query_string"].decode()
         self.requests.append(Recorded(scope["method"], path, query, headers, body))
-        reply = self._reply_for(scope["method"], path)
+        reply = self._reply_for(scope["method"], path, self.requests[-1])
         self.open += 1
         try:
             await self._respond(reply, receive, send)
@@ -162,9 +166,11 @@ class FakeUpstream:
             return
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
-    def _reply_for(self, method: str, path: str) -> Reply:
+    def _reply_for(self, method: str, path: str, recorded: Recorded) -> Reply:
         if method == "GET" and path in self.routes:
             return self.routes[path]
         if method == "POST" and self.replies:
             return self.replies.popleft()
+        if method == "POST" and self.respond is not None:
+            return self.respond(recorded)
         return Reply.json(404, {"error": {"message": f"fake upstream: nothing queued for {path}"}})

@@ -1,0 +1,169 @@
+"""What a model is sent of a conversation too long for its window: a pure function of the
+history, the budget and the estimates.
+
+Compaction changes only the request: the history the loop keeps (``AgentRun.new_messages``),
+the store and the UI keep every message whole. It goes in stages, each only as far as needed:
+
+1. a tool result longer than its share of the window is cut, with a note saying so (always:
+   one result should never crowd out the conversation);
+2. the files of earlier exchanges, oldest first, become a line naming them;
+3. the oldest exchanges are left out whole.
+
+An *exchange* is a user message and everything after it up to the next one (the model's
+turns and the tool results they asked for), so leaving out whole exchanges never separates a
+tool call from its result, and the history still starts with a user message, as every vendor
+requires. The latest exchange is always sent whole (it is what is being answered), and so is
+an exchange with calls still open (waiting for a client or an approval).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from agentstream.agent.tokens import text_tokens
+from agentstream.messages import Message, ToolResultPart, ToolResultsMessage, UserMessage
+
+__all__ = ["Compaction", "Compactor", "cut_note", "placeholder"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Compaction:
+    """The messages to send and what was done to fit them. ``tokens`` is the estimate of the
+    whole request (system prompt and tools included)."""
+
+    messages: tuple[Message, ...]
+    tokens: int
+    cut: int = 0
+    """Tool results cut down."""
+    placeholders: int = 0
+    """Files replaced by their names."""
+    dropped: int = 0
+    """Earlier exchanges left out."""
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.cut or self.placeholders or self.dropped)
+
+
+def cut_note(shown: int, total: int) -> str:
+    return (
+        f"\n\n[Result cut to fit the model's context window: the first {shown:,} of "
+        f"{total:,} characters are shown.]"
+    )
+
+
+def placeholder(names: Sequence[str]) -> str:
+    return f"[Attached earlier, left out to fit the context window: {', '.join(names)}]"
+
+
+class Compactor:
+    """Compacts a run's requests. ``count`` estimates a message (a
+    :class:`~agentstream.agent.tokens.TokenCounter`); the messages made by cutting a result
+    are kept per original, so a long history costs its cuts once per run, not once per
+    model call."""
+
+    __slots__ = ("_count", "_cuts", "_placeheld")
+
+    def __init__(self, count: Callable[[Message], int]) -> None:
+        self._count = count
+        self._cuts: dict[tuple[int, int], tuple[Message, Message, int]] = {}
+        self._placeheld: dict[int, tuple[Message, Message, int]] = {}
+
+    def compact(
+        self, messages: Sequence[Message], *, budget: int, fixed: int, result_limit: int
+    ) -> Compaction:
+        """Fit ``messages`` into ``budget`` tokens beside ``fixed`` ones (system prompt and
+        tools), cutting tool results over ``result_limit`` tokens."""
+        sent = list(messages)
+        cut = 0
+        for index, message in enumerate(sent):
+            if isinstance(message, ToolResultsMessage):
+                shorter, cuts = self._cut(message, result_limit)
+                sent[index] = shorter
+                cut += cuts
+        costs = [self._count(m) for m in sent]
+        total = fixed + sum(costs)
+        if total <= budget:
+            return Compaction(messages=tuple(sent), tokens=total, cut=cut)
+        starts = [i for i, m in enumerate(sent) if isinstance(m, UserMessage)]
+        if not starts or starts[0] != 0:
+            starts.insert(0, 0)
+        bounds = list(zip(starts, [*starts[1:], len(sent)], strict=True))
+        earlier = [
+            (start, end)
+            for start, end in bounds[:-1]
+            if not any(isinstance(m, ToolResultsMessage) and m.pending for m in sent[start:end])
+        ]
+        placeholders = 0
+        for start, end in earlier:
+            if total <= budget:
+                break
+            for index in range(start, end):
+                shorter, names = self._without_files(sent[index])
+                if names:
+                    cost = self._count(shorter)
+                    total += cost - costs[index]
+                    sent[index], costs[index] = shorter, cost
+                    placeholders += names
+        dropped: set[int] = set()
+        for start, end in earlier:
+            if total <= budget:
+                break
+            total -= sum(costs[start:end])
+            dropped.update(range(start, end))
+        kept = tuple(m for i, m in enumerate(sent) if i not in dropped)
+        exchanges = sum(1 for start, _ in earlier if start in dropped)
+        return Compaction(
+            messages=kept, tokens=total, cut=cut, placeholders=placeholders, dropped=exchanges
+        )
+
+    def _cut(self, message: ToolResultsMessage, limit: int) -> tuple[Message, int]:
+        key = (id(message), limit)
+        found = self._cuts.get(key)
+        if found is not None and found[0] is message:
+            return found[1], found[2]
+        results: list[ToolResultPart] = []
+        cuts = 0
+        for result in message.results:
+            tokens = text_tokens(result.content)
+            if tokens > limit:
+                keep = len(result.content) * limit // tokens
+                note = cut_note(keep, len(result.content))
+                result = replace(result, content=result.content[:keep] + note)
+                cuts += 1
+            results.append(result)
+        shorter: Message = replace(message, results=tuple(results)) if cuts else message
+        self._cuts[key] = (message, shorter, cuts)
+        return shorter, cuts
+
+    def _without_files(self, message: Message) -> tuple[Message, int]:
+        found = self._placeheld.get(id(message))
+        if found is not None and found[0] is message:
+            return found[1], found[2]
+        shorter, names = _without_files(message)
+        self._placeheld[id(message)] = (message, shorter, names)
+        return shorter, names
+
+
+def _without_files(message: Message) -> tuple[Message, int]:
+    """``message`` with its files replaced by a line naming them, and how many there were."""
+    if isinstance(message, UserMessage) and message.attachments:
+        names = [a.name for a in message.attachments]
+        text = placeholder(names)
+        content = f"{message.content}\n\n{text}" if message.content else text
+        return replace(message, content=content, attachments=()), len(names)
+    if isinstance(message, ToolResultsMessage) and any(r.attachments for r in message.results):
+        results = tuple(
+            replace(
+                r,
+                content=f"{r.content}\n\n{placeholder([a.name for a in r.attachments])}",
+                attachments=(),
+            )
+            if r.attachments
+            else r
+            for r in message.results
+        )
+        count = sum(len(r.attachments) for r in message.results)
+        return replace(message, results=results), count
+    return message, 0
