@@ -77,45 +77,58 @@ class Compactor:
         tools), cutting tool results over ``result_limit`` tokens."""
         sent = list(messages)
         cut = 0
+        starts: list[int] = []
+        files: list[int] = []
+        """Messages carrying files."""
+        held: list[int] = []
+        """Messages with calls still open."""
         for index, message in enumerate(sent):
-            if isinstance(message, ToolResultsMessage):
+            if isinstance(message, UserMessage):
+                starts.append(index)
+                if message.attachments:
+                    files.append(index)
+            elif isinstance(message, ToolResultsMessage):
                 shorter, cuts = self._cut(message, result_limit)
                 sent[index] = shorter
                 cut += cuts
-        costs = [self._count(m) for m in sent]
+                if message.pending:
+                    held.append(index)
+                if any(r.attachments for r in message.results):
+                    files.append(index)
+        costs = list(map(self._count, sent))
         total = fixed + sum(costs)
         if total <= budget:
             return Compaction(messages=tuple(sent), tokens=total, cut=cut)
-        starts = [i for i, m in enumerate(sent) if isinstance(m, UserMessage)]
         if not starts or starts[0] != 0:
             starts.insert(0, 0)
-        bounds = list(zip(starts, [*starts[1:], len(sent)], strict=True))
-        earlier = [
-            (start, end)
-            for start, end in bounds[:-1]
-            if not any(isinstance(m, ToolResultsMessage) and m.pending for m in sent[start:end])
-        ]
+        # The exchanges that may lose their files or be left out: all but the latest, and
+        # none with open calls.
+        exchanges = list(zip(starts, starts[1:], strict=False))
+        earlier, kept_whole = exchanges, set()
+        if held:
+            with_open = {(a, b) for a, b in exchanges if any(a <= i < b for i in held)}
+            earlier = [exchange for exchange in exchanges if exchange not in with_open]
+            kept_whole = {i for a, b in with_open for i in range(a, b)}
+        last_earlier = earlier[-1][1] if earlier else 0
         placeholders = 0
-        for start, end in earlier:
-            if total <= budget:
+        for index in files:
+            if total <= budget or index >= last_earlier:
                 break
-            for index in range(start, end):
+            if index not in kept_whole:
                 shorter, names = self._without_files(sent[index])
-                if names:
-                    cost = self._count(shorter)
-                    total += cost - costs[index]
-                    sent[index], costs[index] = shorter, cost
-                    placeholders += names
-        dropped: set[int] = set()
+                cost = self._count(shorter)
+                total += cost - costs[index]
+                sent[index], costs[index] = shorter, cost
+                placeholders += names
+        left_out: list[tuple[int, int]] = []
         for start, end in earlier:
             if total <= budget:
                 break
             total -= sum(costs[start:end])
-            dropped.update(range(start, end))
-        kept = tuple(m for i, m in enumerate(sent) if i not in dropped)
-        exchanges = sum(1 for start, _ in earlier if start in dropped)
+            left_out.append((start, end))
+        kept = _without(sent, left_out) if left_out else tuple(sent)
         return Compaction(
-            messages=kept, tokens=total, cut=cut, placeholders=placeholders, dropped=exchanges
+            messages=kept, tokens=total, cut=cut, placeholders=placeholders, dropped=len(left_out)
         )
 
     def _cut(self, message: ToolResultsMessage, limit: int) -> tuple[Message, int]:
@@ -144,6 +157,17 @@ class Compactor:
         shorter, names = _without_files(message)
         self._placeheld[id(message)] = (message, shorter, names)
         return shorter, names
+
+
+def _without(messages: list[Message], ranges: list[tuple[int, int]]) -> tuple[Message, ...]:
+    """``messages`` less the slices ``ranges`` (in order, not overlapping)."""
+    kept: list[Message] = []
+    position = 0
+    for start, end in ranges:
+        kept += messages[position:start]
+        position = end
+    kept += messages[position:]
+    return tuple(kept)
 
 
 def _without_files(message: Message) -> tuple[Message, int]:
