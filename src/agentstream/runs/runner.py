@@ -1,8 +1,10 @@
 """The run pipeline: store, response hooks and the agent loop around one request.
 
 Every dialect goes through here. :meth:`Runner.begin` does the work that can still fail with
-an HTTP status (an unknown conversation is a 404 before any byte is streamed): it commits the
-user message, loads history and prepares the prompt. It then starts the run as a
+an HTTP status (an unknown conversation is a 404 before any byte is streamed; a conversation
+still answering another message is a 409 under the ``reject`` policy, see
+:mod:`agentstream.runs.turns`): it takes the conversation's turn, commits the user message,
+loads history and prepares the prompt. It then starts the run as a
 :class:`~agentstream.runs.session.RunSession` whose task the runner owns, not the response
 (:mod:`agentstream.runs.session`: the run drives the agent loop, stores what it produces
 however it ends, and appends every canonical event to the broker's log). Readers (the
@@ -162,7 +164,10 @@ class Runner:
         :class:`~agentstream.runs.store.ConversationNotFound` (and
         :class:`~agentstream.pending.InvalidAnswers` for answers that do not fit the
         conversation's open tool calls, :class:`~agentstream.errors.LimitExceeded` for a
-        caller over one of its limits) before anything is stored or streamed."""
+        caller over one of its limits, :class:`~agentstream.errors.ConversationBusy` for a
+        conversation still answering under ``reject``) before anything is stored or
+        streamed. Under ``interrupt`` it returns once the answer in progress has stopped;
+        under ``queue`` at once, with a session that waits for its turn."""
         began = time.perf_counter()
         run_id = request.run_id or uuid7().hex
         answers = request.answers or None
