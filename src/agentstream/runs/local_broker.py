@@ -175,13 +175,16 @@ class LocalBroker:
         self._held[run_id] = key
 
     async def release(self, run_id: str) -> None:
-        self.release_now(run_id)
+        # The store's hold first: a run of this process that takes the conversation once the
+        # hold here is gone must not lose the store's to this release (a record lock is the
+        # process's, not the run's).
         shared = self._shared.pop(run_id, None)
         if shared is not None and self._turns is not None:
             try:
                 await self._turns.give_back_turn(*shared)
             except Exception:
                 log.exception("could not let go of a conversation in the store")
+        self.release_now(run_id)
 
     def release_now(self, run_id: str) -> None:
         key = self._held.pop(run_id, None)
@@ -211,8 +214,7 @@ class LocalBroker:
                     del self._freed[key]
 
     def _finish(self, run_id: str, run: _LocalRun) -> None:
-        run.done = True
-        self.release_now(run_id)
+        run.done = True  # its hold, if any, goes with ``release`` (its run's, or close_run's)
         self._finished[run_id] = None
         for cursor in run.taking:
             cursor.stop_taking()

@@ -240,17 +240,16 @@ class RedisBroker:
         return None
 
     async def release(self, run_id: str) -> None:
-        self._local.release_now(run_id)
         if not self._local.has(run_id):
             self._mine.discard(run_id)  # held, but its run never opened: no lease to renew
         active = self._active_keys.pop(run_id, None)
-        if active is None:
-            return
-        try:
-            await self._release_script(keys=[active], args=[run_id])
-            self._available()
-        except (aioredis.RedisError, OSError) as exc:
-            self._unavailable(exc)  # the key goes with the run's lease
+        if active is not None:
+            try:
+                await self._release_script(keys=[active], args=[run_id])
+                self._available()
+            except (aioredis.RedisError, OSError) as exc:
+                self._unavailable(exc)  # the key goes with the run's lease
+        self._local.release_now(run_id)  # then its waiters here wake to a free conversation
 
     async def freed(self, owner: Principal, conversation_id: str, within: float) -> None:
         await self._local.freed(owner, conversation_id, min(within, _FREED_POLL_SECONDS))
