@@ -113,3 +113,35 @@ async def test_a_dead_workers_hold_lapses_with_its_lease() -> None:
             await observer.aclose()
     finally:
         await alive.aclose()
+
+
+async def test_queued_runs_take_their_turns_in_the_order_they_were_stored(brokers: Any) -> None:
+    """The later message starts waiting first and is woken first, yet the earlier one goes
+    first: a run that holds the conversation lets it go while one stored before it waits."""
+    from agentstream.agent import CancelToken
+    from agentstream.runs.turns import wait_turn
+
+    first, second = brokers(2)
+    assert await first.hold("answering", ALICE, "c1") is None
+    for broker, run_id in ((first, "earlier"), (second, "later")):
+        await broker.open_run(run_id, ALICE)  # open, so alive while they wait
+    order: list[str] = []
+    stored = ["answering", "earlier", "later"]
+
+    async def queued(broker: RunBroker, run_id: str) -> None:
+        async def before() -> list[str]:
+            return stored[1 : stored.index(run_id)]  # the answer ended: no longer running
+
+        assert await wait_turn(broker, ALICE, "c1", run_id, CancelToken(), before)
+        order.append(run_id)
+        await asyncio.sleep(0.2)  # its answer
+        await broker.release(run_id)
+        stored.remove(run_id)
+
+    later = asyncio.create_task(queued(second, "later"))
+    await asyncio.sleep(0.3)
+    earlier = asyncio.create_task(queued(first, "earlier"))
+    await asyncio.sleep(0.3)
+    await first.release("answering")
+    await asyncio.wait_for(asyncio.gather(later, earlier), 10)
+    assert order == ["earlier", "later"]

@@ -193,8 +193,8 @@ def test_queue_opens_the_stream_at_once_and_answers_after_the_answer_before_it(
 def test_queue_runs_the_messages_one_after_the_other(
     live: LiveServer, provider: ScriptedProvider
 ) -> None:
-    """Three sent at once, all queued: every answer completes and none overlaps another (each
-    model call sees every answer before it, whole)."""
+    """Three sent at once, all queued: every answer completes, none overlaps another (each
+    model call sees every answer before it, whole), in the order they were stored."""
     with live.client() as client:
         cid = new_conversation(client)
         results: dict[int, list[dict[str, Any]]] = {}
@@ -212,12 +212,14 @@ def test_queue_runs_the_messages_one_after_the_other(
         assert all(results[n][-1]["type"] == "complete" for n in range(3))
         stored = client.get(f"/api/conversations/{cid}").json()["messages"]
     assert [m["status"] for m in stored] == ["complete"] * 8
-    # Each answer's model call had every answer before it in full.
-    for n in range(3):
-        seen = history_seen(provider, f"m{n}")
+    order = [m["content"] for m in stored if m["role"] == "user"]
+    # Each answer's model call had every message stored before its own, each with its whole
+    # answer.
+    for position, message in enumerate(order[1:], start=1):
+        seen = history_seen(provider, message)
+        assert [m.content for m in seen if isinstance(m, UserMessage)] == order[: position + 1]
         answers = [m.text for m in seen if isinstance(m, AssistantMessage)]
-        assert answers[1:] == ["one two three."] * (len(answers) - 1)
-        assert len(seen) % 2 == 1  # user, answer, ..., user: no answer missing
+        assert answers == ["Noted."] + ["one two three."] * (position - 1)
 
 
 def test_interrupt_stops_the_answer_keeps_it_interrupted_and_the_model_sees_it(

@@ -88,6 +88,12 @@ class RunBroker(Protocol):
         ``within`` seconds (then :meth:`hold` tells)."""
         ...
 
+    async def alive(self, run_ids: Sequence[str]) -> Sequence[str]:
+        """Those of ``run_ids`` that a live worker runs or holds open (waiting for their
+        turn), as far as this broker can tell: this process's, and with Redis those with a
+        lease."""
+        ...
+
     async def active_run(self, conversation_id: str, requester: Principal) -> str | None:
         """The run of the requester's conversation that has not ended yet, if any (a client
         that reloads resumes it without knowing its id)."""

@@ -186,6 +186,10 @@ class LocalBroker:
                 log.exception("could not let go of a conversation in the store")
         self.release_now(run_id)
 
+    async def alive(self, run_ids: Sequence[str]) -> Sequence[str]:
+        """This process's runs that have not ended (another process's cannot be told)."""
+        return [r for r in run_ids if (run := self._runs.get(r)) is not None and not run.done]
+
     def release_now(self, run_id: str) -> None:
         key = self._held.pop(run_id, None)
         if key is None or self._active.get(key) != run_id:

@@ -251,6 +251,19 @@ class RedisBroker:
                 self._unavailable(exc)  # the key goes with the run's lease
         self._local.release_now(run_id)  # then its waiters here wake to a free conversation
 
+    async def alive(self, run_ids: Sequence[str]) -> Sequence[str]:
+        others = [r for r in run_ids if not self._local.has(r)]
+        mine = set(await self._local.alive(run_ids))
+        if others:
+            try:
+                leases = await self._redis.mget([self._key(r) + ":alive" for r in others])
+                self._available()
+            except (aioredis.RedisError, OSError) as exc:
+                self._unavailable(exc)
+                leases = [None] * len(others)
+            mine |= {r for r, lease in zip(others, leases, strict=True) if lease is not None}
+        return [r for r in run_ids if r in mine]
+
     async def freed(self, owner: Principal, conversation_id: str, within: float) -> None:
         await self._local.freed(owner, conversation_id, min(within, _FREED_POLL_SECONDS))
 

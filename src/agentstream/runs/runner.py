@@ -294,22 +294,36 @@ class Runner:
         history as it now stands (the answer before it, whole), or as it was if the run was
         stopped while it waited."""
         run_input = session.input
-        request = session.request
+        request, run_id, store = session.request, session.run_id, self.store
         token = run_input.cancel
         assert token is not None
+        queued = store if isinstance(store, QueuedRuns) else None
+
+        async def before() -> Sequence[str]:
+            assert queued is not None
+            try:
+                return await queued.runs_before(request.principal, conversation_id, run_id)
+            except Exception:  # the turn is taken without waiting for earlier messages
+                log.exception("run %s could not read the runs before it", run_id)
+                return ()
+
         if not await wait_turn(
-            self.broker, request.principal, conversation_id, session.run_id, token
+            self.broker,
+            request.principal,
+            conversation_id,
+            run_id,
+            token,
+            before if queued is not None else None,
         ):
             return run_input
-        store = self.store
-        if request.history is not None or not isinstance(store, QueuedRuns):
+        if request.history is not None or queued is None:
             return run_input
         try:
-            started = await store.run_context(request.principal, conversation_id, session.run_id)
+            started = await queued.run_context(request.principal, conversation_id, run_id)
             history, payloads = list(started.history), list(started.payloads)
             prep = await self.hooks.prepare(self.agent, request, history, payloads)
         except Exception:
-            log.exception("run %s could not read the history it waited for", session.run_id)
+            log.exception("run %s could not read the history it waited for", run_id)
             return run_input
         return self._run_input(request, prep, replace(run_input, history=history))
 

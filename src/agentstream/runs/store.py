@@ -177,6 +177,13 @@ class QueuedRuns(Protocol):
         :class:`~agentstream.errors.UnknownRun` for a run it does not hold)."""
         ...
 
+    async def runs_before(
+        self, principal: Principal, conversation_id: str, run_id: str
+    ) -> Sequence[str]:
+        """The conversation's runs before ``run_id`` still marked ``running``, oldest first
+        (queued messages are answered in the order they were stored)."""
+        ...
+
 
 @runtime_checkable
 class SharedTurns(Protocol):

@@ -13,8 +13,8 @@ A message that finds its conversation held follows its policy
 
 * ``reject``: :class:`~agentstream.errors.ConversationBusy` (409) before anything is stored;
 * ``queue``: the message is stored and its stream opens at once; its run waits
-  (:func:`wait_turn`) and, once it holds the conversation, reads the history again, so the
-  model sees the exchange before it whole;
+  (:func:`wait_turn`, behind any message stored before it that waits too) and, once it holds
+  the conversation, reads the history again, so the model sees the exchange before it whole;
 * ``interrupt``: the run in progress is stopped as a stop button stops it (its partial answer
   stored, shown as interrupted, and seen by the model), and the new message is answered once
   that run has let go.
@@ -27,7 +27,7 @@ refused unless it interrupts.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 from agentstream.agent import CancelToken
 from agentstream.errors import ConversationBusy
@@ -39,6 +39,7 @@ __all__ = [
     "INTERRUPTED_REASON",
     "INTERRUPT_WAIT_SECONDS",
     "QUEUE_POLL_SECONDS",
+    "YIELD_SECONDS",
     "take_turn",
     "wait_turn",
 ]
@@ -54,6 +55,10 @@ QUEUE_POLL_SECONDS = 0.25
 """How often a waiting run looks again (it is woken at once when a run of its own worker lets
 go): a queued run, which a stop reaches within this time, and an interrupting message, which
 stops the holder again (one still storing its message could not be stopped yet)."""
+
+YIELD_SECONDS = 0.1
+"""How long a queued run that found an earlier one waiting leaves the conversation to it
+(longer than a worker takes to look again, so the earlier run finds it free)."""
 
 Stop = Callable[[str, Principal, str], Awaitable[bool]]
 """Stops a run wherever it runs (:meth:`~agentstream.runs.Runner.request_cancel`)."""
@@ -92,11 +97,18 @@ async def wait_turn(
     conversation_id: str,
     run_id: str,
     cancel: CancelToken,
+    before: Callable[[], Awaitable[Sequence[str]]] | None = None,
 ) -> bool:
     """Until ``run_id`` holds ``conversation_id`` (``True``), or is stopped while it waits
-    (``False``: it then ends as a run stopped before it started)."""
+    (``False``: it then ends as a run stopped before it started). ``before`` lists the runs
+    stored before it that have not ended: while one of them is alive (waiting too), it goes
+    first, so queued messages are answered in the order they were stored."""
     while not cancel.cancelled:
         if await broker.hold(run_id, principal, conversation_id) is None:
-            return True
+            if before is None or not await broker.alive(await before()):
+                return True
+            await broker.release(run_id)  # an earlier message waits: its turn first
+            await asyncio.sleep(YIELD_SECONDS)
+            continue
         await broker.freed(principal, conversation_id, QUEUE_POLL_SECONDS)
     return False

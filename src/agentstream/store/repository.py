@@ -630,6 +630,29 @@ class SqlConversationStore:
                 first_run=ordinal == 0,
             )
 
+    async def runs_before(
+        self, principal: Principal, conversation_id: str, run_id: str
+    ) -> list[str]:
+        """See :class:`~agentstream.runs.store.QueuedRuns`."""
+        conversation_id = canonical(conversation_id)
+        mine = (
+            select(RunRow.ordinal)
+            .where(RunRow.id == run_id, RunRow.conversation_id == conversation_id)
+            .scalar_subquery()
+        )
+        async with self._reads() as session:
+            await owned_row(session, principal, conversation_id)
+            found = await session.scalars(
+                select(RunRow.id)
+                .where(
+                    RunRow.conversation_id == conversation_id,
+                    RunRow.status == "running",
+                    RunRow.ordinal < mine,
+                )
+                .order_by(RunRow.ordinal)
+            )
+            return list(found)
+
     async def take_turn(
         self, principal: Principal, conversation_id: str
     ) -> tuple[bool, str | None]:
