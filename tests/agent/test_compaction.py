@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import pytest
 
+from agentstream import Agent, RunInput
 from agentstream.agent.budget import ContextBudget, ContextLimits, LearnedWindows
 from agentstream.agent.compaction import Compactor, placeholder
+from agentstream.agent.inputs import Retry
 from agentstream.agent.tokens import (
     IMAGE_TOKENS,
     TokenCounter,
@@ -15,6 +17,7 @@ from agentstream.agent.tokens import (
     text_tokens,
 )
 from agentstream.errors import ContextOverflow
+from agentstream.events import RunCompleted
 from agentstream.messages import (
     AssistantMessage,
     Message,
@@ -24,7 +27,8 @@ from agentstream.messages import (
     ToolResultsMessage,
     UserMessage,
 )
-from agentstream.providers.profiles import ModelProfile
+from agentstream.providers.profiles import ModelProfile, ModelProfiles
+from agentstream.providers.scripted import ScriptedProvider
 from tests.attachments.samples import IMAGE, PAPER, TABLE
 
 
@@ -236,3 +240,36 @@ def test_the_tool_result_share_is_of_the_window() -> None:
     assert sent.cut == 1
     assert text_tokens(sent.messages[-1].results[0].content) <= 5_000 + 50  # type: ignore[union-attr]
     assert budget_for(100_000).fit(messages, max_tokens=1_000).cut == 0
+
+
+def test_the_question_a_run_answers_is_kept_when_the_run_asks_again() -> None:
+    question = UserMessage(content="The question " + "q" * 3_000)
+    messages = [
+        *history(5),
+        question,
+        AssistantMessage(text="Rejected answer"),
+        UserMessage(content="Answer in English, please."),
+    ]
+    sent = Compactor(TokenCounter()).compact(
+        messages, budget=10, fixed=0, result_limit=10_000, current=10
+    )
+    assert sent.messages == tuple(messages[10:])
+
+
+class AskAgain:
+    def check(self, text: str) -> Retry | None:
+        return Retry(user_message="Once more, in English.", notice="Asking again.")
+
+
+async def test_an_answer_check_does_not_cost_the_model_its_question() -> None:
+    provider = ScriptedProvider({"turns": [{"text": "Nein."}, {"text": "No."}]})
+    window = ModelProfiles().with_profiles({"scripted:*": {"context_window": 2_000}})
+    agent = Agent(model=provider, profiles=window, max_tokens=100, answer_checks=[AskAgain()])
+    question = "The question " + "q " * 3_000  # over the budget by itself
+    events = [e async for e in agent.run(RunInput(message=question, history=history(30, size=100)))]
+    assert isinstance(events[-1], RunCompleted)
+    asked_again = provider.requests[-1].messages
+    assert [m.content for m in asked_again if isinstance(m, UserMessage)] == [
+        question,
+        "Once more, in English.",
+    ]

@@ -19,7 +19,7 @@ import pytest
 from agentstream import Agent, RunInput, tool
 from agentstream.agent import ContextLimits
 from agentstream.agent.compaction import placeholder
-from agentstream.events import RunCompleted, RunEvent, RunFailed, RunWarning
+from agentstream.events import RunCompleted, RunEvent, RunFailed, RunWarning, ToolCallFinished
 from agentstream.messages import Message, ToolResultsMessage, UserMessage
 from agentstream.providers._retry import RetryPolicy
 from agentstream.providers.base import Provider
@@ -187,6 +187,8 @@ async def test_large_tool_results_and_files_stay_within_the_window(
     results = [m for m in history if isinstance(m, ToolResultsMessage)]
     assert len(results) == 30
     assert all(r.results[0].content == "api: " + LOG for r in results)
+    finished = [e for events in runs for e in events if isinstance(e, ToolCallFinished)]
+    assert [e.result for e in finished] == ["api: " + LOG] * 30  # what the UI is shown
     assert sum(len(m.attachments) for m in history if isinstance(m, UserMessage)) == 10
 
 

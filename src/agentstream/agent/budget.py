@@ -86,7 +86,16 @@ class ContextBudget:
     """One run's fitting of its requests into its model's window: the run's estimates and
     compactor, the window from the model's profile or from what was learned of it."""
 
-    __slots__ = ("_compactor", "_count", "_fixed", "_learned", "_limits", "_model", "_profile")
+    __slots__ = (
+        "_compactor",
+        "_count",
+        "_current",
+        "_fixed",
+        "_learned",
+        "_limits",
+        "_model",
+        "_profile",
+    )
 
     def __init__(
         self,
@@ -97,6 +106,7 @@ class ContextBudget:
         *,
         system: str,
         tools: Sequence[ToolSpec],
+        current: int | None = None,
     ) -> None:
         self._model = model
         self._profile = profile
@@ -106,6 +116,9 @@ class ContextBudget:
         self._compactor = Compactor(self._count)
         self._fixed = text_tokens(system) + tool_tokens(tools)
         """The system prompt and the tools: the same in every request of the run."""
+        self._current = current
+        """Where the exchange the run answers starts in its messages (default: at the latest
+        user message), always sent whole."""
 
     @property
     def window(self) -> int | None:
@@ -129,6 +142,7 @@ class ContextBudget:
             budget=budget,
             fixed=self._fixed,
             result_limit=max(1, int(window * self._limits.tool_result_share)),
+            current=self._current,
         )
 
     def refused(self, error: ContextOverflow, sent: Compaction, max_tokens: int) -> bool:

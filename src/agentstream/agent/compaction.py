@@ -12,8 +12,9 @@ the store and the UI keep every message whole. It goes in stages, each only as f
 An *exchange* is a user message and everything after it up to the next one (the model's
 turns and the tool results they asked for), so leaving out whole exchanges never separates a
 tool call from its result, and the history still starts with a user message, as every vendor
-requires. The latest exchange is always sent whole (it is what is being answered), and so is
-an exchange with calls still open (waiting for a client or an approval).
+requires. The latest exchange is always sent whole (it is what is being answered: from the
+run's user message on), and so is an exchange with calls still open (waiting for a client or
+an approval).
 """
 
 from __future__ import annotations
@@ -71,10 +72,19 @@ class Compactor:
         self._placeheld: dict[int, tuple[Message, Message, int]] = {}
 
     def compact(
-        self, messages: Sequence[Message], *, budget: int, fixed: int, result_limit: int
+        self,
+        messages: Sequence[Message],
+        *,
+        budget: int,
+        fixed: int,
+        result_limit: int,
+        current: int | None = None,
     ) -> Compaction:
         """Fit ``messages`` into ``budget`` tokens beside ``fixed`` ones (system prompt and
-        tools), cutting tool results over ``result_limit`` tokens."""
+        tools), cutting tool results over ``result_limit`` tokens. The messages from
+        ``current`` on (default: the latest user message) are the exchange being answered:
+        a run that adds a user message of its own (an answer check asking again) keeps the
+        question it answers."""
         sent = list(messages)
         cut = 0
         starts: list[int] = []
@@ -103,7 +113,8 @@ class Compactor:
             starts.insert(0, 0)
         # The exchanges that may lose their files or be left out: all but the latest, and
         # none with open calls.
-        exchanges = list(zip(starts, starts[1:], strict=False))
+        end = len(sent) if current is None else current
+        exchanges = [(a, b) for a, b in zip(starts, starts[1:], strict=False) if b <= end]
         earlier, kept_whole = exchanges, set()
         if held:
             with_open = {(a, b) for a, b in exchanges if any(a <= i < b for i in held)}

@@ -252,7 +252,13 @@ class Loop:
         profile = agent.profile(model)
         files = RunFiles(run_input.files, model, profile)
         budget = ContextBudget(
-            model, profile, agent.context, agent.learned_windows, system=system, tools=specs
+            model,
+            profile,
+            agent.context,
+            agent.learned_windows,
+            system=system,
+            tools=specs,
+            current=_latest_question(messages),
         )
         template = ChatRequest(
             system=system,
@@ -517,3 +523,12 @@ class Loop:
         elif self._calls.running:
             self.new_messages.append(self._calls.unfinished(INTERRUPTED_MESSAGE, "interrupted"))
             self._calls.running = []
+
+
+def _latest_question(messages: Sequence[Message]) -> int | None:
+    """Where the run's exchange starts: its user message, or (a run that completes an open
+    turn) the latest one of the history."""
+    for index in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[index], UserMessage):
+            return index
+    return None
