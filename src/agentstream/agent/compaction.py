@@ -92,6 +92,7 @@ class Compactor:
         """Messages carrying files."""
         held: list[int] = []
         """Messages with calls still open."""
+        # 1. Results over their share are cut, whatever the total.
         for index, message in enumerate(sent):
             if isinstance(message, UserMessage):
                 starts.append(index)
@@ -121,6 +122,7 @@ class Compactor:
             earlier = [exchange for exchange in exchanges if exchange not in with_open]
             kept_whole = {i for a, b in with_open for i in range(a, b)}
         last_earlier = earlier[-1][1] if earlier else 0
+        # 2. The files of earlier exchanges, oldest first, until the request fits.
         placeholders = 0
         for index in files:
             if total <= budget or index >= last_earlier:
@@ -131,6 +133,7 @@ class Compactor:
                 total += cost - costs[index]
                 sent[index], costs[index] = shorter, cost
                 placeholders += names
+        # 3. The oldest exchanges, whole, until it fits.
         left_out: list[tuple[int, int]] = []
         for start, end in earlier:
             if total <= budget:
