@@ -138,7 +138,9 @@ async def test_a_refusal_after_the_retry_fails_the_run(upstream: FakeUpstream) -
 async def test_compaction_can_be_turned_off(upstream: FakeUpstream) -> None:
     window = Window(openai, WINDOW, RESERVE, answer=lambda _: openai.text("Noted."))
     upstream.respond = window
-    agent = agent_for(openai.provider(upstream, retry=FAST), context=ContextLimits(compact=False))
+    agent = agent_for(
+        openai.provider(upstream, retry=FAST), context_limits=ContextLimits(compact=False)
+    )
     history = [UserMessage(content="word " * 5_000)]
 
     events = [e async for e in agent.run(RunInput(message="And?", history=history))]

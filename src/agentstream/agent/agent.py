@@ -56,7 +56,7 @@ class Agent:
     profiles: ModelProfiles = field(default_factory=ModelProfiles)
     """What each model takes, holds and costs (:mod:`agentstream.providers.profiles`): the
     built-in catalog unless given; the server merges its configuration file's ``[models]``."""
-    context: ContextLimits = field(default_factory=ContextLimits)
+    context_limits: ContextLimits = field(default_factory=ContextLimits)
     """How a conversation longer than the model's window is fitted into it
     (:mod:`agentstream.agent.budget`): what the model is sent, never what is kept."""
     learned_windows: LearnedWindows = field(default_factory=LearnedWindows, init=False, repr=False)

@@ -31,7 +31,7 @@ states no window: below the size refused, without knowing by how much."""
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ContextLimits:
-    """How a conversation is fitted into a model's window (``Agent(context=...)``).
+    """How a conversation is fitted into a model's window (``Agent(context_limits=...)``).
 
     ``margin`` is the share of the window left free beside the answer's limit (for the
     estimate's error and the vendors' own framing); ``tool_result_share`` the share of the

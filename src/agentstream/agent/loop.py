@@ -254,7 +254,7 @@ class Loop:
         budget = ContextBudget(
             model,
             profile,
-            agent.context,
+            agent.context_limits,
             agent.learned_windows,
             system=system,
             tools=specs,
