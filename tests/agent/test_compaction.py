@@ -273,3 +273,31 @@ async def test_an_answer_check_does_not_cost_the_model_its_question() -> None:
         question,
         "Once more, in English.",
     ]
+
+
+def test_a_growing_history_is_compacted_as_if_counted_afresh() -> None:
+    """Each call extends the previous call's pass over the history; the answer is the same
+    as a fresh pass's, including when the history is replaced rather than grown."""
+    with_files = UserMessage(content="See this", attachments=(IMAGE,))
+    messages: list[Message] = [with_files, AssistantMessage(text="Seen.")]
+    long_result = ToolResultPart(tool_call_id="c", name="logs", content="log line\n" * 3_000)
+    for n in range(30):
+        messages += exchange(n, size=200, tool=n % 3 == 0)
+        if n % 7 == 0:
+            messages += [
+                UserMessage(content="Logs?"),
+                AssistantMessage(tool_calls=(ToolCall(id="c", name="logs"),)),
+                ToolResultsMessage(results=(long_result,)),
+            ]
+    growing = Compactor(TokenCounter())
+    for end in range(1, len(messages) + 1):
+        prefix = messages[:end]
+        for budget in (500, 5_000):
+            kwargs = {"budget": budget, "fixed": 50, "result_limit": 800}
+            assert growing.compact(prefix, **kwargs) == Compactor(TokenCounter()).compact(
+                prefix, **kwargs
+            )
+    shuffled = [*messages[10:], *messages[:10]]
+    assert growing.compact(shuffled, budget=500, fixed=0, result_limit=800) == Compactor(
+        TokenCounter()
+    ).compact(shuffled, budget=500, fixed=0, result_limit=800)

@@ -19,8 +19,9 @@ an approval).
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from agentstream.agent.tokens import text_tokens
 from agentstream.messages import Message, ToolResultPart, ToolResultsMessage, UserMessage
@@ -47,6 +48,22 @@ class Compaction:
         return bool(self.cut or self.placeholders or self.dropped)
 
 
+@dataclass(slots=True, kw_only=True)
+class _Scan:
+    """One pass over a history: the messages as sent after stage 1, their estimates, where
+    the exchanges start, which messages carry files and which hold open calls."""
+
+    limit: int
+    source: list[Message] = field(default_factory=list)
+    sent: list[Message] = field(default_factory=list)
+    costs: list[int] = field(default_factory=list)
+    starts: list[int] = field(default_factory=list)
+    files: list[int] = field(default_factory=list)
+    held: list[int] = field(default_factory=list)
+    cut: int = 0
+    total: int = 0
+
+
 def cut_note(shown: int, total: int) -> str:
     return (
         f"\n\n[Result cut to fit the model's context window: the first {shown:,} of "
@@ -64,12 +81,13 @@ class Compactor:
     are kept per original, so a long history costs its cuts once per run, not once per
     model call."""
 
-    __slots__ = ("_count", "_cuts", "_placeheld")
+    __slots__ = ("_count", "_cuts", "_last", "_placeheld")
 
     def __init__(self, count: Callable[[Message], int]) -> None:
         self._count = count
         self._cuts: dict[tuple[int, int], tuple[Message, Message, int]] = {}
         self._placeheld: dict[int, tuple[Message, Message, int]] = {}
+        self._last: _Scan | None = None
 
     def compact(
         self,
@@ -85,31 +103,12 @@ class Compactor:
         ``current`` on (default: the latest user message) are the exchange being answered:
         a run that adds a user message of its own (an answer check asking again) keeps the
         question it answers."""
-        sent = list(messages)
-        cut = 0
-        starts: list[int] = []
-        files: list[int] = []
-        """Messages carrying files."""
-        held: list[int] = []
-        """Messages with calls still open."""
-        # 1. Results over their share are cut, whatever the total.
-        for index, message in enumerate(sent):
-            if isinstance(message, UserMessage):
-                starts.append(index)
-                if message.attachments:
-                    files.append(index)
-            elif isinstance(message, ToolResultsMessage):
-                shorter, cuts = self._cut(message, result_limit)
-                sent[index] = shorter
-                cut += cuts
-                if message.pending:
-                    held.append(index)
-                if any(r.attachments for r in message.results):
-                    files.append(index)
-        costs = list(map(self._count, sent))
-        total = fixed + sum(costs)
+        scan = self._scan(messages, result_limit)
+        cut, total = scan.cut, fixed + scan.total
         if total <= budget:
-            return Compaction(messages=tuple(sent), tokens=total, cut=cut)
+            return Compaction(messages=tuple(scan.sent), tokens=total, cut=cut)
+        sent, costs, starts = list(scan.sent), list(scan.costs), list(scan.starts)
+        files, held = scan.files, scan.held
         if not starts or starts[0] != 0:
             starts.insert(0, 0)
         # The exchanges that may lose their files or be left out: all but the latest, and
@@ -144,6 +143,40 @@ class Compactor:
         return Compaction(
             messages=kept, tokens=total, cut=cut, placeholders=placeholders, dropped=len(left_out)
         )
+
+    def _scan(self, messages: Sequence[Message], result_limit: int) -> _Scan:
+        """Stage 1 and the estimates, for ``messages``. A run's history only grows between its
+        model calls, so the previous call's scan is extended with the new messages rather
+        than redone (a thousand messages cost their new ones, not a thousand lookups)."""
+        scan = self._last
+        if (
+            scan is None
+            or scan.limit != result_limit
+            or len(messages) < len(scan.source)
+            or not all(map(operator.is_, messages, scan.source))
+        ):
+            scan = _Scan(limit=result_limit)
+        for index in range(len(scan.source), len(messages)):
+            message = sent = messages[index]
+            scan.source.append(message)
+            if isinstance(message, UserMessage):
+                scan.starts.append(index)
+                if message.attachments:
+                    scan.files.append(index)
+            elif isinstance(message, ToolResultsMessage):
+                # 1. Results over their share are cut, whatever the total.
+                sent, cuts = self._cut(message, result_limit)
+                scan.cut += cuts
+                if message.pending:
+                    scan.held.append(index)
+                if any(r.attachments for r in message.results):
+                    scan.files.append(index)
+            cost = self._count(sent)
+            scan.sent.append(sent)
+            scan.costs.append(cost)
+            scan.total += cost
+        self._last = scan
+        return scan
 
     def _cut(self, message: ToolResultsMessage, limit: int) -> tuple[Message, int]:
         key = (id(message), limit)
