@@ -181,6 +181,13 @@ async def test_large_tool_results_and_files_stay_within_the_window(
 
     accepted = [size for size in window.sizes if size not in window.refused]
     assert max(accepted) <= WINDOW * 4 - RESERVE
+    # The first answer's result was cut; later ones also leave earlier messages out.
+    told = [[e.message for e in events if isinstance(e, RunWarning)] for events in runs]
+    assert told[0] == [
+        "A tool result is longer than the model's context window allows: the model reads it "
+        "cut down."
+    ]
+    assert "reads the latest messages in full" in told[-1][0]
     assert len(window.refused) <= 1
     last = upstream.posts[-1].body.decode()
     assert "Result cut to fit the model's context window" in last

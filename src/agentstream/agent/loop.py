@@ -354,7 +354,10 @@ class Loop:
             self._warn(
                 "context_compacted",
                 "The conversation is longer than the model's context window: it reads the "
-                "latest messages in full and less of the earlier ones.",
+                "latest messages in full and less of the earlier ones."
+                if sent.dropped or sent.placeholders
+                else "A tool result is longer than the model's context window allows: the "
+                "model reads it cut down.",
             )
 
     def _warn(self, code: str, message: str) -> None:
