@@ -30,7 +30,7 @@ from agentstream.providers.base import ToolSpec
 from agentstream.providers.profiles import ModelProfile
 
 SIZES = (10, 100, 1_000)
-WINDOWS = {"fits": 1_000_000, "overflows": 16_000}
+WINDOWS = {"fits": 2_000_000, "overflows": 16_000}
 REPEATS = 200
 IMAGE = Attachment(id="a1", name="chart.png", media_type="image/png", size=80_000, sha256="0" * 64)
 TOOLS = tuple(

@@ -14,9 +14,11 @@ for some:
 * each message, tool call and tool result adds a few tokens of framing
   (:data:`FRAMING_TOKENS`), as the vendors' chat formats do;
 * images count what the vendors charge for a large one (:data:`IMAGE_TOKENS`: Anthropic
-  scales an image down to about 1,600 tokens, OpenAI's high detail and Gemini's tiles come
-  to less), PDF documents a token per :data:`PDF_BYTES_PER_TOKEN` bytes and no less than an
-  image (a page is read as text and as an image), text files as their text.
+  scales an image down to about 1,600 tokens, OpenAI's mini models count up to about 2,500
+  for theirs, its high detail on other models less; Gemini's 258 tokens a tile come to
+  less up to about 2,000 pixels a side), PDF documents a token per
+  :data:`PDF_BYTES_PER_TOKEN` bytes and no less than an image (a page is read as text and as
+  an image), text files as their text.
 
 Should the estimate still fall short, the vendor's refusal is caught and the request is sent
 again smaller (see :mod:`agentstream.agent.loop`). An estimate is made once per message
@@ -49,7 +51,7 @@ __all__ = [
 ASCII_CHARS_PER_TOKEN = 3
 UTF8_BYTES_PER_TOKEN = 2.5
 FRAMING_TOKENS = 8
-IMAGE_TOKENS = 1_600
+IMAGE_TOKENS = 2_500
 PDF_BYTES_PER_TOKEN = 30
 
 
