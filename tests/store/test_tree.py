@@ -334,3 +334,64 @@ async def test_a_branch_of_a_conversation_not_started_creates_nothing(
         branch=Branch(after=None),
     )
     assert started.conversation_id == wanted and list(started.history) == []
+
+
+async def test_a_run_on_a_branch_switched_away_from_finishes_there(
+    store: SqlConversationStore, alice: Principal
+) -> None:
+    cid = await exchange(store, alice, "Hi", "Hello!")
+    await exchange(store, alice, "Tell a jkoe", "A what?", conversation_id=cid)
+    hi, hello, typo, _ = (await store.get_conversation(alice, cid)).messages
+    rid = run_id()
+    await store.start_run(
+        alice,
+        run_id=rid,
+        conversation_id=cid,
+        user_message="Tell a joke",
+        branch=Branch(after=hello.id),
+    )
+    switched = await store.set_active(alice, cid, typo.id)  # while the new answer streams
+    assert [m.content for m in switched.messages] == ["Hi", "Hello!", "Tell a jkoe", "A what?"]
+    await store.finish_run(
+        alice,
+        run_id=rid,
+        conversation_id=cid,
+        messages=[AssistantMessage(text="A joke")],
+        status="completed",
+    )
+    assert await shown(store, alice, cid) == ["Hi", "Hello!", "Tell a jkoe", "A what?"]
+    edited = await store.set_active(alice, cid, rid)
+    assert [m.content for m in edited.messages] == ["Hi", "Hello!", "Tell a joke", "A joke"]
+    assert edited.messages[2].siblings == (typo.id, edited.messages[2].id)
+
+
+async def test_an_answer_that_failed_at_once_is_answered_again_through_its_question(
+    store: SqlConversationStore, alice: Principal
+) -> None:
+    rid = run_id()
+    started = await store.start_run(alice, run_id=rid, conversation_id=None, user_message="Hi")
+    cid = started.conversation_id
+    await store.finish_run(
+        alice, run_id=rid, conversation_id=cid, messages=(), status="failed", error="boom"
+    )
+    question, failed = (await store.get_conversation(alice, cid)).messages
+    assert failed.status == "failed" and failed.id == rid
+    assert await store.siblings(alice, cid, rid) == (rid,)
+    branch = await store.branch_for(alice, cid, rid, again=True)
+    assert branch == Branch(after=question.id, again=True)
+    with pytest.raises(InvalidBranch):
+        await store.branch_for(alice, cid, rid, again=False)
+    with pytest.raises(MessageNotFound):
+        await store.branch_for(alice, cid, "nope", again=True)
+    again = run_id()
+    await store.start_run(
+        alice, run_id=again, conversation_id=cid, user_message=None, branch=branch
+    )
+    await store.finish_run(
+        alice,
+        run_id=again,
+        conversation_id=cid,
+        messages=[AssistantMessage(text="Hello!")],
+        status="completed",
+    )
+    assert await shown(store, alice, cid) == ["Hi", "Hello!"]

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import CTE, and_, bindparam, or_, select, update
+from sqlalchemy import CTE, bindparam, or_, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
@@ -38,18 +38,19 @@ from agentstream.store.prepared import Prepared
 __all__ = [
     "BranchPoint",
     "Node",
-    "branch_for",
-    "sibling_ids",
     "advance",
     "answered_again",
+    "branch_for",
     "branch_point",
     "children",
     "descend",
+    "head",
     "path_to",
     "resolve",
     "run_start",
     "run_tip",
     "set_leaf",
+    "sibling_ids",
 ]
 
 _m = MESSAGES.c
@@ -132,10 +133,7 @@ _MOVE_LEAF = Prepared(
     update(CONVERSATIONS)
     .where(
         _c.id == bindparam("b_id"),
-        or_(
-            _c.active_leaf_id == bindparam("b_from"),
-            and_(_c.active_leaf_id.is_(None), bindparam("b_from_none")),
-        ),
+        _c.active_leaf_id.is_not_distinct_from(bindparam("b_from", type_=_c.active_leaf_id.type)),
     )
     .values(active_leaf_id=bindparam("b_to"))
 )
@@ -164,7 +162,7 @@ def advance(
     parameters = {"b_id": conversation_id, "b_from": was, "b_to": now}
     if was is not None:
         _SPLICE.execute(conn, {**parameters, "b_ordinal": ordinal, "b_role": "user"})
-    _MOVE_LEAF.execute(conn, {**parameters, "b_from_none": was is None})
+    _MOVE_LEAF.execute(conn, parameters)
 
 
 _SET_LEAF = (
@@ -173,6 +171,7 @@ _SET_LEAF = (
 
 
 def set_leaf(conn: Connection | Session, conversation_id: str, leaf: str | None) -> None:
+    """Make ``leaf`` the active leaf, whatever it was (a branch just started, or chosen)."""
     conn.execute(_SET_LEAF, {"b_id": conversation_id, "b_to": leaf})
 
 
@@ -316,13 +315,12 @@ def branch_for(
     """The branch that edits (``again``: answers again) the message the API shows as
     ``shown_id``. Only a question is edited; an answer is answered again through the
     question it answers."""
-    node = head(conn, conversation_id, shown_id)
+    # An answer that wrote nothing (its run failed at once) resolves to its question.
+    node = head(conn, conversation_id, shown_id) or resolve(conn, conversation_id, shown_id)
     if node is None:
-        if resolve(conn, conversation_id, shown_id) is None:
-            raise MessageNotFound(shown_id)
-        raise InvalidBranch("this answer has nothing to branch from yet")
+        raise MessageNotFound(shown_id)
     if not again:
-        if node.role != "user":
+        if node.role != "user" or node.id != shown_id:
             raise InvalidBranch("only a user message is edited")
         return Branch(after=node.parent_id)
     while node.role != "user":
