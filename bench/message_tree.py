@@ -12,11 +12,10 @@ to the original path. The two are then read alternately, ``--runs`` times each:
   (``get_conversation``, what ``GET /api/conversations/{id}`` serves);
 * ``start+finish``: a whole run on the active path (its history loaded, its answer stored).
 
-The tables are analyzed once built, as a deployment's are (PostgreSQL's autovacuum): before
-its first statistics, PostgreSQL may plan the walk up the path with a scan of the whole
-table at each step. Printed: p50/p99 in ms per conversation and the ratio branched / linear
-of the p50s, on SQLite
-(a WAL file in a temp dir) and PostgreSQL (a throwaway database on 127.0.0.1:5432, or
+The tables are analyzed once built, as a deployment's are (PostgreSQL's autovacuum), so both
+conversations are read with the plans a database in use would choose. Printed: p50/p99 in
+ms per conversation and the ratio branched / linear of the p50s, on SQLite (a WAL file in a
+temp dir) and PostgreSQL (a throwaway database on 127.0.0.1:5432, or
 ``AGENTSTREAM_BENCH_POSTGRES_URL``).
 
     .venv/bin/python bench/message_tree.py [--runs 200] [--exchanges 20] [--branch-exchanges 5]
@@ -112,8 +111,7 @@ async def branched(store: SqlConversationStore, exchanges: int, continued: int) 
 async def measure(store: SqlConversationStore, runs: int, exchanges: int, more: int) -> Figures:
     line = await linear(store, exchanges)
     tree = await branched(store, exchanges, more)
-    # Statistics, as a deployment's database keeps them (autovacuum): a table filled a moment
-    # ago without them can get a plan that scans it on every step of the path's walk.
+    # Statistics, as a deployment's database keeps them (autovacuum).
     async with store.engine.begin() as conn:
         await conn.execute(text("ANALYZE"))
     line_path = await store.history(PRINCIPAL, line)

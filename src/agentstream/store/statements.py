@@ -416,15 +416,18 @@ _ACTIVE_LEAF = (
 )
 
 
+def _runs_on(path: Any) -> Any:
+    """The ids of the runs that wrote the messages of ``path``."""
+    return select(MESSAGES.c.run_id).where(MESSAGES.c.id.in_(path)).distinct()
+
+
 def _display_statements(details: bool) -> tuple[Any, Any]:
     """The runs and messages on the active path (see :mod:`agentstream.store.tree`)."""
     path = path_to(_ACTIVE_LEAF)
-    runs = select(*(RUNS.c if details else _SHOWN_RUN)).where(
-        RUNS.c.id.in_(select(path.c.run_id).distinct())
-    )
+    runs = select(*(RUNS.c if details else _SHOWN_RUN)).where(RUNS.c.id.in_(_runs_on(path)))
     messages = (
         select(*(MESSAGES.c if details else _SHOWN_MESSAGE))
-        .join(path, MESSAGES.c.id == path.c.id)
+        .where(MESSAGES.c.id.in_(path))
         .order_by(MESSAGES.c.ordinal, MESSAGES.c.seq)
     )
     if not details:
@@ -614,14 +617,10 @@ def before(conn: Connection, parent: str | None) -> tuple[list[Message], list[Pa
 _PATH = path_to(bindparam("b_leaf"))
 _PATH_BODIES = (
     select(MESSAGES.c.body)
-    .join(_PATH, MESSAGES.c.id == _PATH.c.id)
+    .where(MESSAGES.c.id.in_(_PATH))
     .order_by(MESSAGES.c.ordinal, MESSAGES.c.seq)
 )
-_PATH_RESULTS = (
-    select(RUNS.c.result)
-    .where(RUNS.c.id.in_(select(_PATH.c.run_id).distinct()))
-    .order_by(RUNS.c.ordinal)
-)
+_PATH_RESULTS = select(RUNS.c.result).where(RUNS.c.id.in_(_runs_on(_PATH))).order_by(RUNS.c.ordinal)
 
 
 def _earlier_payloads(results: Iterable[dict[str, Any] | None]) -> list[Payload]:

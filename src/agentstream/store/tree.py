@@ -8,10 +8,10 @@ run's ``parent_id`` (the active leaf when it started, or the message a new branc
 after).
 
 A path is read with a recursive CTE that walks ``parent_id`` up from its last message, one
-primary-key lookup per message, so it costs the same whatever the number of branches beside
-it. A message's parent is always earlier in ``(ordinal, seq)`` order (a run follows what
-was there when it started, and takes a larger ordinal), so ordering a path that way puts it
-in order, as a conversation was read before it had branches.
+primary-key lookup per message (:func:`path_to`), so it costs the same whatever the number
+of branches beside it. A message's parent is always earlier in ``(ordinal, seq)`` order (a
+run follows what was there when it started, and takes a larger ordinal), so ordering a path
+that way puts it in order, as a conversation was read before it had branches.
 
 The ids a client knows are those the conversation API shows: a user message's own id, and
 for an answer the id of the run that wrote it (:mod:`agentstream.store.views`).
@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import CTE, bindparam, or_, select, update
+from sqlalchemy import Select, bindparam, cast, or_, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
@@ -56,14 +56,16 @@ __all__ = [
 _m = MESSAGES.c
 
 
-def path_to(leaf: Any) -> CTE:
-    """The ids (and run ids) of the messages from the root to ``leaf`` (a bound parameter or
-    a scalar subquery), as a recursive CTE."""
-    start = select(_m.id, _m.parent_id, _m.run_id).where(_m.id == leaf).cte("path", recursive=True)
+def path_to(leaf: Any) -> Select[tuple[str]]:
+    """The ids of the messages from the root to ``leaf`` (a bound parameter or a scalar
+    subquery), for ``id IN (...)``. Each step up is a scalar subquery on the primary key,
+    which every planner runs as one index lookup: a join there could be planned as a scan of
+    the whole table at every step (PostgreSQL does, for a table without statistics yet)."""
+    start = select(cast(leaf, _m.id.type).label("id")).cte("path", recursive=True)
     up = MESSAGES.alias("up")
-    return start.union_all(
-        select(up.c.id, up.c.parent_id, up.c.run_id).where(up.c.id == start.c.parent_id)
-    )
+    step = select(up.c.parent_id).where(up.c.id == start.c.id).scalar_subquery()
+    path = start.union_all(select(step).where(start.c.id.is_not(None)))
+    return select(path.c.id).where(path.c.id.is_not(None))
 
 
 @dataclass(frozen=True, slots=True)
