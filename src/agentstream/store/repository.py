@@ -2,11 +2,12 @@
 
 :class:`SqlConversationStore` implements :class:`agentstream.runs.store.ConversationStore`
 (``start_run``, ``append_messages``, ``finish_run``) and the methods behind
-``/api/conversations`` (list, get, rename, delete). Every method takes the caller's
-:class:`~agentstream.principal.Principal` and filters on owner *and* tenant in the same
-statement that reads or writes, so there is no window where another user's conversation is
-visible; a conversation that exists but is not the caller's raises
-:class:`ConversationNotFound`, exactly like one that does not exist.
+``/api/conversations`` (list, get, rename, delete, and a conversation's branches: siblings,
+the active leaf, where an edit or another answer goes; see :mod:`agentstream.store.tree`).
+Every method takes the caller's :class:`~agentstream.principal.Principal` and filters on
+owner *and* tenant in the same statement that reads or writes, so there is no window where
+another user's conversation is visible; a conversation that exists but is not the caller's
+raises :class:`ConversationNotFound`, exactly like one that does not exist.
 
 Each run-pipeline write is a *work* handed to :class:`~agentstream.store.commits.GroupCommit`,
 which commits the works of concurrent callers together in one short transaction. A work starts
