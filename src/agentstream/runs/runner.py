@@ -41,6 +41,7 @@ from agentstream.runs.hooks import NoHooks, Preparation, RunHooks, ToolContribut
 from agentstream.runs.limits import Admission, Limiter
 from agentstream.runs.local_broker import LocalBroker
 from agentstream.runs.observers import RunObserver
+from agentstream.runs.reading import HistoryReading
 from agentstream.runs.request import DoubleTexting, RefusedRequest, RunRequest
 from agentstream.runs.session import RunSession
 from agentstream.runs.store import ConversationStore, InterruptedRuns, QueuedRuns
@@ -72,8 +73,12 @@ class Runner:
         attachments: OwnedAttachments | None = None,
         attachment_limits: AttachmentLimits | None = None,
         double_texting: DoubleTexting = "reject",
+        reading: HistoryReading | None = None,
     ) -> None:
         self.agent = agent
+        self.reading = reading or HistoryReading()
+        """How much of a conversation a run reads from the store (what its model can be
+        sent, :mod:`agentstream.runs.reading`)."""
         self.double_texting: DoubleTexting = double_texting
         """What a message does while its conversation answers an earlier one, unless its
         request says (:mod:`agentstream.runs.turns`)."""
@@ -239,6 +244,7 @@ class Runner:
                 answers=answers,
                 branch=request.branch,
                 attachments=attachments,
+                history_bound=self._history_bound(request),
             )
             conversation_id, title = started.conversation_id, started.title
             first_run = started.first_run
@@ -319,13 +325,19 @@ class Runner:
         if request.history is not None or queued is None:
             return run_input
         try:
-            started = await queued.run_context(request.principal, conversation_id, run_id)
+            started = await queued.run_context(
+                request.principal, conversation_id, run_id, self._history_bound(request)
+            )
             history, payloads = list(started.history), list(started.payloads)
             prep = await self.hooks.prepare(self.agent, request, history, payloads)
         except Exception:
             log.exception("run %s could not read the history it waited for", run_id)
             return run_input
         return self._run_input(request, prep, replace(run_input, history=history))
+
+    def _history_bound(self, request: RunRequest) -> int | None:
+        """How much of the conversation the run reads (None: all of it)."""
+        return self.reading.bound(self.agent, request.model or self.agent.model_id)
 
     async def _attachments(self, request: RunRequest) -> tuple[Attachment, ...]:
         """The caller's attachments the request names (a 404 for any that is not theirs, a

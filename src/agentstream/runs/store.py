@@ -85,6 +85,7 @@ class ConversationStore(Protocol):
         answers: Answers | None = None,
         branch: Branch | None = None,
         attachments: Sequence[Attachment] = (),
+        history_bound: int | None = None,
     ) -> StartedRun:
         """Commit the user message (creating the conversation when ``conversation_id`` is None,
         or when it is unknown and ``create_if_missing``) and return the prior history.
@@ -100,7 +101,14 @@ class ConversationStore(Protocol):
         have, :class:`~agentstream.errors.InvalidBranch` for answering again a message that is
         not the user's). ``attachments`` go with the user message; a store that
         keeps attachment metadata refuses (:class:`~agentstream.errors.AttachmentNotFound`)
-        one that is not the caller's."""
+        one that is not the caller's.
+
+        ``history_bound`` (characters of stored messages) asks for the latest whole
+        exchanges only, as far back as that many characters reach: what the model can be
+        sent (see :mod:`agentstream.runs.reading`). The history is then not the whole
+        conversation, but it always starts with a user message and keeps the exchange
+        the run continues (its open calls too) whole; ``payloads`` are those of the runs
+        it holds. None reads it all."""
         ...
 
     async def append_messages(
@@ -169,10 +177,15 @@ class QueuedRuns(Protocol):
     when its message was stored."""
 
     async def run_context(
-        self, principal: Principal, conversation_id: str, run_id: str
+        self,
+        principal: Principal,
+        conversation_id: str,
+        run_id: str,
+        history_bound: int | None = None,
     ) -> StartedRun:
         """What :meth:`ConversationStore.start_run` returned for ``run_id``, read again now:
-        the history and payloads of the runs before it. Raises
+        the history and payloads of the runs before it (as far back as ``history_bound``
+        reaches, as there). Raises
         :class:`ConversationNotFound` for a conversation that is not the principal's (and
         :class:`~agentstream.errors.UnknownRun` for a run it does not hold)."""
         ...

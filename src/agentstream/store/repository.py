@@ -266,6 +266,7 @@ class SqlConversationStore:
         answers: Answers | None = None,
         branch: Branch | None = None,
         attachments: Sequence[Attachment] = (),
+        history_bound: int | None = None,
     ) -> StartedRun:
         """Commit the user message and return the history before it. See
         :meth:`ConversationStore.start_run`."""
@@ -291,6 +292,7 @@ class SqlConversationStore:
                     answers=answers,
                     branch=branch,
                     attachments=tuple(attachments),
+                    history_bound=history_bound,
                 )
             except IntegrityError:
                 # PostgreSQL: another request created this id between our check and insert.
@@ -313,6 +315,7 @@ class SqlConversationStore:
         answers: Answers | None,
         branch: Branch | None,
         attachments: tuple[Attachment, ...],
+        history_bound: int | None,
     ) -> StartedRun:
         cid = conversation_id or new_id()
         if answers and conversation_id is None:
@@ -336,7 +339,7 @@ class SqlConversationStore:
             leaf = bumped.active_leaf
             point = BranchPoint(leaf, leaf) if branch is None else branch_point(conn, cid, branch)
             parent = point.parent
-            history, payloads = before(conn, point.context)
+            history, payloads = before(conn, point.context, history_bound)
             opening: list[Message] = []
             if answers:
                 # Checked under the conversation's lock, so two requests cannot both answer
@@ -603,7 +606,11 @@ class SqlConversationStore:
             )
 
     async def run_context(
-        self, principal: Principal, conversation_id: str, run_id: str
+        self,
+        principal: Principal,
+        conversation_id: str,
+        run_id: str,
+        history_bound: int | None = None,
     ) -> StartedRun:
         """The history and payloads before run ``run_id``, as they stand now (see
         :class:`~agentstream.runs.store.QueuedRuns`)."""
@@ -619,7 +626,9 @@ class SqlConversationStore:
                 raise UnknownRun(run_id)
             history, payloads = await session.run_sync(
                 lambda sync: before(
-                    sync.connection(), run_start(sync.connection(), conversation_id, run_id)
+                    sync.connection(),
+                    run_start(sync.connection(), conversation_id, run_id),
+                    history_bound,
                 )
             )
             return StartedRun(

@@ -41,7 +41,7 @@ from agentstream.store.history import dump_message, load_messages, provider_hist
 from agentstream.store.models import CONVERSATIONS, MESSAGES, RUNS, USAGE, ConversationRow
 from agentstream.store.prepared import Prepared
 from agentstream.store.titles import title_from_message
-from agentstream.store.tree import Node, answered_again, path_to, sibling_ids
+from agentstream.store.tree import Node, answered_again, path_to, recent_path, sibling_ids
 from agentstream.store.views import (
     ActiveRun,
     ConversationSummary,
@@ -604,14 +604,43 @@ def run_outcome(
     return values
 
 
-def before(conn: Connection, parent: str | None) -> tuple[list[Message], list[Payload]]:
-    """The provider history from the root to message ``parent`` (what a run that follows it
-    continues), and the payloads of the runs on that path."""
+def before(
+    conn: Connection, parent: str | None, bound: int | None = None
+) -> tuple[list[Message], list[Payload]]:
+    """The provider history that ends with message ``parent`` (what a run that follows it
+    continues), and the payloads of the runs in it. With ``bound`` (stored characters), only
+    the latest whole exchanges that reach it are read (:func:`~agentstream.store.tree.recent_path`):
+    what the model can be sent, not the whole conversation; without it, the path from the
+    root."""
     if parent is None:
         return [], []
-    path = {"b_leaf": parent}
-    history = provider_history(load_messages(conn.scalars(_PATH_BODIES, path)))
-    return history, _earlier_payloads(conn.scalars(_PATH_RESULTS, path))
+    if bound is None:
+        path: dict[str, Any] = {"b_leaf": parent}
+        bodies, results = _PATH_BODIES, _PATH_RESULTS
+    else:
+        bound = max(1, bound)
+        path = {"b_leaf": parent, "b_bound": bound, "b_cap": max(1, bound // 4)}
+        bodies, results = _RECENT_BODIES, _RECENT_RESULTS
+    history = provider_history(load_messages(conn.scalars(bodies, path)))
+    return history, _earlier_payloads(conn.scalars(results, path))
+
+
+def _bodies(path: Any) -> Any:
+    """The bodies of the messages a walk (a CTE of ids and run ids) reached, in order."""
+    return (
+        select(MESSAGES.c.body)
+        .join(path, MESSAGES.c.id == path.c.id)
+        .order_by(MESSAGES.c.ordinal, MESSAGES.c.seq)
+    )
+
+
+def _results(path: Any) -> Any:
+    """The results of the runs whose messages a walk reached, oldest first."""
+    return (
+        select(RUNS.c.result)
+        .where(RUNS.c.id.in_(select(path.c.run_id).distinct()))
+        .order_by(RUNS.c.ordinal)
+    )
 
 
 _PATH = path_to(bindparam("b_leaf"))
@@ -621,6 +650,10 @@ _PATH_BODIES = (
     .order_by(MESSAGES.c.ordinal, MESSAGES.c.seq)
 )
 _PATH_RESULTS = select(RUNS.c.result).where(RUNS.c.id.in_(_runs_on(_PATH))).order_by(RUNS.c.ordinal)
+_RECENT = recent_path(
+    bindparam("b_leaf"), bindparam("b_bound", type_=Integer), bindparam("b_cap", type_=Integer)
+)
+_RECENT_BODIES, _RECENT_RESULTS = _bodies(_RECENT), _results(_RECENT)
 
 
 def _earlier_payloads(results: Iterable[dict[str, Any] | None]) -> list[Payload]:

@@ -9,9 +9,12 @@ after).
 
 A path is read with a recursive CTE that walks ``parent_id`` up from its last message, one
 primary-key lookup per message (:func:`path_to`), so it costs the same whatever the number
-of branches beside it. A message's parent is always earlier in ``(ordinal, seq)`` order (a
-run follows what was there when it started, and takes a larger ordinal), so ordering a path
-that way puts it in order, as a conversation was read before it had branches.
+of branches beside it. What a run continues is read with :func:`recent_path`, which stops
+walking once it has gone back far enough for the model (a size in stored characters) and
+reached the start of an exchange, so a turn's read does not grow with the conversation. A
+message's parent is always earlier in ``(ordinal, seq)`` order (a run follows what was there
+when it started, and takes a larger ordinal), so ordering a path that way puts it in order,
+as a conversation was read before it had branches.
 
 The ids a client knows are those the conversation API shows: a user message's own id, and
 for an answer the id of the run that wrote it (:mod:`agentstream.store.views`).
@@ -24,9 +27,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Select, bindparam, cast, or_, select, update
+from sqlalchemy import (
+    CTE,
+    Integer,
+    Select,
+    Text,
+    bindparam,
+    case,
+    cast,
+    func,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
+from sqlalchemy.sql.elements import ColumnElement
 
 from agentstream.errors import InvalidBranch, MessageNotFound
 from agentstream.messages import UserMessage
@@ -46,6 +62,7 @@ __all__ = [
     "descend",
     "head",
     "path_to",
+    "recent_path",
     "resolve",
     "run_start",
     "run_tip",
@@ -66,6 +83,35 @@ def path_to(leaf: Any) -> Select[tuple[str]]:
     step = select(up.c.parent_id).where(up.c.id == start.c.id).scalar_subquery()
     path = start.union_all(select(step).where(start.c.id.is_not(None)))
     return select(path.c.id).where(path.c.id.is_not(None))
+
+
+def recent_path(leaf: Any, bound: Any, cap: Any) -> CTE:
+    """The ids (and run ids) of the messages from ``leaf`` back to the first user message
+    at which at least ``bound`` stored characters were walked, or to the root, as a
+    recursive CTE. Each message counts its stored JSON, at most ``cap`` (a tool result that
+    large reaches the model cut anyway). The walk stops only at a user message, so what it
+    reads is whole exchanges: a tool call is never read without its result, and the
+    exchange of ``leaf`` (with any calls it leaves open) is read whatever its size."""
+    start = (
+        select(_m.id, _m.parent_id, _m.run_id, _m.role, _size(_m.body, cap).label("walked"))
+        .where(_m.id == leaf)
+        .cte("recent", recursive=True)
+    )
+    up = MESSAGES.alias("up")
+    return start.union_all(
+        select(
+            up.c.id, up.c.parent_id, up.c.run_id, up.c.role, start.c.walked + _size(up.c.body, cap)
+        ).where(
+            up.c.id == start.c.parent_id,
+            or_(start.c.walked < bound, start.c.role != "user"),
+        )
+    )
+
+
+def _size(body: Any, cap: Any) -> ColumnElement[int]:
+    """A message's stored JSON in characters, at most ``cap``."""
+    length = func.length(cast(body, Text))
+    return case((length > cap, cap), else_=length).cast(Integer)
 
 
 @dataclass(frozen=True, slots=True)
