@@ -4,6 +4,7 @@ from agentstream.errors import BrokerUnavailable, RunNotFound
 from agentstream.runs.broker import LogEnd, RunBroker
 from agentstream.runs.hooks import NoHooks, Preparation, RunHooks
 from agentstream.runs.local_broker import LocalBroker
+from agentstream.runs.reading import HistoryReading
 from agentstream.runs.redis_broker import RedisBroker
 from agentstream.runs.request import (
     ActionRequest,
@@ -28,6 +29,7 @@ __all__ = [
     "BrokerUnavailable",
     "ConversationNotFound",
     "ConversationStore",
+    "HistoryReading",
     "InterruptedRuns",
     "LocalBroker",
     "LogEnd",

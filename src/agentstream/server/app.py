@@ -38,6 +38,7 @@ from agentstream.errors import ConfigurationError
 from agentstream.origins import LOOPBACK_ORIGIN
 from agentstream.providers.registry import ModelRegistry
 from agentstream.runs import (
+    HistoryReading,
     LocalBroker,
     RedisBroker,
     RunBroker,
@@ -170,6 +171,7 @@ def create_app(
         attachments=intake,
         attachment_limits=settings.attachments,
         double_texting=settings.double_texting,
+        reading=HistoryReading(default_window=settings.default_context_window),
     )
 
     @asynccontextmanager

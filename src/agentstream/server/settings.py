@@ -142,6 +142,9 @@ class Settings:
     double_texting: DoubleTexting = "reject"
     """What a message for a conversation whose answer is still streaming does, unless its
     request chooses (:mod:`agentstream.runs.turns`)."""
+    default_context_window: int = 128_000
+    """The window, in tokens, by which a run reads the conversation of a model whose window is
+    not known (``AGENTSTREAM_DEFAULT_CONTEXT_WINDOW``; :mod:`agentstream.runs.reading`)."""
     config_file: Path | None = None
     """The TOML configuration file (``AGENTSTREAM_CONFIG``): tables of settings that do not
     fit an environment variable, such as ``[models]`` (:mod:`agentstream.providers.profiles`)."""
@@ -242,6 +245,11 @@ class Settings:
                 "AGENTSTREAM_DOUBLE_TEXTING must be reject, queue or interrupt, "
                 f"not {self.double_texting!r}"
             )
+        if self.default_context_window < 1:
+            raise SettingsError(
+                "AGENTSTREAM_DEFAULT_CONTEXT_WINDOW must be a number of tokens over 0, "
+                f"not {self.default_context_window}"
+            )
         if self.on_disconnect is not None and self.on_disconnect not in DISCONNECT_POLICIES:
             raise SettingsError(
                 f"AGENTSTREAM_ON_DISCONNECT must be cancel or detach, not {self.on_disconnect!r}"
@@ -284,6 +292,9 @@ class Settings:
                     DisconnectPolicy | None, (get("ON_DISCONNECT") or "").lower() or None
                 ),
                 "double_texting": (get("DOUBLE_TEXTING") or cls.double_texting).lower(),
+                "default_context_window": int(
+                    get("DEFAULT_CONTEXT_WINDOW") or cls.default_context_window
+                ),
                 "model_titles": (get("MODEL_TITLES") or "").lower() in _TRUE,
                 "admin_role": get("ADMIN_ROLE") or cls.admin_role,
                 "roles_claim": get("JWT_ROLES_CLAIM") or cls.roles_claim,
