@@ -69,6 +69,7 @@ async def seed(url: str, sizes: list[int], copies: int) -> dict[int, list[str]]:
                         conversation_id=cid,
                         user_message=QUESTION,
                         create_if_missing=True,
+                        history_bound=1,  # seeding reads nothing it needs
                     )
                     await store.finish_run(
                         ANONYMOUS,

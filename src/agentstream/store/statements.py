@@ -25,7 +25,7 @@ from datetime import datetime
 from typing import Any, cast
 
 from pydantic import TypeAdapter
-from sqlalchemy import Integer, bindparam, insert, select, update
+from sqlalchemy import BigInteger, Integer, bindparam, insert, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
@@ -651,7 +651,9 @@ _PATH_BODIES = (
 )
 _PATH_RESULTS = select(RUNS.c.result).where(RUNS.c.id.in_(_runs_on(_PATH))).order_by(RUNS.c.ordinal)
 _RECENT = recent_path(
-    bindparam("b_leaf"), bindparam("b_bound", type_=Integer), bindparam("b_cap", type_=Integer)
+    bindparam("b_leaf"),
+    bindparam("b_bound", type_=BigInteger),
+    bindparam("b_cap", type_=BigInteger),
 )
 _RECENT_BODIES, _RECENT_RESULTS = _bodies(_RECENT), _results(_RECENT)
 

@@ -29,7 +29,7 @@ from typing import Any
 
 from sqlalchemy import (
     CTE,
-    Integer,
+    BigInteger,
     Select,
     Text,
     bindparam,
@@ -111,7 +111,7 @@ def recent_path(leaf: Any, bound: Any, cap: Any) -> CTE:
 def _size(body: Any, cap: Any) -> ColumnElement[int]:
     """A message's stored JSON in characters, at most ``cap``."""
     length = func.length(cast(body, Text))
-    return case((length > cap, cap), else_=length).cast(Integer)
+    return case((length > cap, cap), else_=length).cast(BigInteger)
 
 
 @dataclass(frozen=True, slots=True)
