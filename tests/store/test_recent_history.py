@@ -191,3 +191,16 @@ async def test_a_new_conversation_reads_nothing(
         new_principal(), run_id=run_id(), conversation_id=None, user_message="Hi", history_bound=1
     )
     assert list(started.history) == []
+
+
+async def test_a_queued_run_reads_its_latest_exchanges_again(
+    store: SqlConversationStore, alice: Principal
+) -> None:
+    cid = await converse(store, alice, 40)
+    rid = run_id()
+    await store.start_run(alice, run_id=rid, conversation_id=cid, user_message="Q40")
+    again = await store.run_context(alice, cid, rid, history_bound=3_000)
+    read = list(again.history)
+    assert 1 < len(questions(read)) < 10 and questions(read)[-1] == "Q39"
+    assert_whole(read)
+    assert questions(list((await store.run_context(alice, cid, rid)).history))[0] == "Q0"
