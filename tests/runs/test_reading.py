@@ -50,7 +50,10 @@ def test_a_learned_window_reads_less() -> None:
 
 
 def test_an_agent_that_does_not_compact_reads_it_all() -> None:
-    assert HistoryReading().bound(agent(8_000, context_limits=ContextLimits(compact=False)), MODEL) is None
+    assert (
+        HistoryReading().bound(agent(8_000, context_limits=ContextLimits(compact=False)), MODEL)
+        is None
+    )
     assert HistoryReading(whole=True).bound(agent(8_000), MODEL) is None
 
 
