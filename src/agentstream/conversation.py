@@ -292,12 +292,18 @@ class ConversationDetail:
             "id": self.summary.id,
             "title": self.summary.title,
             "updated_at": isoformat_z(self.summary.updated_at),
-            "conversation": [
-                {
-                    "role": message.role,
-                    "content": message.content,
-                    "created_at": isoformat_z(message.created_at),
-                }
-                for message in self.messages
-            ],
+            "conversation": [_agent_message(message) for message in self.messages],
         }
+
+
+def _agent_message(message: DisplayMessage) -> dict[str, Any]:
+    """A message of the ops agent's ``conversation`` object; a user message's files only when
+    it has some, so a client that knows nothing of files sees what it always saw."""
+    shown: dict[str, Any] = {
+        "role": message.role,
+        "content": message.content,
+        "created_at": isoformat_z(message.created_at),
+    }
+    if message.attachments:
+        shown["attachments"] = [attachment_json(a) for a in message.attachments]
+    return shown

@@ -26,7 +26,15 @@ from agentstream.store import SqlConversationStore, create_engine, upgrade
 from tests.attachments import samples
 from tests.attachments.s3 import bucket_keys, new_bucket, s3_env
 from tests.server.conftest import Serve
-from tests.server.helpers import LiveServer, bearer, stream_text, token, wait_until
+from tests.server.helpers import (
+    LiveServer,
+    bearer,
+    datas,
+    parse_sse,
+    stream_text,
+    token,
+    wait_until,
+)
 from tests.store.conftest import fresh_postgres
 
 ANN = bearer(token("ann", tenant="acme"))
@@ -261,10 +269,14 @@ def test_each_spec_protocol_carries_attachments_to_the_model_and_the_history(
     image = served.uploaded(samples.png())
     table = served.uploaded(samples.CSV, "cities.csv")
     path, body = SPEC_REQUESTS[protocol]
-    response, _ = stream_text(
+    response, text = stream_text(
         served.http, path, json={**body, "attachments": [image["id"], table["id"]]}, headers=ANN
     )
     assert response.status_code == 200
+    if protocol == "ops":  # its final conversation object lists them too
+        (update,) = [f for f in datas(parse_sse(text)) if f["type"] == "conversation"]
+        asked, answered = update["conversation"]["conversation"]
+        assert asked["attachments"] == [image, table] and "attachments" not in answered
     sent = served.last_user_message()
     assert sent.content == "What is this?"
     assert [(a.id, a.media_type) for a in sent.attachments] == [

@@ -25,7 +25,7 @@ from datetime import datetime
 from typing import Any, cast
 
 from pydantic import TypeAdapter
-from sqlalchemy import BigInteger, Integer, bindparam, insert, select, update
+from sqlalchemy import BigInteger, Integer, bindparam, case, insert, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
@@ -405,9 +405,14 @@ _SHOWN_RUN = tuple(
     RUNS.c[name]
     for name in ("id", "ordinal", "status", "answer", "error", "started_at", "finished_at")
 )
-_SHOWN_MESSAGE = tuple(
-    MESSAGES.c[name]
-    for name in ("id", "run_id", "seq", "role", "text", "status", "created_at", "parent_id")
+_SHOWN_MESSAGE = (
+    *(
+        MESSAGES.c[name]
+        for name in ("id", "run_id", "seq", "role", "text", "status", "created_at", "parent_id")
+    ),
+    # A user message's body, for the files it carries: small, where an answer's holds its
+    # tool calls and results.
+    case((MESSAGES.c.role == "user", MESSAGES.c.body), else_=None).label("body"),
 )
 _ACTIVE_LEAF = (
     select(CONVERSATIONS.c.active_leaf_id)

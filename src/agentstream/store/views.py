@@ -94,8 +94,8 @@ class StoredRun(Protocol):
 
 
 class StoredMessage(Protocol):
-    """What display reads of a message row. ``body`` and ``reasoning`` are read only for
-    details."""
+    """What display reads of a message row. ``reasoning``, and ``body`` but a user
+    message's, are read only for details."""
 
     @property
     def id(self) -> str: ...
@@ -126,10 +126,11 @@ def display_messages(
 ) -> tuple[DisplayMessage, ...]:
     """Fold stored rows (a path of the conversation's tree, in order) into what a person
     reads: per run, the user message and one answer. Without ``details`` only role, content,
-    status and times are filled, and the rows' JSON columns (message bodies, run results) are
-    never read, so callers may leave them unloaded (the ops agent's ``conversation`` object
-    needs no more). ``asked_again``: the path ends with a question another run is answering
-    again, so the answer its own run gave is not on this path."""
+    status, times and a user message's files are filled, and the answers' JSON columns (their
+    messages' bodies, run results) are never read, so callers may leave them unloaded (the ops
+    agent's ``conversation`` object needs no more). ``asked_again``: the path ends with a
+    question another run is answering again, so the answer its own run gave is not on this
+    path."""
     by_run: dict[str, list[StoredMessage]] = {run.id: [] for run in runs}
     for row in messages:
         if row.run_id in by_run:  # a run committed after ``runs`` was read: next time
@@ -148,7 +149,7 @@ def display_messages(
                 content=row.text,
                 created_at=row.created_at,
                 run_id=run.id,
-                attachments=_attachments(row) if details else (),
+                attachments=_attachments(row),
             )
             for row in rows
             if row.role == "user"
