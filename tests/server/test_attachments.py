@@ -407,54 +407,12 @@ def test_an_attachment_whose_content_is_gone_is_404(served: Served) -> None:
     assert (read.status_code, read.json()) == (404, {"detail": "Attachment not found"})
 
 
-def test_servers_on_one_postgresql_database_share_attachments(serve: Serve, tmp_path: Path) -> None:
-    """Content kept in the database: an upload to one host is read, and named in a
-    message, on another (each with a data directory of its own)."""
-    with fresh_postgres() as url:
-        hosts = []
-        for name in ("a", "b"):
-            provider = ScriptedProvider({"rules": [{"turns": [{"text": "Seen."}]}]})
-            store = SqlConversationStore(create_engine(url))
-            live = serve(
-                Agent(model=provider),
-                store=store,
-                auth=True,
-                tenant_claim="tenant",
-                data_dir=tmp_path / name,
-                attachment_storage="database",
-            )
-            live.call(upgrade(store.engine), timeout=60)
-            hosts.append(Served(live, provider, tmp_path / name))
-        first, second = hosts
-        image = samples.png(9, 9)
-        try:
-            answer = first.uploaded(image)
-            read = second.http.get(f"/api/attachments/{answer['id']}", headers=ANN)
-            assert read.content == image
-            path, body = SPEC_REQUESTS["tray"]
-            response, _ = stream_text(
-                second.http, path, json={**body, "attachments": [answer["id"]]}, headers=ANN
-            )
-            assert response.status_code == 200
-            assert second.provider.requests[-1].files == {answer["sha256"]: image}
-            assert not (tmp_path / "a" / "attachments" / answer["sha256"][:2]).exists()
-        finally:
-            for host in hosts:
-                host.http.close()
-                store = host.live.app.state.server.runner.store
-                host.live.call(store.close(), timeout=30)
-
-
-def test_servers_sharing_a_bucket_share_attachments(
-    serve: Serve, tmp_path: Path, s3_url: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Content kept in an S3-compatible bucket, configured as a deployment does it (the
-    storage's URL, the endpoint and keys in the standard variables): an upload to one host
-    is read, and named in a message, on another with a database and a disk of its own."""
-    for name, value in s3_env(s3_url).items():
-        monkeypatch.setenv(name, value)
-    bucket = new_bucket(s3_url)
-    storage = f"s3://{bucket}/chat"
+def hosts_share_attachments(
+    serve: Serve, tmp_path: Path, storage: str, image: bytes
+) -> dict[str, Any]:
+    """Two servers on one new PostgreSQL database, each with a data directory of its own,
+    keeping content in ``storage``: an upload to the first is read, and named in a message,
+    on the second, and no file of it is on the first's disk. Returns the upload."""
     with fresh_postgres() as url:
         hosts = []
         for name in ("a", "b"):
@@ -471,7 +429,6 @@ def test_servers_sharing_a_bucket_share_attachments(
             live.call(upgrade(store.engine), timeout=60)
             hosts.append(Served(live, provider, tmp_path / name))
         first, second = hosts
-        image = samples.png(7, 7)
         try:
             answer = first.uploaded(image)
             read = second.http.get(f"/api/attachments/{answer['id']}", headers=ANN)
@@ -483,13 +440,30 @@ def test_servers_sharing_a_bucket_share_attachments(
             assert response.status_code == 200
             assert second.provider.requests[-1].files == {answer["sha256"]: image}
             assert not (tmp_path / "a" / "attachments" / answer["sha256"][:2]).exists()
-            sha = answer["sha256"]
-            assert bucket_keys(s3_url, bucket) == [f"chat/{sha[:2]}/{sha}"]
+            return answer
         finally:
             for host in hosts:
                 host.http.close()
                 store = host.live.app.state.server.runner.store
                 host.live.call(store.close(), timeout=30)
+
+
+def test_servers_on_one_postgresql_database_share_attachments(serve: Serve, tmp_path: Path) -> None:
+    """Content kept in the database."""
+    hosts_share_attachments(serve, tmp_path, "database", samples.png(9, 9))
+
+
+def test_servers_sharing_a_bucket_share_attachments(
+    serve: Serve, tmp_path: Path, s3_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Content kept in an S3-compatible bucket, configured as a deployment does it (the
+    storage's URL, the endpoint and keys in the standard variables)."""
+    for name, value in s3_env(s3_url).items():
+        monkeypatch.setenv(name, value)
+    bucket = new_bucket(s3_url)
+    answer = hosts_share_attachments(serve, tmp_path, f"s3://{bucket}/chat", samples.png(7, 7))
+    sha = answer["sha256"]
+    assert bucket_keys(s3_url, bucket) == [f"chat/{sha[:2]}/{sha}"]
 
 
 def test_the_limits_and_the_storage_come_from_the_environment() -> None:

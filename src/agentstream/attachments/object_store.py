@@ -18,12 +18,17 @@ import contextlib
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+
+try:
+    import obstore
+    from obstore.exceptions import AlreadyExistsError
+    from obstore.store import S3Store
+except ImportError:  # imported only when a deployment names a bucket
+    raise ImportError(
+        "attachments in S3 need the s3 extra: pip install 'agentstream[s3]'"
+    ) from None
 
 from agentstream.attachments.blobs import READ_BYTES, InUse, check_sha256
-
-if TYPE_CHECKING:
-    from obstore.store import S3Store
 
 __all__ = ["ObjectBlobs"]
 
@@ -37,13 +42,7 @@ class ObjectBlobs:
     @classmethod
     def from_url(cls, url: str) -> ObjectBlobs:
         """The bucket and prefix ``url`` (``s3://bucket/prefix``) names, configured from the
-        environment. ``ImportError`` names the extra to install when ``obstore`` is missing."""
-        try:
-            from obstore.store import S3Store
-        except ImportError:
-            raise ImportError(
-                "attachments in S3 need the s3 extra: pip install 'agentstream[s3]'"
-            ) from None
+        environment."""
         return cls(S3Store.from_url(url))
 
     @staticmethod
@@ -52,15 +51,10 @@ class ObjectBlobs:
         return f"{sha256[:2]}/{sha256}"
 
     async def keep(self, sha256: str, staged: Path) -> None:
-        import obstore
-        from obstore.exceptions import AlreadyExistsError
-
         with contextlib.suppress(AlreadyExistsError):  # the same content, kept before
             await obstore.put_async(self._store, self.key(sha256), staged, mode="create")
 
     async def read(self, sha256: str) -> AsyncIterator[bytes]:
-        import obstore
-
         found = await obstore.get_async(self._store, self.key(sha256))  # FileNotFoundError
         async for part in found.stream(min_chunk_size=READ_BYTES):
             yield bytes(part)
@@ -69,8 +63,6 @@ class ObjectBlobs:
         # An object store renames by copying: aside, then the original removed (an upload now
         # writes its own), then back if a row still names the content. The bytes under a key
         # never change, so putting them back over an upload's copy changes nothing.
-        import obstore
-
         key = self.key(sha256)
         aside = f"{key}.{os.urandom(8).hex()}.discarded"
         try:
