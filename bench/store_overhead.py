@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import statistics
 import tempfile
 import time
@@ -21,8 +20,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-import asyncpg  # type: ignore[import-untyped]
-from sqlalchemy.engine import make_url
+from bench_postgres import Unreachable, bench_database
 
 from agentstream.events import RunCompleted
 from agentstream.messages import (
@@ -32,11 +30,8 @@ from agentstream.messages import (
     ToolResultsMessage,
 )
 from agentstream.principal import Principal
-from agentstream.store import SqlConversationStore, upgrade
+from agentstream.store import SqlConversationStore
 
-PG_ADMIN = os.environ.get(
-    "AGENTSTREAM_BENCH_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/postgres"
-)
 PRINCIPAL = Principal(user_id="bench", tenant_id="bench")
 PRIOR_EXCHANGES = 20
 
@@ -132,24 +127,15 @@ async def on_sqlite(runs: int) -> dict[str, tuple[float, float]]:
 
 
 async def on_postgres(runs: int) -> dict[str, tuple[float, float]] | str:
-    name = f"agentstream_bench_{uuid.uuid4().hex[:10]}"
-    admin_dsn = make_url(PG_ADMIN).set(drivername="postgresql").render_as_string(False)
     try:
-        admin = await asyncpg.connect(admin_dsn, timeout=5)
-    except (OSError, asyncpg.PostgresError) as exc:
+        async with bench_database() as url:
+            store = await SqlConversationStore.open(url, migrate=False)
+            try:
+                return await measure(store, runs)
+            finally:
+                await store.close()
+    except Unreachable as exc:
         return f"skipped: {exc}"
-    try:
-        await admin.execute(f'CREATE DATABASE "{name}"')
-        url = make_url(PG_ADMIN).set(database=name).render_as_string(False)
-        await upgrade(url)
-        store = await SqlConversationStore.open(url, migrate=False)
-        try:
-            return await measure(store, runs)
-        finally:
-            await store.close()
-    finally:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await admin.close()
 
 
 def report(backend: str, figures: dict[str, tuple[float, float]] | str) -> None:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import sys
 import tempfile
@@ -37,10 +38,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from sqlalchemy import make_url
 
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parent.parent))
+from bench_postgres import bench_database  # noqa: E402
 from stream_overhead import percentile, sqlite_database  # noqa: E402
 
 from tests.providers.fakes import openai as fake_openai  # noqa: E402
@@ -180,32 +181,6 @@ async def measure(
         print(f"{label:8} {case.name:7} ratio {large}/{small}: {p50s[large] / p50s[small]:.2f}x")
 
 
-async def postgres_database(admin: str) -> str:
-    """A new PostgreSQL database, migrated; its URL."""
-    from agentstream.store import upgrade
-
-    url = make_url(admin).set(database=f"agentstream_bench_{uuid.uuid4().hex[:12]}")
-    await _admin(admin, f'CREATE DATABASE "{url.database}"')
-    rendered = url.render_as_string(hide_password=False)
-    await upgrade(rendered)
-    return rendered
-
-
-async def drop_database(admin: str, url: str) -> None:
-    await _admin(admin, f'DROP DATABASE IF EXISTS "{make_url(url).database}" WITH (FORCE)')
-
-
-async def _admin(admin: str, statement: str) -> None:
-    import asyncpg
-
-    dsn = make_url(admin).set(drivername="postgresql").render_as_string(hide_password=False)
-    conn = await asyncpg.connect(dsn, timeout=5)
-    try:
-        await conn.execute(statement)
-    finally:
-        await conn.close()
-
-
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="10,100,1000")
@@ -216,19 +191,18 @@ async def main() -> None:
     )
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
-    with tempfile.TemporaryDirectory() as directory:
+    async with contextlib.AsyncExitStack() as stack:
+        directory = stack.enter_context(tempfile.TemporaryDirectory())
         databases = [("sqlite", await sqlite_database(directory))]
         if args.postgres:
-            databases.append(("postgres", await postgres_database(args.postgres)))
-        try:
-            for label, url in databases:
-                began = time.perf_counter()
-                conversations = await seed(url, sizes, 3)
-                print(f"{label}: seeded in {time.perf_counter() - began:.1f} s", flush=True)
-                await measure(url, label, conversations, args)
-        finally:
-            if args.postgres:
-                await drop_database(args.postgres, databases[-1][1])
+            databases.append(
+                ("postgres", await stack.enter_async_context(bench_database(args.postgres)))
+            )
+        for label, url in databases:
+            began = time.perf_counter()
+            conversations = await seed(url, sizes, 3)
+            print(f"{label}: seeded in {time.perf_counter() - began:.1f} s", flush=True)
+            await measure(url, label, conversations, args)
 
 
 if __name__ == "__main__":
