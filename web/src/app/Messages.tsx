@@ -1,5 +1,5 @@
 /**
- * The ChatTray's message states: user bubble, thinking bubble, streaming
+ * The ChatTray's message states: user bubble (see `Question`), thinking bubble, streaming
  * answer with pulsing dots, amber tool-progress cards, final Markdown with inline tool cards,
  * chips, action buttons, payload cards, reasoning trace, token usage and inline errors.
  */
@@ -12,7 +12,8 @@ import { formatCount, formatValue } from "../lib/format";
 import { finishedDisplay, type PayloadTypeView } from "../lib/payloads";
 import type { CustomPayload, SuggestedAction, Usage } from "../lib/stream";
 import { MessageAttachments } from "./Attachments";
-import { AlertIcon, BugIcon, ChevronIcon, PencilIcon, RefreshIcon, SparkIcon, WrenchIcon } from "./icons";
+import { AlertIcon, BugIcon, ChevronIcon, RefreshIcon, SparkIcon, WrenchIcon } from "./icons";
+import { Question, Versions } from "./Question";
 import { Markdown } from "./Markdown";
 import { memo } from "./memo";
 import { PayloadCard } from "./PayloadCard";
@@ -127,111 +128,6 @@ const Row = memo(function Row(props: { item: ChatItem; isLast: boolean; busy: bo
     </div>
   );
 });
-
-function Question({ item, handlers }: { item: UserItem; handlers: MessageHandlers }) {
-  const [editing, setEditing] = useState<string | null>(null);
-  const branches = handlers.branches;
-  const save = () => {
-    if (editing === null || !editing.trim()) return;
-    if (editing.trim() !== item.text) branches?.edit(item, editing);
-    setEditing(null);
-  };
-  return (
-    <div class={`row row-user${item.queued ? " is-queued" : ""}`} role="listitem">
-      {editing === null ? (
-        <div class="bubble bubble-user" data-testid="user-message">
-          {item.attachments?.length ? <MessageAttachments attachments={item.attachments} /> : null}
-          {item.text}
-        </div>
-      ) : (
-        <form
-          class="edit-box"
-          onSubmit={(e) => {
-            e.preventDefault();
-            save();
-          }}
-        >
-          <label class="visually-hidden" for={`edit-${item.id}`}>
-            Edit your message
-          </label>
-          <textarea
-            id={`edit-${item.id}`}
-            value={editing}
-            rows={Math.min(8, editing.split("\n").length + 1)}
-            ref={(el) => el?.focus()}
-            onInput={(e) => setEditing((e.target as HTMLTextAreaElement).value)}
-            onKeyDown={(e) => {
-              if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
-                e.preventDefault();
-                save();
-              } else if (e.key === "Escape") {
-                e.preventDefault();
-                setEditing(null);
-              }
-            }}
-          />
-          <div class="edit-actions">
-            <button type="button" class="btn btn-secondary btn-small" onClick={() => setEditing(null)}>
-              Cancel
-            </button>
-            <button type="submit" class="btn btn-primary btn-small" disabled={!editing.trim()}>
-              Save
-            </button>
-          </div>
-        </form>
-      )}
-      {item.queued && (
-        <p class="queued-note" data-testid="queued">
-          Sends when the answer ends.{" "}
-          <button type="button" class="link-btn" onClick={() => handlers.onUnqueue(item.id)}>
-            Cancel
-          </button>
-        </p>
-      )}
-      {branches && !item.queued && editing === null && (
-        <div class="message-tools">
-          <Versions item={item} id={item.ref} onSwitch={branches.switchTo} />
-          <button
-            type="button"
-            class="link-btn branch-btn"
-            aria-label="Edit message"
-            title="Edit"
-            onClick={() => setEditing(item.text)}
-          >
-            <PencilIcon />
-          </button>
-        </div>
-      )}
-    </div>
-  );
-}
-
-/** `< 2 / 3 >`: which version of a message this is, and the others. */
-function Versions(props: { item: ChatItem; id: string | null | undefined; onSwitch(item: ChatItem, sibling: string): void }) {
-  const siblings = props.item.siblings ?? [];
-  const at = props.id ? siblings.indexOf(props.id) : -1;
-  if (siblings.length < 2 || at < 0) return null;
-  const go = (to: number) => props.onSwitch(props.item, siblings[to]!);
-  return (
-    <span class="versions" role="group" aria-label="Versions" data-testid="versions">
-      <button type="button" class="link-btn branch-btn" aria-label="Previous version" disabled={at === 0} onClick={() => go(at - 1)}>
-        ‹
-      </button>
-      <span>
-        {at + 1} / {siblings.length}
-      </span>
-      <button
-        type="button"
-        class="link-btn branch-btn"
-        aria-label="Next version"
-        disabled={at === siblings.length - 1}
-        onClick={() => go(at + 1)}
-      >
-        ›
-      </button>
-    </span>
-  );
-}
 
 function Answer(props: { item: AssistantItem; isLast: boolean; busy: boolean; handlers: MessageHandlers }) {
   const { item, handlers } = props;
