@@ -193,6 +193,12 @@ class DisplayMessage:
     """The ids of this message and of the others in its place on other branches (edited
     questions beside a question, answers given again beside an answer), oldest first: what a
     UI needs to draw ``< 2 / 3 >``. In the JSON only when there are several."""
+    context: dict[str, Any] | None = None
+    """On an answer: how full the model's window was at its last model call
+    (:class:`~agentstream.events.ContextReport`). In the JSON only when known."""
+    summarized: int | None = None
+    """On a user message: the model reads the conversation before it as a summary of that
+    many exchanges (see :mod:`agentstream.agent.summaries`). In the JSON only when set."""
 
     def to_json(self) -> dict[str, Any]:
         shown: dict[str, Any] = {
@@ -217,6 +223,10 @@ class DisplayMessage:
             shown["attachments"] = [attachment_json(a) for a in self.attachments]
         if len(self.siblings) > 1:  # the same: a conversation without branches reads as before
             shown["siblings"] = list(self.siblings)
+        if self.context is not None:
+            shown["context"] = self.context
+        if self.summarized is not None:
+            shown["summarized"] = self.summarized
         return shown
 
 
@@ -284,7 +294,16 @@ class ConversationDetail:
             "messages": [message.to_json() for message in self.messages],
             "active_run": None if self.active_run is None else self.active_run.to_json(),
             "usage": self.usage(),
+            "context": self.context(),
         }
+
+    def context(self) -> dict[str, Any] | None:
+        """How full the model's window was for the latest answer that says (None: none
+        does), which is where the conversation stands for its next message."""
+        for message in reversed(self.messages):
+            if message.context is not None:
+                return message.context
+        return None
 
     def to_agent_conversation(self) -> dict[str, Any]:
         """The ops agent's ``conversation`` object."""

@@ -26,6 +26,8 @@ from agentstream.messages import PendingToolCall, ToolOutcome
 __all__ = [
     "RUN_EVENT_ADAPTER",
     "AnswerShaped",
+    "ContextReport",
+    "ContextSummarized",
     "ConversationSaved",
     "TERMINAL_EVENTS",
     "ToolOutcome",
@@ -406,6 +408,23 @@ class RunWarning:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ContextSummarized:
+    """The earlier part of the conversation no longer fits the model's window and was
+    summarized by the model: from now on it reads ``summary`` in place of those exchanges
+    (see :mod:`agentstream.agent.summaries`). ``exchanges`` is how many exchanges the summary
+    covers in all (earlier summaries included); ``covered``, how many messages of the run's
+    ``RunInput.history`` it covers, which is what whoever keeps the conversation needs to
+    store it against the right message. The conversation itself is unchanged."""
+
+    run_id: str
+    seq: int
+    summary: str
+    exchanges: int
+    covered: int
+    type: Literal["context_summarized"] = "context_summarized"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class AnswerShaped:
     """The answer as a chat client shows it, made by the response layer above the loop
     (``agentstream.chat``) just before ``run_completed``: ``message`` with the marker blocks
@@ -442,6 +461,26 @@ class ConversationSaved:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ContextReport:
+    """How full the model's window was at a run's last model call, in the server's estimate
+    (:mod:`agentstream.agent.tokens`): the request's ``tokens`` in all, made of the system
+    prompt, the tool definitions, the summary of earlier exchanges and the history sent, and
+    the ``max_tokens`` kept for the answer. ``window`` is None for a model whose window is
+    not known. ``left_out`` counts the earlier exchanges the request did not carry (whether
+    summarized or not), ``summarized`` those the summary covers."""
+
+    window: int | None
+    tokens: int
+    system: int
+    tools: int
+    summary: int
+    history: int
+    max_tokens: int
+    left_out: int = 0
+    summarized: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RunCompleted:
     """The run answered: what the loop knows. ``message`` is the model's text, turns joined
     by a blank line; ``tool_history`` the calls that finished; ``payloads`` those tools
@@ -464,6 +503,8 @@ class RunCompleted:
     payloads: tuple[Payload, ...] = ()
     pending_calls: tuple[PendingToolCall, ...] = ()
     stop_reason: StopReason = "end_turn"
+    context: ContextReport | None = None
+    """How full the model's window was at the run's last model call."""
     type: Literal["run_completed"] = "run_completed"
 
     @property
@@ -509,6 +550,7 @@ RunEvent = Annotated[
     | PayloadEvent
     | UsageEvent
     | RunWarning
+    | ContextSummarized
     | AnswerShaped
     | ConversationSaved
     | RunCompleted

@@ -5,6 +5,7 @@ from agentstream.agent.budget import ContextLimits
 from agentstream.agent.inputs import AnswerCheck, CancelToken, Retry, RunInput
 from agentstream.agent.loop import MAX_TURNS_MESSAGE
 from agentstream.agent.run import AgentRun
+from agentstream.agent.summaries import ContextSummary
 
 __all__ = [
     "MAX_TURNS_MESSAGE",
@@ -13,6 +14,7 @@ __all__ = [
     "AnswerCheck",
     "CancelToken",
     "ContextLimits",
+    "ContextSummary",
     "Retry",
     "RunInput",
 ]

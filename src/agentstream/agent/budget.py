@@ -16,8 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agentstream.agent.compaction import Compaction, Compactor
+from agentstream.agent.summaries import ContextSummary, with_summary
 from agentstream.agent.tokens import TokenCounter, text_tokens, tool_tokens
 from agentstream.errors import ContextOverflow
+from agentstream.events import ContextReport
 from agentstream.messages import Message
 from agentstream.providers.base import ToolSpec
 from agentstream.providers.profiles import ModelProfile
@@ -36,11 +38,20 @@ class ContextLimits:
     ``margin`` is the share of the window left free beside the answer's limit (for the
     estimate's error and the vendors' own framing); ``tool_result_share`` the share of the
     window one tool result may take before it is cut; ``compact=False`` sends the history
-    as it is, whatever its size (a refusal then fails the run)."""
+    as it is, whatever its size (a refusal then fails the run).
+
+    ``summarize`` has the model summarize the exchanges about to be left out
+    (:mod:`agentstream.agent.summaries`); off, they are left out unsummarized. A summary
+    is at most ``summary_tokens`` long (and an eighth of the window), and covers enough
+    exchanges that the history sent after it takes at most ``keep`` of the room beside it,
+    so that the next turns fit without summarizing again."""
 
     margin: float = 0.05
     tool_result_share: float = 0.25
     compact: bool = True
+    summarize: bool = True
+    summary_tokens: int = 2_000
+    keep: float = 0.5
 
     def __post_init__(self) -> None:
         if not 0 <= self.margin < 0.5:
@@ -49,6 +60,10 @@ class ContextLimits:
             raise ValueError(
                 f"tool_result_share must be over 0 and at most 1, not {self.tool_result_share}"
             )
+        if not 0 < self.keep <= 1:
+            raise ValueError(f"keep must be over 0 and at most 1, not {self.keep}")
+        if self.summary_tokens < 1:
+            raise ValueError(f"summary_tokens must be over 0, not {self.summary_tokens}")
 
 
 class LearnedWindows:
@@ -90,11 +105,13 @@ class ContextBudget:
         "_compactor",
         "_count",
         "_current",
-        "_fixed",
         "_learned",
         "_limits",
         "_model",
         "_profile",
+        "_summary",
+        "_system",
+        "_tools",
     )
 
     def __init__(
@@ -114,8 +131,11 @@ class ContextBudget:
         self._learned = learned
         self._count = TokenCounter()
         self._compactor = Compactor(self._count)
-        self._fixed = text_tokens(system) + tool_tokens(tools)
+        self._system = text_tokens(system)
+        self._tools = tool_tokens(tools)
         """The system prompt and the tools: the same in every request of the run."""
+        self._summary = 0
+        """The summary's section of the system prompt (:meth:`summarized`)."""
         self._current = current
         """Where the exchange the run answers starts in its messages (default: at the latest
         user message), always sent whole."""
@@ -126,23 +146,82 @@ class ContextBudget:
         windows = [w for w in (self._profile.context_window, self._learned.get(self._model)) if w]
         return min(windows) if windows else None
 
-    def fit(self, messages: Sequence[Message], max_tokens: int) -> Compaction:
-        """What to send of ``messages`` (see :mod:`agentstream.agent.compaction`)."""
+    @property
+    def _fixed(self) -> int:
+        return self._system + self._tools + self._summary
+
+    @property
+    def summary_tokens(self) -> int:
+        """The longest summary to ask for: the limits', and no more than an eighth of the
+        window."""
+        window = self.window
+        limit = self._limits.summary_tokens
+        return limit if window is None else max(1, min(limit, window // 8))
+
+    def summarized(self, summary: ContextSummary | None) -> None:
+        """From now on, requests carry ``summary`` in their system prompt."""
+        self._summary = text_tokens(with_summary("", summary)) if summary is not None else 0
+
+    def fit(self, messages: Sequence[Message], max_tokens: int, *, start: int = 0) -> Compaction:
+        """What to send of ``messages`` (see :mod:`agentstream.agent.compaction`), which are
+        the run's messages from ``start`` on (those before it are summarized)."""
         window = self.window
         if window is None or not self._limits.compact:
             return Compaction(
                 messages=tuple(messages), tokens=self._fixed + self._count.total(messages)
             )
+        return self._compact(messages, self._budget(window, max_tokens), start)
+
+    def to_summarize(self, messages: Sequence[Message], max_tokens: int, *, start: int = 0) -> int:
+        """How many of ``messages`` (the oldest, whole exchanges) to summarize so that the
+        rest takes at most :attr:`ContextLimits.keep` of the room beside a summary; 0 when
+        none can be (only the exchange being answered is left)."""
+        window = self.window
+        if window is None:
+            return 0
+        budget = self._budget(window, max_tokens)
+        beside = (
+            self._system
+            + self._tools
+            + self.summary_tokens
+            + text_tokens(with_summary("", ContextSummary(text="", exchanges=0)))
+        )
+        target = beside + int(max(0, budget - beside) * self._limits.keep)
+        return self._compact(messages, target, start).first_kept
+
+    def report(
+        self, sent: Compaction, max_tokens: int, summary: ContextSummary | None
+    ) -> ContextReport:
+        """How full the window is with ``sent`` (a request's compaction)."""
+        summarized = summary.exchanges if summary is not None else 0
+        return ContextReport(
+            window=self.window,
+            tokens=sent.tokens,
+            system=self._system,
+            tools=self._tools,
+            summary=self._summary,
+            history=max(0, sent.tokens - self._fixed),
+            max_tokens=max_tokens,
+            left_out=sent.dropped + summarized,
+            summarized=summarized,
+        )
+
+    def _budget(self, window: int, max_tokens: int) -> int:
         # An answer's limit as large as the window (Ollama's 4,096 tokens, asked for 4,096)
         # would leave the conversation nothing: half the window is kept for it at most.
         reserve = min(max_tokens, window // 2)
-        budget = window - reserve - int(window * self._limits.margin)
+        return window - reserve - int(window * self._limits.margin)
+
+    def _compact(self, messages: Sequence[Message], budget: int, start: int) -> Compaction:
+        window = self.window
+        assert window is not None
+        current = None if self._current is None else self._current - start
         return self._compactor.compact(
             messages,
             budget=budget,
             fixed=self._fixed,
             result_limit=max(1, int(window * self._limits.tool_result_share)),
-            current=self._current,
+            current=current,
         )
 
     def refused(self, error: ContextOverflow, sent: Compaction, max_tokens: int) -> bool:

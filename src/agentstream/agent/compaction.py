@@ -42,6 +42,10 @@ class Compaction:
     """Files replaced by their names."""
     dropped: int = 0
     """Earlier exchanges left out."""
+    first_kept: int = 0
+    """Where the messages sent start in the messages given, when the exchanges left out are
+    the oldest ones (as they are unless an exchange with open calls stood among them): the
+    messages before it are those left out."""
 
     @property
     def changed(self) -> bool:
@@ -140,8 +144,18 @@ class Compactor:
             total -= sum(costs[start:end])
             left_out.append((start, end))
         kept = _without(sent, left_out) if left_out else tuple(sent)
+        first_kept = 0
+        for start, end in left_out:
+            if start != first_kept:
+                break
+            first_kept = end
         return Compaction(
-            messages=kept, tokens=total, cut=cut, placeholders=placeholders, dropped=len(left_out)
+            messages=kept,
+            tokens=total,
+            cut=cut,
+            placeholders=placeholders,
+            dropped=len(left_out),
+            first_kept=first_kept,
         )
 
     def _scan(self, messages: Sequence[Message], result_limit: int) -> _Scan:

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from agentstream.agent.summaries import ContextSummary
 from agentstream.attachments.owned import AttachmentContent, AttachmentKeeper
 from agentstream.attachments.types import Attachment
 from agentstream.messages import Message
@@ -81,6 +82,15 @@ class RunInput:
     """Where files the run's tools make are kept (``ToolContext.attach``; none: they
     cannot)."""
     history: Sequence[Message] = ()
+    summary: ContextSummary | None = None
+    """A summary of the conversation before ``history`` (its earlier exchanges, left out of
+    it): the model reads it in their place (see :mod:`agentstream.agent.summaries`)."""
+    summarize: bool = False
+    """Whether exchanges about to be left out of a request are summarized (when the agent's
+    ``ContextLimits.summarize`` is on too). A caller turns it on when it keeps the summary
+    (the ``context_summarized`` event) and hands it back with the next run's shortened
+    history, as the server's runner does with its store: a caller that passes the whole
+    history every time would pay for the same summary every run."""
     answers: Answers | None = None
     """Results and approval decisions for the calls the history's last turn left open."""
     client_tools: Sequence[ClientTool] = ()

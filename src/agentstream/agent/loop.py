@@ -11,9 +11,12 @@ run with one terminal event: ``run_failed`` for a provider error, the turn limit
 Before each model call the history is fitted into the model's window
 (:mod:`agentstream.agent.budget`, :mod:`agentstream.agent.compaction`): the request may carry
 less of the conversation than the run keeps, and a ``warning`` (``context_compacted``) says so
-once per run. A vendor that refuses a request as too long anyway (``ContextOverflow``, before
-anything streamed) gets it again, compacted to what its refusal taught, once
-(``context_overflow`` warning).
+once per run. The exchanges it would leave out are first summarized by the model, when
+summaries are on (:mod:`agentstream.agent.summaries`): the summary replaces them in every
+later request, and ``context_summarized`` tells whoever keeps the conversation to store it.
+A vendor that refuses a request as too long anyway (``ContextOverflow``, before anything
+streamed) gets it again, compacted to what its refusal taught, once (``context_overflow``
+warning).
 
 A turn that calls a frontend tool or a tool that needs approval runs its other calls and ends
 the run (``run_completed`` with ``pending_calls``); a run whose history ends with such an open
@@ -34,11 +37,14 @@ from agentstream.agent.compaction import Compaction
 from agentstream.agent.files import RunFiles
 from agentstream.agent.inputs import AnswerCheck, CancelToken, Retry, RunInput
 from agentstream.agent.outlet import EventOutlet
+from agentstream.agent.summaries import ContextSummary, Summarizer, with_summary
 from agentstream.agent.tool_calls import ToolCalls
 from agentstream.agent.turns import TurnBuilder
 from agentstream.agent.usage import UsageMeter
 from agentstream.errors import ContextOverflow
 from agentstream.events import (
+    ContextReport,
+    ContextSummarized,
     PartEnded,
     PartKind,
     PartStarted,
@@ -130,6 +136,17 @@ class Loop:
         self._open: PartKind | None = None
         """The kind of the text or reasoning part in progress (its number is ``_parts - 1``)."""
         self._told_compacted = False
+        self._summary: ContextSummary | None = run_input.summary
+        """What the model reads in place of the exchanges before the run's history (and of
+        those the run summarizes)."""
+        self._skip = 0
+        """The messages at the start of the run's history the summary covers."""
+        self._skipped = 0
+        """The exchanges those messages hold."""
+        self._summarizing = run_input.summarize
+        """Whether exchanges about to be left out are summarized (off after a failure)."""
+        self._context: ContextReport | None = None
+        """How full the window was at the latest model call."""
 
     @property
     def usage(self) -> RunUsage:
@@ -247,6 +264,7 @@ class Loop:
                 UserMessage(content=run_input.message, attachments=tuple(run_input.attachments))
             )
         system = run_input.system if run_input.system is not None else agent.instructions
+        self._summarizing = self._summarizing and agent.context_limits.summarize
         max_turns = run_input.max_turns or agent.max_turns
         model = f"{self.provider.name}:{self.provider.model}"
         profile = agent.profile(model)
@@ -270,6 +288,7 @@ class Loop:
             ),
             options={**agent.model_options, **run_input.model_options},
         )
+        budget.summarized(self._summary)
         for turn in range(max_turns):
             self._outlet.emit(
                 TurnStarted(run_id=self.run_id, seq=self._outlet.next_seq(), turn=turn)
@@ -324,28 +343,93 @@ class Loop:
         """Call the model with ``messages`` fitted into its window: once, or twice when the
         vendor refuses the first request as too long before anything streamed."""
         max_tokens = template.max_tokens
-        sent = budget.fit(messages, max_tokens)
-        self._compacted(sent)
-        request = replace(
-            template, messages=sent.messages, files=await files.for_request(sent.messages)
-        )
+        sent = await self._fit(messages, template, budget)
         try:
-            return await self._stream_turn(turn, request)
+            return await self._stream_turn(turn, await self._request(template, sent, files))
         except ContextOverflow as refusal:
             if self._answered() or not budget.refused(refusal, sent, max_tokens):
                 raise
         # The vendor counts more than the estimate did: send less, once. What it said of its
         # window is kept for the next runs of this model too.
-        sent = budget.fit(messages, max_tokens)
+        sent = await self._fit(messages, template, budget)
         self._warn(
             "context_overflow",
             "The conversation was too long for the model; earlier parts of it were left out "
             "of this answer.",
         )
-        request = replace(
-            template, messages=sent.messages, files=await files.for_request(sent.messages)
+        return await self._stream_turn(turn, await self._request(template, sent, files))
+
+    async def _fit(
+        self, messages: list[Message], template: ChatRequest, budget: ContextBudget
+    ) -> Compaction:
+        """What to send of ``messages``: fitted into the window, after summarizing the
+        exchanges that would be left out (when summaries are on)."""
+        max_tokens = template.max_tokens
+        sent = budget.fit(messages[self._skip :], max_tokens, start=self._skip)
+        if sent.dropped and self._summarizing:
+            await self._summarize(messages, template, budget)
+            sent = budget.fit(messages[self._skip :], max_tokens, start=self._skip)
+        self._compacted(sent)
+        self._context = budget.report(sent, max_tokens, self._summary)
+        return sent
+
+    async def _summarize(
+        self, messages: list[Message], template: ChatRequest, budget: ContextBudget
+    ) -> None:
+        """Summarize the oldest exchanges sent so far, enough of them that the rest leaves
+        room to grow (:meth:`ContextBudget.to_summarize`)."""
+        view = messages[self._skip :]
+        upto = budget.to_summarize(view, template.max_tokens, start=self._skip)
+        window = budget.window
+        if not upto or window is None:
+            return
+        covered = view[:upto]
+        exchanges = sum(isinstance(m, UserMessage) for m in covered)
+        summarizer = Summarizer(
+            self.provider,
+            window=window,
+            max_tokens=budget.summary_tokens,
+            meter=self._meter,
+            options=dict(template.options),
         )
-        return await self._stream_turn(turn, request)
+        try:
+            summary, used = await summarizer.summarize(self._summary, covered, exchanges)
+        except ProviderError as exc:
+            log.warning("run %s could not summarize: %s", self.run_id, exc.message)
+            summary, used = None, None
+        if used is not None:
+            self._usage = self._usage + used
+        if summary is None:
+            self._summarizing = False
+            self._warn(
+                "context_summary_failed",
+                "The earlier conversation could not be summarized; the model reads the latest "
+                "messages only.",
+            )
+            return
+        self._summary = summary
+        self._skip += upto
+        self._skipped += exchanges
+        budget.summarized(summary)
+        self._outlet.emit(
+            ContextSummarized(
+                run_id=self.run_id,
+                seq=self._outlet.next_seq(),
+                summary=summary.text,
+                exchanges=summary.exchanges,
+                covered=self._skipped,
+            )
+        )
+
+    async def _request(
+        self, template: ChatRequest, sent: Compaction, files: RunFiles
+    ) -> ChatRequest:
+        return replace(
+            template,
+            system=with_summary(template.system, self._summary),
+            messages=sent.messages,
+            files=await files.for_request(sent.messages),
+        )
 
     def _compacted(self, sent: Compaction) -> None:
         """Say once per run that the model reads less than the conversation holds."""
@@ -511,6 +595,7 @@ class Loop:
                 payloads=tuple(self._calls.payloads),
                 pending_calls=pending,
                 stop_reason=self._stop,
+                context=self._context,
             )
         )
         self._outlet.closed = True

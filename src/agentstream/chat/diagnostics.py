@@ -15,6 +15,7 @@ from typing import Any, assert_never
 
 from agentstream.agent import Agent, RunInput
 from agentstream.chat.redaction import SECRET_KEYS, Scrubber, secret_values
+from agentstream.events import ContextReport
 from agentstream.messages import AssistantMessage, Message, ToolResultsMessage, UserMessage
 from agentstream.runs.request import RunRequest
 
@@ -30,8 +31,11 @@ def build_diagnostics(
     raw_response: str,
     problems: Sequence[str] = (),
     secret_keys: AbstractSet[str] = SECRET_KEYS,
+    context: ContextReport | None = None,
 ) -> dict[str, Any]:
-    """The chat tray's diagnostics object, scrubbed of secrets."""
+    """The chat tray's diagnostics object, scrubbed of secrets. ``context`` is how full the
+    model's window was at the run's last model call: listed as ``context_budget``, tokens
+    by what took them."""
     messages: list[Message] = [*run_input.history, UserMessage(content=run_input.message)]
     temperature = run_input.temperature if run_input.temperature is not None else agent.temperature
     diagnostics: dict[str, Any] = {
@@ -45,6 +49,18 @@ def build_diagnostics(
         "context": request.context,
         "raw_llm_response": raw_response,
     }
+    if context is not None:
+        diagnostics["context_budget"] = {
+            "window": context.window,
+            "used": context.tokens,
+            "system_prompt": context.system,
+            "tools": context.tools,
+            "summary": context.summary,
+            "history": context.history,
+            "reserved_for_answer": context.max_tokens,
+            "exchanges_left_out": context.left_out,
+            "exchanges_summarized": context.summarized,
+        }
     if problems:
         diagnostics["parse_warnings"] = list(problems)
     secrets = [request.principal.token, *secret_values(request.context, secret_keys)]

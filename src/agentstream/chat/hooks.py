@@ -280,6 +280,7 @@ class ChatHooks:
                 raw_response=raw,
                 problems=[*extracted.problems, *suggestions.problems],
                 secret_keys=config.secret_keys,
+                context=completed.context,
             )
         return AnswerShaped(
             run_id=completed.run_id,

@@ -24,6 +24,7 @@ from agentstream.chat.markers import MarkerLineFilter
 from agentstream.cli.loading import AgentLoadError, check_model, load_agent, load_hooks
 from agentstream.events import (
     AnswerShaped,
+    ContextSummarized,
     ConversationSaved,
     PartEnded,
     PartStarted,
@@ -215,6 +216,8 @@ class TerminalRenderer:
                 self._usage = self._usage + usage
             case RunWarning(message=message):
                 self._line(f"[yellow]warning:[/] {message}")
+            case ContextSummarized(exchanges=exchanges):
+                self._line(f"[dim]the first {exchanges} exchanges are now read as a summary[/]")
             case AnswerShaped():
                 self._choices(event)
             case RunCompleted(usage=usage):

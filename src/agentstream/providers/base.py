@@ -61,6 +61,11 @@ class ChatRequest:
     options: Mapping[str, Any] = field(default_factory=dict)
     """Vendor-neutral model options: ``reasoning`` (``True``, ``False`` or an effort such as
     ``"low"``), ``reasoning_budget`` (tokens), ``stop`` (sequences). Unknown keys are ignored."""
+    purpose: Literal["answer", "summary"] = "answer"
+    """What the call is for: an answer, or a summary of earlier exchanges
+    (:mod:`agentstream.agent.summaries`), whose text nobody is shown as it streams. Vendors'
+    providers send both alike; a scripted model answers a summary request with a digest of
+    its own rather than from its script."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

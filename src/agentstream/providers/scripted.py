@@ -181,6 +181,8 @@ class ScriptedProvider:
         return cls(Script.load(path), model=Path(path).stem)
 
     def _turn(self, request: ChatRequest) -> ScriptedTurn:
+        if request.purpose == "summary":
+            return ScriptedTurn(text=_digest(request), usage=None)
         if self._script is not None:
             return self._script.turn_for(request)
         assert self._handler is not None
@@ -240,3 +242,21 @@ class ScriptedProvider:
 
 def _chunks(value: str | list[str]) -> list[str]:
     return _WORDS.findall(value) if isinstance(value, str) else value
+
+
+_SO_FAR = re.compile(r"The summary so far:\n\n(.*?)\n\nThe conversation went on", re.S)
+
+
+def _digest(request: ChatRequest) -> str:
+    """A scripted model's summary: the summary so far, then a line for each thing the user
+    said in the part to summarize (a script is about answers; its summaries only need to
+    be deterministic and to show what they cover)."""
+    asked = request.messages[-1]
+    text = asked.content if isinstance(asked, UserMessage) else ""
+    found = _SO_FAR.search(text)
+    lines = found.group(1).splitlines() if found else []
+    for line in text.splitlines():
+        if line.startswith("User: "):
+            said = line.removeprefix("User: ")
+            lines.append("- The user said: " + (said if len(said) <= 80 else said[:79] + "…"))
+    return "\n".join(lines)

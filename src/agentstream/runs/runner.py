@@ -44,7 +44,13 @@ from agentstream.runs.observers import RunObserver
 from agentstream.runs.reading import HistoryReading
 from agentstream.runs.request import DoubleTexting, RefusedRequest, RunRequest
 from agentstream.runs.session import RunSession
-from agentstream.runs.store import ConversationStore, InterruptedRuns, QueuedRuns
+from agentstream.runs.store import (
+    ConversationStore,
+    InterruptedRuns,
+    KeptSummaries,
+    QueuedRuns,
+    StartedRun,
+)
 from agentstream.runs.titles import TitleWriter
 from agentstream.runs.turns import take_turn, wait_turn
 
@@ -232,6 +238,7 @@ class Runner:
         conversation_id, title, first_run = request.conversation_id, None, False
         history = list(request.history or ())
         payloads: list[Any] = []
+        read: StartedRun | None = None
         if self.store is not None:
             started = await self.store.start_run(
                 request.principal,
@@ -253,6 +260,7 @@ class Runner:
                 attachments = started.asked.attachments
             if request.history is None:
                 history = list(started.history)
+                read = started
             payloads = list(started.payloads)
         if request.conversation_id is None and conversation_id is not None:
             # A new conversation: nobody else knows its id yet, so it is free.
@@ -265,7 +273,15 @@ class Runner:
         session: RunSession | None = None
         try:
             session = await self._prepare(
-                request, run_id, conversation_id, title, history, payloads, first_run, attachments
+                request,
+                run_id,
+                conversation_id,
+                title,
+                history,
+                payloads,
+                first_run,
+                attachments,
+                read,
             )
             session.admission, session.began = admission, began
             session.watch()
@@ -333,7 +349,25 @@ class Runner:
         except Exception:
             log.exception("run %s could not read the history it waited for", run_id)
             return run_input
-        return self._run_input(request, prep, replace(run_input, history=history))
+        waited = self._run_input(request, prep, replace(run_input, history=history))
+        session.exchanges = self._exchanges(started)
+        return self._summarized(waited, started)
+
+    def _exchanges(self, read: StartedRun | None) -> Sequence[str]:
+        """Where the summaries a run writes are kept: the ids of its history's exchanges,
+        when the history was read from a store that keeps summaries (else none)."""
+        if read is None or not isinstance(self.store, KeptSummaries):
+            return ()
+        return read.exchanges
+
+    def _summarized(self, run_input: RunInput, read: StartedRun | None) -> RunInput:
+        """``run_input`` with the summary its read stopped at; it summarizes what it would
+        leave out when the store can keep that summary for the next runs."""
+        return replace(
+            run_input,
+            summary=read.summary if read is not None else None,
+            summarize=bool(self._exchanges(read)),
+        )
 
     def _history_bound(self, request: RunRequest) -> int | None:
         """How much of the conversation the run reads (None: all of it)."""
@@ -383,6 +417,7 @@ class Runner:
         payloads: list[Any],
         first_run: bool,
         attachments: tuple[Attachment, ...],
+        read: StartedRun | None = None,
     ) -> RunSession:
         prep = await self.hooks.prepare(self.agent, request, history, payloads)
         unprepared = RunInput(
@@ -405,10 +440,12 @@ class Runner:
             answers=request.answers or None,
             client_tools=request.client_tools,
         )
-        run_input = self._run_input(request, prep, unprepared)
+        run_input = self._summarized(self._run_input(request, prep, unprepared), read)
         # The answers' message: the store committed it with the start.
         saved = int(bool(run_input.answers and self.store is not None and conversation_id))
-        return RunSession(self, request, run_input, first_run=first_run, saved=saved)
+        session = RunSession(self, request, run_input, first_run=first_run, saved=saved)
+        session.exchanges = self._exchanges(read)
+        return session
 
     @staticmethod
     def _run_input(request: RunRequest, prep: Preparation, unprepared: RunInput) -> RunInput:

@@ -20,9 +20,11 @@ from dataclasses import replace
 from typing import Any, Protocol, TypeVar
 
 from agentstream.agent import Agent, AgentRun, RunInput
+from agentstream.agent.summaries import ContextSummary
 from agentstream.conversation import ConversationDetail
 from agentstream.events import (
     AnswerShaped,
+    ContextSummarized,
     ConversationSaved,
     RunCancelled,
     RunCompleted,
@@ -39,7 +41,7 @@ from agentstream.runs.hooks import RunHooks
 from agentstream.runs.limits import Admission, Limiter
 from agentstream.runs.observers import RunObserver, RunWatch, tell_ended, watching
 from agentstream.runs.request import RunRequest
-from agentstream.runs.store import ConversationStore, RunStatus
+from agentstream.runs.store import ConversationStore, KeptSummaries, RunStatus
 
 __all__ = ["DISCONNECT_GRACE_SECONDS", "RunSession", "SessionOwner", "complete_prefix"]
 
@@ -123,6 +125,9 @@ class RunSession:
         """What the run carries to its readers on other workers, kept beside its log with
         what the protocol needs (``RunRequest.reader``): its watches add to it before the
         run opens (its trace context, see :mod:`agentstream.telemetry.tracing`)."""
+        self.exchanges: Sequence[str] = ()
+        """The ids of the user messages of the run's history, in order, when its store keeps
+        the summaries the run writes (see :class:`~agentstream.runs.store.KeptSummaries`)."""
         self._watches: list[RunWatch] = []
         self._billed: RunUsage | None = None
         self._saved = saved
@@ -305,7 +310,35 @@ class RunSession:
         round-trips (in a write the owner keeps), then the event goes to the log."""
         if type(event) is TurnStarted:
             self._save_progress()  # the tool round-trip (or the answers) before it
+        elif type(event) is ContextSummarized:
+            self._save_summary(event)
         self._owner.broker.publish(event)
+
+    def _save_summary(self, event: ContextSummarized) -> None:
+        """Keep the summary the run wrote before the first exchange it does not cover, so
+        the next runs read it and what follows it."""
+        store, conversation_id = self._owner.store, self.conversation_id
+        if not isinstance(store, KeptSummaries) or conversation_id is None:
+            return
+        if event.covered >= len(self.exchanges):
+            return
+        before_id = self.exchanges[event.covered]
+        summary = ContextSummary(text=event.summary, exchanges=event.exchanges)
+        principal, run_id = self.request.principal, self.run_id
+
+        async def write() -> None:
+            try:
+                await store.save_summary(
+                    principal,
+                    conversation_id=conversation_id,
+                    run_id=run_id,
+                    before_id=before_id,
+                    summary=summary,
+                )
+            except Exception:
+                log.exception("could not keep the summary of run %s", run_id)
+
+        self._persist_soon(write)
 
     async def _complete(self, event: RunCompleted) -> list[RunEvent]:
         """Shape the answer and store it; the events that go before ``run_completed`` (the

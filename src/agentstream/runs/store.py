@@ -26,6 +26,7 @@ from datetime import date
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from agentstream.accounting import UsageGroup, UsageLine
+from agentstream.agent.summaries import ContextSummary
 from agentstream.attachments.types import Attachment
 from agentstream.conversation import ConversationDetail, ConversationPage, ConversationSummary
 from agentstream.errors import ConversationNotFound
@@ -42,6 +43,7 @@ __all__ = [
     "ConversationStore",
     "ConversationTree",
     "InterruptedRuns",
+    "KeptSummaries",
     "ObservedCommits",
     "QueuedRuns",
     "RunStatus",
@@ -69,6 +71,11 @@ class StartedRun:
     asked: UserMessage | None = None
     """For a run that answers a stored question again (``Branch(again=True)``): that
     question, which the run asks the model in place of a new message."""
+    summary: ContextSummary | None = None
+    """The summary of what comes before ``history``, when the read stopped at one."""
+    exchanges: Sequence[str] = ()
+    """The ids of ``history``'s user messages, in order (where a summary the run writes is
+    kept: :class:`KeptSummaries`); empty from a store that keeps no summaries."""
 
 
 class ConversationStore(Protocol):
@@ -149,6 +156,27 @@ class ConversationStore(Protocol):
     ) -> str | None:
         """Store a title written by the model unless the user renamed the conversation;
         returns the title stored, or None."""
+        ...
+
+
+@runtime_checkable
+class KeptSummaries(Protocol):
+    """What a store offers (optionally) to keep the summaries runs write of a conversation's
+    start (:mod:`agentstream.agent.summaries`), so that later runs read the summary and what
+    follows it rather than summarize again."""
+
+    async def save_summary(
+        self,
+        principal: Principal,
+        *,
+        conversation_id: str,
+        run_id: str,
+        before_id: str,
+        summary: ContextSummary,
+    ) -> bool:
+        """Keep ``summary`` of the conversation before its user message ``before_id`` (one
+        of :attr:`StartedRun.exchanges`); whether it was written (one kept there already
+        stays). Raises :class:`ConversationNotFound` for another's conversation."""
         ...
 
 

@@ -59,6 +59,8 @@ __all__ = [
     "ConversationRow",
     "MessageRow",
     "RunRow",
+    "SUMMARIES",
+    "SummaryRow",
     "UsageRow",
     "UTCDateTime",
     "utcnow",
@@ -240,6 +242,32 @@ class MessageRow(Base):
     )
 
 
+class SummaryRow(Base):
+    """A summary of the start of a conversation's path, written by the model for a run whose
+    request no longer fitted its window (:mod:`agentstream.agent.summaries`).
+
+    It is kept against the message that follows what it covers (``before_id``, a user
+    message): what comes before a message is the same on every branch through it, so the
+    summary serves each of them, and a branch that leaves the path earlier (an edit of an
+    earlier question) does not reach it. Reading a run's history stops there
+    (:func:`agentstream.store.tree.recent_path`)."""
+
+    __tablename__ = "agentstream_summaries"
+
+    before_id: Mapped[str] = mapped_column(
+        ForeignKey(MessageRow.id, ondelete="CASCADE"), primary_key=True
+    )
+    conversation_id: Mapped[str] = mapped_column(
+        ForeignKey(ConversationRow.id, ondelete="CASCADE"), index=True
+    )
+    run_id: Mapped[str] = mapped_column(String(ID_LENGTH))
+    """The run that wrote it."""
+    text: Mapped[str] = mapped_column(CleanText)
+    exchanges: Mapped[int] = mapped_column(Integer)
+    """How many exchanges it covers."""
+    created_at: Mapped[datetime]
+
+
 class UsageRow(Base):
     """What one run used and cost: the usage ledger behind ``GET /api/usage``.
 
@@ -325,3 +353,4 @@ MESSAGES = cast(Table, MessageRow.__table__)
 USAGE = cast(Table, UsageRow.__table__)
 ATTACHMENTS = cast(Table, AttachmentRow.__table__)
 BLOBS = cast(Table, BlobPartRow.__table__)
+SUMMARIES = cast(Table, SummaryRow.__table__)

@@ -35,6 +35,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 from sqlalchemy.orm import Session
 
 from agentstream.accounting import UsageGroup, UsageLine
+from agentstream.agent.summaries import ContextSummary
 from agentstream.attachments.types import Attachment
 from agentstream.errors import MessageNotFound
 from agentstream.events import AnswerShaped, RunCompleted, RunUsage, Usage
@@ -117,6 +118,7 @@ from agentstream.store.statements import (
     run_ordinal,
     run_outcome,
 )
+from agentstream.store.summaries import write_summary
 from agentstream.store.titles import clean_title, title_from_message
 from agentstream.store.tree import (
     BranchPoint,
@@ -339,7 +341,8 @@ class SqlConversationStore:
             leaf = bumped.active_leaf
             point = BranchPoint(leaf, leaf) if branch is None else branch_point(conn, cid, branch)
             parent = point.parent
-            history, payloads = before(conn, point.context, history_bound)
+            read = before(conn, point.context, history_bound)
+            history = read.history
             opening: list[Message] = []
             if answers:
                 # Checked under the conversation's lock, so two requests cannot both answer
@@ -361,14 +364,19 @@ class SqlConversationStore:
             )
             if tip != bumped.active_leaf:
                 set_leaf(conn, cid, tip)
+            # The run's own question starts the exchange it answers: a summary it writes of
+            # all that came before is kept there.
+            own = [tip] if user_message is not None and tip is not None else []
             started = StartedRun(
                 conversation_id=cid,
                 first_run=ordinal == 0,
                 title=bumped.title,
                 history=history,
                 metadata=bumped.metadata,
-                payloads=payloads,
+                payloads=read.payloads,
                 asked=point.asked,
+                summary=read.summary,
+                exchanges=[*read.exchanges, *own],
             )
             return started, _OpenRun(cid, ordinal, tip)
 
@@ -624,7 +632,7 @@ class SqlConversationStore:
             )
             if ordinal is None:
                 raise UnknownRun(run_id)
-            history, payloads = await session.run_sync(
+            read = await session.run_sync(
                 lambda sync: before(
                     sync.connection(),
                     run_start(sync.connection(), conversation_id, run_id),
@@ -634,10 +642,12 @@ class SqlConversationStore:
             return StartedRun(
                 conversation_id=conversation_id,
                 title=row.title,
-                history=history,
+                history=read.history,
                 metadata=dict(row.metadata_ or {}),
-                payloads=payloads,
+                payloads=read.payloads,
                 first_run=ordinal == 0,
+                summary=read.summary,
+                exchanges=read.exchanges,
             )
 
     async def runs_before(
@@ -692,8 +702,28 @@ class SqlConversationStore:
         async with self._reads() as session:
             row = await owned_row(session, principal, conversation_id)
             leaf = row.active_leaf_id
-            history, _ = await session.run_sync(lambda sync: before(sync.connection(), leaf))
-            return history
+            read = await session.run_sync(lambda sync: before(sync.connection(), leaf))
+            return read.history
+
+    async def save_summary(
+        self,
+        principal: Principal,
+        *,
+        conversation_id: str,
+        run_id: str,
+        before_id: str,
+        summary: ContextSummary,
+    ) -> bool:
+        """See :class:`~agentstream.runs.store.KeptSummaries`."""
+        cid = canonical(conversation_id)
+
+        def work(conn: Connection) -> bool:
+            now = utcnow()
+            if bump(conn, principal, cid, 0, now) is None:
+                raise Refused(ConversationNotFound(conversation_id))
+            return write_summary(conn, cid, before_id, run_id, summary, now)
+
+        return await self._commits.run(work, key=cid)
 
     # --- branches ------------------------------------------------------------------------------
 

@@ -30,6 +30,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
+from agentstream.agent.summaries import ContextSummary
 from agentstream.events import AnswerShaped, Payload, RunCompleted, RunUsage
 from agentstream.ids import new_id
 from agentstream.messages import Message
@@ -40,6 +41,7 @@ from agentstream.store.errors import InvalidCursor
 from agentstream.store.history import dump_message, load_messages, provider_history
 from agentstream.store.models import CONVERSATIONS, MESSAGES, RUNS, USAGE, ConversationRow
 from agentstream.store.prepared import Prepared
+from agentstream.store.summaries import summary_before, with_summaries
 from agentstream.store.titles import title_from_message
 from agentstream.store.tree import Node, answered_again, path_to, recent_path, sibling_ids
 from agentstream.store.views import (
@@ -54,6 +56,7 @@ from agentstream.store.views import (
 
 __all__ = [
     "Bumped",
+    "Before",
     "before",
     "bump",
     "canonical",
@@ -466,7 +469,8 @@ def display_with_active_run(
     runs, messages, again = _display_rows(conn, conversation_id, True)
     latest = cast(Sequence[StoredRun], conn.execute(_LATEST_RUN, {"b_id": conversation_id}).all())
     shown = display_messages(runs, messages, details=True, asked_again=again)
-    return _with_siblings(conn, conversation_id, shown, messages), active_run(latest)
+    shown = _with_siblings(conn, conversation_id, shown, messages)
+    return with_summaries(conn, conversation_id, shown), active_run(latest)
 
 
 def _with_siblings(
@@ -595,6 +599,7 @@ def run_outcome(
             "custom_payload": None,
             "pending_calls": dumped["pending_calls"],
             "stop_reason": completed.stop_reason,
+            "context": dumped["context"],
         }
         if shaped is not None:
             # Only the fields shown: the diagnostics (the whole prompt, in development) are
@@ -609,16 +614,26 @@ def run_outcome(
     return values
 
 
-def before(
-    conn: Connection, parent: str | None, bound: int | None = None
-) -> tuple[list[Message], list[Payload]]:
+@dataclass(frozen=True, slots=True)
+class Before:
+    """What a run continues (:func:`before`): the provider history, the payloads of the runs
+    in it, the ids of its user messages (where each of its exchanges starts, in order), and
+    the summary of what comes before it, if the read stopped at one."""
+
+    history: list[Message]
+    payloads: list[Payload]
+    exchanges: list[str]
+    summary: ContextSummary | None = None
+
+
+def before(conn: Connection, parent: str | None, bound: int | None = None) -> Before:
     """The provider history that ends with message ``parent`` (what a run that follows it
     continues), and the payloads of the runs in it. With ``bound`` (stored characters), only
-    the latest whole exchanges that reach it are read (:func:`~agentstream.store.tree.recent_path`):
-    what the model can be sent, not the whole conversation; without it, the path from the
-    root."""
+    the latest whole exchanges that reach it are read (:func:`~agentstream.store.tree.recent_path`),
+    back to the latest summary at most: what the model can be sent, not the whole
+    conversation; without it, the path from the root."""
     if parent is None:
-        return [], []
+        return Before([], [], [])
     if bound is None:
         path: dict[str, Any] = {"b_leaf": parent}
         bodies, results = _PATH_BODIES, _PATH_RESULTS
@@ -626,14 +641,19 @@ def before(
         bound = max(1, bound)
         path = {"b_leaf": parent, "b_bound": bound, "b_cap": max(1, bound // 4)}
         bodies, results = _RECENT_BODIES, _RECENT_RESULTS
-    history = provider_history(load_messages(conn.scalars(bodies, path)))
-    return history, _earlier_payloads(conn.scalars(results, path))
+    rows = conn.execute(bodies, path).all()
+    exchanges = [row.id for row in rows if row.role == "user"]
+    summary = None
+    if bound is not None and rows and rows[0].role == "user":
+        summary = summary_before(conn, rows[0].id)
+    history = provider_history(load_messages(row.body for row in rows))
+    return Before(history, _earlier_payloads(conn.scalars(results, path)), exchanges, summary)
 
 
 def _bodies(path: Any) -> Any:
-    """The bodies of the messages a walk (a CTE of ids and run ids) reached, in order."""
+    """The messages a walk (a CTE of ids and run ids) reached, in order."""
     return (
-        select(MESSAGES.c.body)
+        select(MESSAGES.c.id, MESSAGES.c.role, MESSAGES.c.body)
         .join(path, MESSAGES.c.id == path.c.id)
         .order_by(MESSAGES.c.ordinal, MESSAGES.c.seq)
     )
@@ -650,7 +670,7 @@ def _results(path: Any) -> Any:
 
 _PATH = path_to(bindparam("b_leaf"))
 _PATH_BODIES = (
-    select(MESSAGES.c.body)
+    select(MESSAGES.c.id, MESSAGES.c.role, MESSAGES.c.body)
     .where(MESSAGES.c.id.in_(_PATH))
     .order_by(MESSAGES.c.ordinal, MESSAGES.c.seq)
 )

@@ -35,6 +35,7 @@ from sqlalchemy import (
     bindparam,
     case,
     cast,
+    exists,
     func,
     or_,
     select,
@@ -48,7 +49,7 @@ from agentstream.errors import InvalidBranch, MessageNotFound
 from agentstream.messages import UserMessage
 from agentstream.runs.request import Branch
 from agentstream.store.history import load_messages
-from agentstream.store.models import CONVERSATIONS, MESSAGES, RUNS
+from agentstream.store.models import CONVERSATIONS, MESSAGES, RUNS, SUMMARIES
 from agentstream.store.prepared import Prepared
 
 __all__ = [
@@ -91,7 +92,9 @@ def recent_path(leaf: Any, bound: Any, cap: Any) -> CTE:
     recursive CTE. Each message counts its stored JSON, at most ``cap`` (a tool result that
     large reaches the model cut anyway). The walk stops only at a user message, so what it
     reads is whole exchanges: a tool call is never read without its result, and the
-    exchange of ``leaf`` (with any calls it leaves open) is read whatever its size."""
+    exchange of ``leaf`` (with any calls it leaves open) is read whatever its size. It also
+    stops at a message a summary was written before (:class:`~agentstream.store.models.SummaryRow`):
+    what came before it reaches the model as the summary."""
     start = (
         select(_m.id, _m.parent_id, _m.run_id, _m.role, _size(_m.body, cap).label("walked"))
         .where(_m.id == leaf)
@@ -104,6 +107,7 @@ def recent_path(leaf: Any, bound: Any, cap: Any) -> CTE:
         ).where(
             up.c.id == start.c.parent_id,
             or_(start.c.walked < bound, start.c.role != "user"),
+            ~exists().where(SUMMARIES.c.before_id == start.c.id),
         )
     )
 

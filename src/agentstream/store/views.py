@@ -234,6 +234,7 @@ def _answer(
         usage=run.usage,
         pending_calls=_pending(result) if latest else (),
         stop_reason=result.get("stop_reason"),
+        context=result.get("context") if isinstance(result.get("context"), dict) else None,
     )
 
 

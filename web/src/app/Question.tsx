@@ -19,6 +19,7 @@ export function Question({ item, handlers }: { item: UserItem; handlers: Message
   };
   return (
     <div class={`row row-user${item.queued ? " is-queued" : ""}`} role="listitem">
+      {item.summarized ? <SummaryMarker exchanges={item.summarized} /> : null}
       {editing === null ? (
         <div class="bubble bubble-user" data-testid="user-message">
           {item.attachments?.length ? <MessageAttachments attachments={item.attachments} /> : null}
@@ -111,5 +112,18 @@ export function Versions(props: { item: ChatItem; id: string | null | undefined;
         ›
       </button>
     </span>
+  );
+}
+
+/** Where the model's memory of the conversation becomes a summary: the messages above it
+ * are kept and shown, but the model reads them as a summary it wrote. */
+function SummaryMarker({ exchanges }: { exchanges: number }) {
+  const noun = exchanges === 1 ? "exchange" : "exchanges";
+  return (
+    <div class="summary-marker" role="note" data-testid="summary-marker">
+      <span>
+        The model reads the {exchanges} earlier {noun} above as a summary
+      </span>
+    </div>
   );
 }

@@ -72,6 +72,8 @@ export interface UserItem {
   ref?: string;
   /** The ids of the messages in its place on other branches, itself among them. */
   siblings?: string[];
+  /** The model reads what came before this message as a summary of that many exchanges. */
+  summarized?: number;
 }
 
 /** The request that sends `item` again (a retry of the answer after it). */
@@ -378,6 +380,7 @@ export function itemsFromMessages(messages: StoredMessage[]): ChatItem[] {
         text: m.content,
         ...(attachments.length ? { attachments } : {}),
         ...(m.siblings?.length ? { siblings: m.siblings } : {}),
+        ...(m.summarized ? { summarized: m.summarized } : {}),
       });
     } else if (m.role === "assistant") {
       const history = m.tool_history ?? [];

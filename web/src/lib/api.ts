@@ -55,6 +55,26 @@ export interface StoredMessage {
   /** The ids of the messages in its place on other branches, itself among them, oldest
    * first; only when it has some. */
   siblings?: string[] | null;
+  /** On a user message: the model reads the conversation before it as a summary of that
+   * many exchanges. */
+  summarized?: number | null;
+  /** On an answer: how full the model's window was at its last model call. */
+  context?: ContextReport | null;
+}
+
+/** How full the model's window was, in the server's estimate of tokens: the request in all
+ * (`tokens`), what took it, and what was left out of it. `window` is null for a model whose
+ * window is not known. */
+export interface ContextReport {
+  window: number | null;
+  tokens: number;
+  system: number;
+  tools: number;
+  summary: number;
+  history: number;
+  max_tokens: number;
+  left_out: number;
+  summarized: number;
 }
 
 /** A run started by an edit or a regenerate (`202`): follow it by its id. */
@@ -88,6 +108,8 @@ export interface Conversation extends ConversationSummary {
   active_run?: ActiveRun | null;
   /** What every answer so far used and cost, summed (absent from servers that predate it). */
   usage?: UsageTotals | null;
+  /** How full the model's window was for the latest answer (absent from older servers). */
+  context?: ContextReport | null;
 }
 
 export interface ModelInfo {

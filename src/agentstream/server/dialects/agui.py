@@ -83,6 +83,7 @@ from pydantic import ValidationError
 
 from agentstream.events import (
     AnswerShaped,
+    ContextSummarized,
     ConversationSaved,
     PartEnded,
     PartStarted,
@@ -246,6 +247,9 @@ class AgUiEncoder:
             case RunWarning(code=code, message=message):
                 warning = CustomEvent(name="warning", value={"code": code, "message": message})
                 return (_frame(warning),)
+            case ContextSummarized(exchanges=exchanges):
+                summarized = CustomEvent(name="context_summarized", value={"exchanges": exchanges})
+                return (_frame(summarized),)
             case RunCompleted():
                 return (*self._close(), _frame(self._finished(event)))
             case RunCancelled():

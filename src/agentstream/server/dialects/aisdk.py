@@ -49,6 +49,7 @@ from pydantic import BaseModel, Field
 
 from agentstream.events import (
     AnswerShaped,
+    ContextSummarized,
     ConversationSaved,
     PartEnded,
     PartStarted,
@@ -375,6 +376,13 @@ class AiSdkEncoder:
                     "transient": True,
                 }
                 return (("data", dumps(warning)),)
+            case ContextSummarized(exchanges=exchanges):
+                summarized = {
+                    "type": "data-context-summarized",
+                    "data": {"exchanges": exchanges},
+                    "transient": True,
+                }
+                return (("data", dumps(summarized)),)
             case RunCompleted(pending_calls=pending, stop_reason=stop):
                 # Calls waiting for a person: the client shows them for approval.
                 requests = [

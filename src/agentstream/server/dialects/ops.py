@@ -27,6 +27,7 @@ from pydantic import Field
 
 from agentstream.events import (
     AnswerShaped,
+    ContextSummarized,
     ConversationSaved,
     PartEnded,
     PartStarted,
@@ -176,6 +177,7 @@ class OpsEncoder:
                 | ToolProgress()
                 | PayloadEvent()
                 | UsageEvent()
+                | ContextSummarized()
             ):
                 return ()
             case _:

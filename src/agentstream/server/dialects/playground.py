@@ -47,6 +47,7 @@ from pydantic import Field
 
 from agentstream.events import (
     AnswerShaped,
+    ContextSummarized,
     ConversationSaved,
     PartEnded,
     PartStarted,
@@ -257,6 +258,7 @@ class PlaygroundEncoder:
                 | ToolProgress()
                 | PayloadEvent()
                 | RunWarning()
+                | ContextSummarized()
             ):
                 return ()
             case _:

@@ -40,6 +40,7 @@ from agentstream.conversation import attachment_json
 from agentstream.errors import RunNotFound
 from agentstream.events import (
     AnswerShaped,
+    ContextSummarized,
     ConversationSaved,
     PartEnded,
     PartStarted,
@@ -313,6 +314,7 @@ class TrayEncoder:
                 | PayloadEvent()
                 | UsageEvent()
                 | RunWarning()
+                | ContextSummarized()
                 | ConversationSaved()
             ):
                 return ()

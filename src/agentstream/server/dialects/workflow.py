@@ -26,6 +26,7 @@ from pydantic import Field
 
 from agentstream.events import (
     AnswerShaped,
+    ContextSummarized,
     ConversationSaved,
     PartEnded,
     PartStarted,
@@ -170,6 +171,7 @@ class WorkflowEncoder:
                 | PayloadEvent()
                 | UsageEvent()
                 | RunWarning()
+                | ContextSummarized()
                 | RunCancelled()
             ):
                 return _EMPTY
