@@ -197,8 +197,9 @@ class DisplayMessage:
     """On an answer: how full the model's window was at its last model call
     (:class:`~agentstream.events.ContextReport`). In the JSON only when known."""
     summarized: int | None = None
-    """On a user message: the model reads the conversation before it as a summary of that
-    many exchanges (see :mod:`agentstream.agent.summaries`). In the JSON only when set."""
+    """On the user message the latest summary of the path stands before: the model reads
+    the conversation before it as a summary of that many exchanges (see
+    :mod:`agentstream.agent.summaries`). In the JSON only when set."""
 
     def to_json(self) -> dict[str, Any]:
         shown: dict[str, Any] = {

@@ -192,10 +192,14 @@ class ContextBudget:
     def report(
         self, sent: Compaction, max_tokens: int, summary: ContextSummary | None
     ) -> ContextReport:
-        """How full the window is with ``sent`` (a request's compaction)."""
+        """How full the window is with ``sent`` (a request's compaction): ``max_tokens`` is
+        counted as the room kept for the answer, at most half the window."""
         summarized = summary.exchanges if summary is not None else 0
+        window = self.window
+        if window is not None:
+            max_tokens = min(max_tokens, window // 2)
         return ContextReport(
-            window=self.window,
+            window=window,
             tokens=sent.tokens,
             system=self._system,
             tools=self._tools,

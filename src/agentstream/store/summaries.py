@@ -74,16 +74,22 @@ _OF_CONVERSATION = select(SUMMARIES.c.before_id, SUMMARIES.c.exchanges).where(
 def with_summaries(
     conn: Connection | Session, conversation_id: str, shown: Sequence[DisplayMessage]
 ) -> tuple[DisplayMessage, ...]:
-    """``shown`` (a path as displayed) with each user message a summary was kept before
-    marked with how many exchanges it covers, for a UI to show where the model's memory of
-    the conversation becomes a summary."""
+    """``shown`` (a path as displayed) with the user message of its latest summary marked
+    with how many exchanges the summary covers: where the model's memory of the
+    conversation becomes a summary, for a UI to show. (The earlier summaries on the path
+    are part of that one.)"""
     found = conn.execute(_OF_CONVERSATION, {"b_id": conversation_id})
     kept = {row.before_id: row.exchanges for row in found}
-    if not kept:
-        return tuple(shown)
-    return tuple(
-        replace(message, summarized=kept[message.id])
-        if message.role == "user" and message.id in kept
-        else message
-        for message in shown
+    latest = next(
+        (
+            i
+            for i in range(len(shown) - 1, -1, -1)
+            if shown[i].role == "user" and shown[i].id in kept
+        ),
+        None,
     )
+    if latest is None:
+        return tuple(shown)
+    marked = list(shown)
+    marked[latest] = replace(shown[latest], summarized=kept[shown[latest].id])
+    return tuple(marked)

@@ -327,7 +327,7 @@ export function App() {
           <h1 class="title" data-testid="conversation-title">
             {title}
           </h1>
-          {!usagePage && <UsageBadge conversationId={chat.conversationId} version={answers} />}
+          {!usagePage && <UsageBadge conversationId={chat.conversationId} version={answers} onStored={chat.noteStored} />}
           {signIn && (
             <a class="btn btn-primary btn-small" href={signInHref(signIn, location.pathname)} data-testid="sign-in">
               Sign in

@@ -5,7 +5,7 @@
  */
 import { render } from "preact";
 import { afterEach, describe, expect, it } from "vitest";
-import { itemsFromMessages, type UserItem } from "../chat/model";
+import { itemsFromMessages, newAnswer, withSummaryMarks, type ChatItem, type UserItem } from "../chat/model";
 import type { ContextReport } from "../lib/api";
 import { AnswerLinksContext } from "./Markdown";
 import { MessageList, type MessageHandlers } from "./Messages";
@@ -81,5 +81,36 @@ describe("the summary marker", () => {
     const questions = [...root.querySelectorAll("[data-testid=user-message]")].map((q) => q.textContent);
     expect(questions).toEqual(["first", "second"]);
     expect(markers[0]!.closest(".row-user")!.textContent).toContain("second");
+  });
+});
+
+describe("summary marks read after an answer", () => {
+  const items: ChatItem[] = [
+    { kind: "user", id: "local-1", text: "first" },
+    { ...newAnswer(null), id: "a1", status: "complete", text: "one" },
+    { kind: "user", id: "local-2", text: "second" },
+    { ...newAnswer(null), id: "a2", status: "complete", text: "two" },
+  ];
+
+  it("go on the question the stored conversation marks, matched in order", () => {
+    const marked = withSummaryMarks(items, [
+      { id: "u1", role: "user", content: "first" },
+      { id: "r1", role: "assistant", content: "one" },
+      { id: "u2", role: "user", content: "second", summarized: 1 },
+      { id: "r2", role: "assistant", content: "two" },
+    ]);
+    expect((marked[2] as UserItem).summarized).toBe(1);
+    expect(marked[0]).toBe(items[0]);
+    expect(marked[1]).toBe(items[1]);
+  });
+
+  it("change nothing when the questions do not match one for one", () => {
+    const stored = [{ id: "u1", role: "user", content: "first", summarized: 3 }];
+    expect(withSummaryMarks(items, stored)).toBe(items);
+    const unchanged = [
+      { id: "u1", role: "user", content: "first" },
+      { id: "u2", role: "user", content: "second" },
+    ];
+    expect(withSummaryMarks(items, unchanged)).toBe(items);
   });
 });

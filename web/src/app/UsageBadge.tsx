@@ -5,10 +5,19 @@
  * used nothing, or from a server that keeps no conversations.
  */
 import { useEffect, useState } from "preact/hooks";
-import { getConversation, type ContextReport } from "../lib/api";
+import { getConversation, type ContextReport, type StoredMessage } from "../lib/api";
 import { describeTotals, formatTokens, type UsageTotals } from "../lib/usage";
 
-export function UsageBadge({ conversationId, version }: { conversationId: string | null; version: number }) {
+export function UsageBadge({
+  conversationId,
+  version,
+  onStored,
+}: {
+  conversationId: string | null;
+  version: number;
+  /** The conversation's messages as read (for what the transcript shows of them). */
+  onStored?(messages: StoredMessage[]): void;
+}) {
   const [totals, setTotals] = useState<UsageTotals | null>(null);
   const [context, setContext] = useState<ContextReport | null>(null);
   useEffect(() => {
@@ -21,6 +30,7 @@ export function UsageBadge({ conversationId, version }: { conversationId: string
         if (!wanted) return;
         setTotals(conversation.usage ?? null);
         setContext(conversation.context ?? null);
+        onStored?.(conversation.messages);
       })
       .catch(() => wanted && setTotals(null));
     return () => {

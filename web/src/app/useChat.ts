@@ -21,10 +21,12 @@ import {
   localId,
   newAnswer,
   requestOf,
+  withSummaryMarks,
   type AssistantItem,
   type ChatItem,
   type UserItem,
 } from "../chat/model";
+import type { StoredMessage } from "../lib/api";
 import type { AttachmentInfo } from "../lib/attachments";
 import { clearRunMark, saveRunMark, type Follow, type RunMark } from "../chat/resume";
 import {
@@ -80,6 +82,9 @@ export interface ChatController {
    * last item). Stop works as for a run started here; `then` is called when it has ended
    * (unless the page went elsewhere meanwhile). */
   follow(follow: Follow, then?: () => void): void;
+  /** The conversation as stored, read again after an answer: its marks of where the model's
+   * memory becomes a summary are shown on the items that match its messages. */
+  noteStored(messages: StoredMessage[]): void;
 }
 
 export function useChat(params: {
@@ -462,7 +467,16 @@ export function useChat(params: {
     [],
   );
 
+  const noteStored = useCallback(
+    (messages: StoredMessage[]) => {
+      const next = withSummaryMarks(itemsRef.current, messages);
+      if (next !== itemsRef.current) commit(next, true);
+    },
+    [commit],
+  );
+
   return {
+    noteStored,
     items,
     busy,
     conversationId,

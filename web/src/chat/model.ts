@@ -367,6 +367,30 @@ export function payloadKind(p: CustomPayload): string {
   return p.type ?? p.kind ?? "payload";
 }
 
+/**
+ * `items` with the summary marks of the stored conversation `stored` (the same conversation
+ * read again after an answer): its user messages and the items' match one for one, in order,
+ * when the items show what is stored (none waiting to be sent, none sent since). `items`
+ * itself when they do not match or nothing changes.
+ */
+export function withSummaryMarks(items: ChatItem[], stored: StoredMessage[]): ChatItem[] {
+  const questions = stored.filter((m) => m.role === "user");
+  const shown = items.filter((item): item is UserItem => item.kind === "user" && !item.queued);
+  if (questions.length !== shown.length) return items;
+  const marks = new Map<UserItem, number | undefined>();
+  shown.forEach((item, index) => {
+    const mark = questions[index]!.summarized || undefined;
+    if (mark !== item.summarized) marks.set(item, mark);
+  });
+  if (!marks.size) return items;
+  return items.map((item) => {
+    if (item.kind !== "user" || !marks.has(item)) return item;
+    const { summarized: _, ...rest } = item;
+    const mark = marks.get(item);
+    return mark ? { ...rest, summarized: mark } : rest;
+  });
+}
+
 /** Build the tray's items from a stored conversation. */
 export function itemsFromMessages(messages: StoredMessage[]): ChatItem[] {
   const items: ChatItem[] = [];
