@@ -217,6 +217,20 @@ async def test_summaries_can_be_turned_off(
     assert await summary_rows(store, conversation_id) == []
 
 
+async def test_a_runner_that_reads_everything_writes_no_summaries(
+    store: SqlConversationStore, upstream: FakeUpstream, model: Model
+) -> None:
+    """It would not be handed the summary, so it would write it again every turn."""
+    from agentstream.runs.reading import HistoryReading
+
+    runner = runner_for(upstream, store)
+    runner.reading = HistoryReading(whole=True)
+    conversation_id, _ = await converse(runner, new_principal(), 25)
+    assert model.summaries == []
+    assert await summary_rows(store, conversation_id) == []
+    assert len(model.answers[-1]["messages"]) < 50  # the oldest exchanges were left out
+
+
 async def test_another_users_conversation_gets_no_summary(
     store: SqlConversationStore, upstream: FakeUpstream, model: Model
 ) -> None:

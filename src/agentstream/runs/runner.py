@@ -350,23 +350,29 @@ class Runner:
             log.exception("run %s could not read the history it waited for", run_id)
             return run_input
         waited = self._run_input(request, prep, replace(run_input, history=history))
-        session.exchanges = self._exchanges(started)
-        return self._summarized(waited, started)
+        session.exchanges = self._exchanges(started, request)
+        return self._summarized(waited, started, request)
 
-    def _exchanges(self, read: StartedRun | None) -> Sequence[str]:
+    def _exchanges(self, read: StartedRun | None, request: RunRequest) -> Sequence[str]:
         """Where the summaries a run writes are kept: the ids of its history's exchanges,
-        when the history was read from a store that keeps summaries (else none)."""
+        when the history was read from a store that keeps summaries, as far back as the
+        model can be sent (else none). A run that reads the whole conversation is not
+        handed the summary, and would pay for the same one every turn."""
         if read is None or not isinstance(self.store, KeptSummaries):
+            return ()
+        if self._history_bound(request) is None:
             return ()
         return read.exchanges
 
-    def _summarized(self, run_input: RunInput, read: StartedRun | None) -> RunInput:
+    def _summarized(
+        self, run_input: RunInput, read: StartedRun | None, request: RunRequest
+    ) -> RunInput:
         """``run_input`` with the summary its read stopped at; it summarizes what it would
         leave out when the store can keep that summary for the next runs."""
         return replace(
             run_input,
             summary=read.summary if read is not None else None,
-            summarize=bool(self._exchanges(read)),
+            summarize=bool(self._exchanges(read, request)),
         )
 
     def _history_bound(self, request: RunRequest) -> int | None:
@@ -440,11 +446,11 @@ class Runner:
             answers=request.answers or None,
             client_tools=request.client_tools,
         )
-        run_input = self._summarized(self._run_input(request, prep, unprepared), read)
+        run_input = self._summarized(self._run_input(request, prep, unprepared), read, request)
         # The answers' message: the store committed it with the start.
         saved = int(bool(run_input.answers and self.store is not None and conversation_id))
         session = RunSession(self, request, run_input, first_run=first_run, saved=saved)
-        session.exchanges = self._exchanges(read)
+        session.exchanges = self._exchanges(read, request)
         return session
 
     @staticmethod
