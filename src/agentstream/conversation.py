@@ -265,6 +265,8 @@ class ConversationDetail:
     messages: tuple[DisplayMessage, ...]
     active_run: ActiveRun | None = None
     """The run still going, if the latest one is (see :class:`ActiveRun`)."""
+    state: dict[str, Any] | None = None
+    """The shared state as stored (:mod:`agentstream.state`; ``None``: it has none)."""
 
     @property
     def id(self) -> str:
@@ -296,6 +298,7 @@ class ConversationDetail:
             "active_run": None if self.active_run is None else self.active_run.to_json(),
             "usage": self.usage(),
             "context": self.context(),
+            "state": self.state,
         }
 
     def context(self) -> dict[str, Any] | None:

@@ -41,6 +41,8 @@ __all__ = [
     "RunStarted",
     "RunUsage",
     "RunWarning",
+    "StateDelta",
+    "StateSnapshot",
     "CUT_OFF",
     "StopReason",
     "SuggestedAction",
@@ -381,6 +383,31 @@ class PayloadEvent:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class StateSnapshot:
+    """The shared state the run starts from (see :mod:`agentstream.state`): what the page
+    sent with the message, or the state its conversation has stored. Right after
+    ``run_started``, and only in runs that have a state; AG-UI's ``STATE_SNAPSHOT``."""
+
+    run_id: str
+    seq: int
+    state: dict[str, Any]
+    type: Literal["state_snapshot"] = "state_snapshot"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StateDelta:
+    """A tool changed the shared state: ``patch`` (JSON Patch, RFC 6902) turns the state as
+    it stood into the state as it now is. Just before the ``tool_call_finished`` of the call
+    that made the change; AG-UI's ``STATE_DELTA``."""
+
+    run_id: str
+    seq: int
+    patch: tuple[dict[str, Any], ...]
+    call_id: str | None = None
+    type: Literal["state_delta"] = "state_delta"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class UsageEvent:
     """A model call ended: its token usage as the vendor reported it, why it stopped
     (``stop_reason``) and the model that answered, as the vendor named it (``model``, when it
@@ -548,6 +575,8 @@ RunEvent = Annotated[
     | ToolProgress
     | ToolCallFinished
     | PayloadEvent
+    | StateSnapshot
+    | StateDelta
     | UsageEvent
     | RunWarning
     | ContextSummarized

@@ -51,6 +51,29 @@ const scenarios = {
     return summary(agent, seen, { sent, afterEdit, threadId: agent.threadId });
   },
 
+  // Shared state: the page's filters go with the run, a server tool changes them, and the
+  // client applies the STATE_DELTA patches itself; then a second client of the same thread
+  // (a reload: no state of its own) starts from what the first one ended with.
+  async state() {
+    const { agent, seen } = newAgent();
+    agent.setState({ filters: { year_from: 2010, journal: 'Nature' }, view: 'list' });
+    say(agent, 'Search again since 2020');
+    await agent.runAgent();
+    const afterRun = structuredClone(agent.state);
+    const reloaded = new HttpAgent({ url, threadId: agent.threadId });
+    const reseen = [];
+    reloaded.subscribe({ onEvent: ({ event }) => { reseen.push(event); } });
+    reloaded.setMessages(structuredClone(agent.messages));
+    say(reloaded, 'Thanks');
+    await reloaded.runAgent();
+    return {
+      ...summary(agent, seen),
+      afterRun,
+      threadId: agent.threadId,
+      reloaded: { types: reseen.map((e) => e.type), events: reseen, state: reloaded.state },
+    };
+  },
+
   // Reasoning, text and a server tool over two model turns, then a second run on the thread.
   async stream() {
     const { agent, seen } = newAgent();

@@ -98,6 +98,10 @@ class RunInput:
     run with the call pending (see :mod:`agentstream.pending`)."""
     principal: Principal = ANONYMOUS
     context: Any = None
+    state: Mapping[str, Any] | None = None
+    """The shared state the run starts from (:mod:`agentstream.state`), announced in a
+    ``state_snapshot``; ``None``: there is none yet (tools still get an empty object to
+    write in)."""
     conversation_id: str | None = None
     conversation_title: str | None = None
     run_id: str | None = None

@@ -30,7 +30,7 @@ import logging
 from collections.abc import Callable, Sequence
 from contextlib import aclosing
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agentstream.agent.budget import ContextBudget
 from agentstream.agent.compaction import Compaction
@@ -56,6 +56,7 @@ from agentstream.events import (
     RunStarted,
     RunUsage,
     RunWarning,
+    StateSnapshot,
     StopReason,
     TextDelta,
     ToolCallDelta,
@@ -166,6 +167,11 @@ class Loop:
             )
         )
 
+    @property
+    def state(self) -> dict[str, Any]:
+        """The shared state as the run's calls have left it."""
+        return self._calls.state
+
     def _end_part(self) -> None:
         kind = self._open
         if kind is not None:
@@ -244,6 +250,12 @@ class Loop:
                 tool_names=(*by_name, *client),
             )
         )
+        if run_input.state is not None:
+            self._outlet.emit(
+                StateSnapshot(
+                    run_id=self.run_id, seq=self._outlet.next_seq(), state=self._calls.state
+                )
+            )
         if fallback is not None:
             self._outlet.emit(replace(fallback, seq=self._outlet.next_seq()))
         # Let the runs starting alongside this one send their first event before this one

@@ -15,7 +15,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import replace
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agentstream.agent.inputs import CancelToken, RunInput
 from agentstream.agent.loop import Loop
@@ -79,6 +79,12 @@ class AgentRun:
     @property
     def new_messages(self) -> list[Message]:
         return self._loop.new_messages
+
+    @property
+    def state(self) -> dict[str, Any]:
+        """The shared state as the run's tool calls have left it so far
+        (:mod:`agentstream.state`)."""
+        return self._loop.state
 
     @property
     def usage(self) -> RunUsage:

@@ -11,6 +11,7 @@ streams the turns and decides when to run a round; this module does the rest.
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import threading
 import time
@@ -24,6 +25,8 @@ from agentstream.agent.turns import PendingCall
 from agentstream.events import (
     Payload,
     PayloadEvent,
+    RunWarning,
+    StateDelta,
     ToolCallArgs,
     ToolCallFinished,
     ToolHistoryEntry,
@@ -45,6 +48,7 @@ from agentstream.pending import (
     check_answers,
     provider_history,
 )
+from agentstream.state import InvalidState, PatchConflict, apply_patch, check_state, diff
 from agentstream.tools.context import ToolContext
 from agentstream.tools.definition import Tool
 from agentstream.tools.execution import (
@@ -75,6 +79,9 @@ class ToolCalls:
         self._finished: dict[str, ToolResultPart] = {}  # the round's results so far
         self._displays: dict[str, str | None] = {}  # each call's Tool.display text
         self._count = 0
+        self.state: dict[str, Any] = copy.deepcopy(dict(run_input.state or {}))
+        """The shared state as the run's calls have left it (:mod:`agentstream.state`)."""
+        self._state_seen: dict[str, dict[str, Any]] = {}  # the state each running call found
         self._event_loop = asyncio.get_running_loop()
         self._thread = threading.get_ident()
 
@@ -89,6 +96,7 @@ class ToolCalls:
     def round_ended(self) -> None:
         """The round's results are in history: the next round starts empty."""
         self.running, self._finished = [], {}
+        self._state_seen.clear()
 
     async def run(
         self,
@@ -151,9 +159,7 @@ class ToolCalls:
             else:
                 ready.append((call, prepared, ctx))
         if len(ready) == 1:
-            call, one, ctx = ready[0]
-            outcome = await run_call(one, ctx, self._timeout)
-            self._finish(call, one.shown_arguments, outcome, text_offset)
+            await self._run_one(*ready[0], text_offset)
         elif ready:
             async with asyncio.TaskGroup() as group:
                 for call, one, ctx in ready:
@@ -229,7 +235,44 @@ class ToolCalls:
         self, call: PendingCall, prepared: PreparedCall, ctx: ToolContext, text_offset: int
     ) -> None:
         outcome = await run_call(prepared, ctx, self._timeout)
+        if not outcome.is_error:
+            self._change_state(call, ctx)
+        self._state_seen.pop(call.call_id, None)
         self._finish(call, prepared.shown_arguments, outcome, text_offset)
+
+    def _change_state(self, call: PendingCall, ctx: ToolContext) -> None:
+        """What the call changed in its copy of the state, applied to the run's (calls of
+        one round run at once: each change applies on top of those that finished before),
+        and announced as a ``state_delta``. A change that no longer applies, or that leaves
+        a state too large or not JSON, is dropped with a warning."""
+        seen = self._state_seen.get(call.call_id)
+        if seen is None:
+            return
+        outlet = self._outlet
+        try:
+            patch = diff(seen, ctx.state)
+            if not patch:
+                return
+            changed = check_state(apply_patch(self.state, patch))
+        except (InvalidState, PatchConflict, TypeError, ValueError) as exc:
+            outlet.emit(
+                RunWarning(
+                    run_id=outlet.run_id,
+                    seq=outlet.next_seq(),
+                    code="state_not_changed",
+                    message=f"{call.name} changed the state, and the change was refused: {exc}",
+                )
+            )
+            return
+        self.state = changed
+        outlet.emit(
+            StateDelta(
+                run_id=outlet.run_id,
+                seq=outlet.next_seq(),
+                patch=tuple(patch),
+                call_id=call.call_id,
+            )
+        )
 
     def _finish(
         self,
@@ -303,7 +346,9 @@ class ToolCalls:
             else:
                 self._event_loop.call_soon_threadsafe(self._progress, call, progress)
 
+        found = self._state_seen[call.call_id] = copy.deepcopy(self.state)
         return ToolContext(
+            state=copy.deepcopy(found),
             principal=run_input.principal,
             run_id=self._outlet.run_id,
             call_id=call.call_id,

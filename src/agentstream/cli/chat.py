@@ -17,6 +17,7 @@ from typing import Any, assert_never
 from rich.console import Console
 from rich.live import Live
 from rich.markdown import Markdown
+from rich.markup import escape
 from rich.status import Status
 
 from agentstream.agent import Agent
@@ -36,6 +37,8 @@ from agentstream.events import (
     RunFailed,
     RunStarted,
     RunWarning,
+    StateDelta,
+    StateSnapshot,
     TextDelta,
     ToolCallArgs,
     ToolCallDelta,
@@ -218,6 +221,11 @@ class TerminalRenderer:
                 self._line(f"[yellow]warning:[/] {message}")
             case ContextSummarized(exchanges=exchanges):
                 self._line(f"[dim]the first {exchanges} exchanges are now read as a summary[/]")
+            case StateDelta(patch=patch):
+                changed = ", ".join(f"{op['op']} {op['path'] or '/'}" for op in patch)
+                self._line(f"[dim]state: {escape(changed)}[/]")
+            case StateSnapshot():
+                pass
             case AnswerShaped():
                 self._choices(event)
             case RunCompleted(usage=usage):

@@ -100,6 +100,10 @@ class RunRequest:
     """History sent by the client (data playground); when set it is the context instead of the
     stored one."""
     context: Any = None
+    state: Mapping[str, Any] | None = None
+    """The page's shared state, sent with the message (:mod:`agentstream.state`, checked by
+    the dialect): it replaces the state the conversation has stored, and the run starts
+    from it. ``None``: the page sent none, and the run starts from the stored state."""
     context_type: str | None = None
     model: str | None = None
     temperature: float | None = None

@@ -23,7 +23,7 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import Coroutine, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, TypeVar
 
@@ -239,6 +239,7 @@ class Runner:
         history = list(request.history or ())
         payloads: list[Any] = []
         read: StartedRun | None = None
+        state = request.state
         if self.store is not None:
             started = await self.store.start_run(
                 request.principal,
@@ -252,8 +253,10 @@ class Runner:
                 branch=request.branch,
                 attachments=attachments,
                 history_bound=self._history_bound(request),
+                state=request.state,
             )
             conversation_id, title = started.conversation_id, started.title
+            state = started.state
             first_run = started.first_run
             if started.asked is not None:  # answering a stored question again: ask it as stored
                 request = replace(request, message=started.asked.content)
@@ -282,6 +285,7 @@ class Runner:
                 first_run,
                 attachments,
                 read,
+                state,
             )
             session.admission, session.began = admission, began
             session.watch()
@@ -349,9 +353,9 @@ class Runner:
         except Exception:
             log.exception("run %s could not read the history it waited for", run_id)
             return run_input
-        waited = self._run_input(request, prep, replace(run_input, history=history))
+        waited = replace(run_input, history=history, state=started.state)
         session.exchanges = self._exchanges(started, request)
-        return self._summarized(waited, started, request)
+        return self._summarized(self._run_input(request, prep, waited), started, request)
 
     def _exchanges(self, read: StartedRun | None, request: RunRequest) -> Sequence[str]:
         """Where the summaries a run writes are kept: the ids of its history's exchanges,
@@ -423,7 +427,8 @@ class Runner:
         payloads: list[Any],
         first_run: bool,
         attachments: tuple[Attachment, ...],
-        read: StartedRun | None = None,
+        read: StartedRun | None,
+        state: Mapping[str, Any] | None,
     ) -> RunSession:
         prep = await self.hooks.prepare(self.agent, request, history, payloads)
         unprepared = RunInput(
@@ -434,6 +439,7 @@ class Runner:
             history=history,
             principal=request.principal,
             context=request.context,
+            state=state,
             conversation_id=conversation_id,
             conversation_title=title,
             run_id=run_id,

@@ -31,6 +31,7 @@ from agentstream.events import (
     RunEvent,
     RunFailed,
     RunUsage,
+    StateDelta,
     TurnStarted,
 )
 from agentstream.messages import AssistantMessage, Message
@@ -41,7 +42,7 @@ from agentstream.runs.hooks import RunHooks
 from agentstream.runs.limits import Admission, Limiter
 from agentstream.runs.observers import RunObserver, RunWatch, tell_ended, watching
 from agentstream.runs.request import RunRequest
-from agentstream.runs.store import ConversationStore, KeptSummaries, RunStatus
+from agentstream.runs.store import ConversationStore, KeptSummaries, RunStatus, SharedStates
 
 __all__ = ["DISCONNECT_GRACE_SECONDS", "RunSession", "SessionOwner", "complete_prefix"]
 
@@ -312,6 +313,8 @@ class RunSession:
             self._save_progress()  # the tool round-trip (or the answers) before it
         elif type(event) is ContextSummarized:
             self._save_summary(event)
+        elif type(event) is StateDelta:
+            self._save_state(event)
         self._owner.broker.publish(event)
 
     def _save_summary(self, event: ContextSummarized) -> None:
@@ -378,6 +381,22 @@ class RunSession:
             except Exception:
                 # The run goes on for its readers; the store's own failure is what to fix.
                 log.exception("could not save the progress of run %s", run_id)
+
+        self._persist_soon(write)
+
+    def _save_state(self, event: StateDelta) -> None:
+        """Keep a tool's change to the shared state with the conversation, in order with
+        the run's other writes."""
+        store, conversation_id = self._owner.store, self.conversation_id
+        if not isinstance(store, SharedStates) or conversation_id is None:
+            return
+        principal, run_id, patch = self.request.principal, self.run_id, event.patch
+
+        async def write() -> None:
+            try:
+                await store.change_state(principal, conversation_id, patch)
+            except Exception:
+                log.exception("could not save a state change of run %s", run_id)
 
         self._persist_soon(write)
 

@@ -10,6 +10,7 @@ for with ``isinstance``: :class:`InterruptedRuns` (the runs of workers that died
 ``interrupted`` instead of left ``running``), :class:`QueuedRuns` (a message queued behind the
 answer in progress reads the history again when its turn comes), :class:`SharedTurns`
 (processes sharing its database take turns in a conversation without Redis),
+:class:`SharedStates` (the changes tools make to a conversation's shared state are kept),
 :class:`ConversationReader`
 (the conversations
 REST API and the AI SDK's reload read conversations back) and :class:`ConversationEditor`
@@ -20,7 +21,7 @@ branches of a conversation, edit a question and ask for another answer) and
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -47,6 +48,7 @@ __all__ = [
     "ObservedCommits",
     "QueuedRuns",
     "RunStatus",
+    "SharedStates",
     "SharedTurns",
     "StartedRun",
     "UsageReader",
@@ -76,6 +78,9 @@ class StartedRun:
     exchanges: Sequence[str] = ()
     """The ids of ``history``'s user messages, in order (where a summary the run writes is
     kept: :class:`KeptSummaries`); empty from a store that keeps no summaries."""
+    state: Mapping[str, Any] | None = None
+    """The conversation's shared state as the run starts from it (the page's, when it sent
+    one; ``None``: it has none), see :mod:`agentstream.state`."""
 
 
 class ConversationStore(Protocol):
@@ -93,6 +98,7 @@ class ConversationStore(Protocol):
         branch: Branch | None = None,
         attachments: Sequence[Attachment] = (),
         history_bound: int | None = None,
+        state: Mapping[str, Any] | None = None,
     ) -> StartedRun:
         """Commit the user message (creating the conversation when ``conversation_id`` is None,
         or when it is unknown and ``create_if_missing``) and return the prior history.
@@ -115,7 +121,11 @@ class ConversationStore(Protocol):
         sent (see :mod:`agentstream.runs.reading`). The history is then not the whole
         conversation, but it always starts with a user message and keeps the exchange
         the run continues (its open calls too) whole; ``payloads`` are those of the runs
-        it holds. None reads it all."""
+        it holds. None reads it all.
+
+        ``state`` (the page's shared state, :mod:`agentstream.state`) replaces the state
+        stored with the conversation, in the same transaction; the result's ``state`` is the
+        state the run starts from."""
         ...
 
     async def append_messages(
@@ -177,6 +187,25 @@ class KeptSummaries(Protocol):
         """Keep ``summary`` of the conversation before its user message ``before_id`` (one
         of :attr:`StartedRun.exchanges`); whether it was written (one kept there already
         stays). Raises :class:`ConversationNotFound` for another's conversation."""
+        ...
+
+
+@runtime_checkable
+class SharedStates(Protocol):
+    """What a store offers (optionally) to keep the changes a run's tools make to the shared
+    state (:mod:`agentstream.state`); the state a page sends is kept by
+    :meth:`ConversationStore.start_run`."""
+
+    async def change_state(
+        self,
+        principal: Principal,
+        conversation_id: str,
+        patch: Sequence[Mapping[str, Any]],
+    ) -> bool:
+        """Apply ``patch`` (JSON Patch) to the conversation's state as stored and keep the
+        result; ``False``, with nothing written, when it does not apply (a message stored
+        since replaced the part it changes). Raises :class:`ConversationNotFound` for a
+        conversation that is not the principal's."""
         ...
 
 

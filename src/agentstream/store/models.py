@@ -52,6 +52,7 @@ __all__ = [
     "CONVERSATIONS",
     "MESSAGES",
     "RUNS",
+    "STATES",
     "USAGE",
     "AttachmentRow",
     "Base",
@@ -61,6 +62,7 @@ __all__ = [
     "RunRow",
     "SUMMARIES",
     "SummaryRow",
+    "StateRow",
     "UsageRow",
     "UTCDateTime",
     "utcnow",
@@ -345,6 +347,23 @@ class BlobPartRow(Base):
     data: Mapped[bytes] = mapped_column(LargeBinary)
 
 
+class StateRow(Base):
+    """A conversation's shared state (:mod:`agentstream.state`): the JSON object its page
+    and its agent read and write. A table of its own, one row for a conversation that has a
+    state: the conversation row is read for every list and locked by every write, and stays
+    small; a conversation without state pays nothing."""
+
+    __tablename__ = "agentstream_conversation_state"
+
+    conversation_id: Mapped[str] = mapped_column(
+        ForeignKey(ConversationRow.id, ondelete="CASCADE"), primary_key=True
+    )
+    state: Mapped[dict[str, Any]] = mapped_column(CleanJSON)
+    version: Mapped[int] = mapped_column(Integer, default=1)
+    """How many times it was written: each write (a page's, a tool's change) adds one."""
+    updated_at: Mapped[datetime]
+
+
 # The tables themselves, for the write path's Core statements: they skip the ORM's
 # per-statement work (identity map, unit of work, attribute instrumentation).
 CONVERSATIONS = cast(Table, ConversationRow.__table__)
@@ -354,3 +373,4 @@ USAGE = cast(Table, UsageRow.__table__)
 ATTACHMENTS = cast(Table, AttachmentRow.__table__)
 BLOBS = cast(Table, BlobPartRow.__table__)
 SUMMARIES = cast(Table, SummaryRow.__table__)
+STATES = cast(Table, StateRow.__table__)

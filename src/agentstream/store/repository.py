@@ -22,7 +22,7 @@ transactions of their own.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
 from types import TracebackType
@@ -59,10 +59,12 @@ from agentstream.runs.store import (
     ObservedCommits,
     QueuedRuns,
     RunStatus,
+    SharedStates,
     SharedTurns,
     StartedRun,
     UsageReader,
 )
+from agentstream.state import PatchConflict
 from agentstream.store.attachments import refer
 from agentstream.store.checkpoints import Checkpointer
 from agentstream.store.commits import (
@@ -118,6 +120,7 @@ from agentstream.store.statements import (
     run_ordinal,
     run_outcome,
 )
+from agentstream.store.states import change_state, read_state, write_state
 from agentstream.store.summaries import write_summary
 from agentstream.store.titles import clean_title, title_from_message
 from agentstream.store.tree import (
@@ -269,8 +272,10 @@ class SqlConversationStore:
         branch: Branch | None = None,
         attachments: Sequence[Attachment] = (),
         history_bound: int | None = None,
+        state: Mapping[str, Any] | None = None,
     ) -> StartedRun:
-        """Commit the user message and return the history before it. See
+        """Commit the user message (and the page's state) and return the history before
+        it and the state the run starts from. See
         :meth:`ConversationStore.start_run`."""
         wanted: str | None = None
         if conversation_id is not None:
@@ -295,6 +300,7 @@ class SqlConversationStore:
                     branch=branch,
                     attachments=tuple(attachments),
                     history_bound=history_bound,
+                    state=state,
                 )
             except IntegrityError:
                 # PostgreSQL: another request created this id between our check and insert.
@@ -318,6 +324,7 @@ class SqlConversationStore:
         branch: Branch | None,
         attachments: tuple[Attachment, ...],
         history_bound: int | None,
+        state: Mapping[str, Any] | None,
     ) -> StartedRun:
         cid = conversation_id or new_id()
         if answers and conversation_id is None:
@@ -326,6 +333,7 @@ class SqlConversationStore:
         def work(conn: Connection) -> tuple[StartedRun, _OpenRun]:
             now = utcnow()
             bumped: Bumped | None = None
+            created = False
             if conversation_id is not None:
                 count = (user_message is not None) + bool(answers)
                 bumped = bump(conn, principal, cid, count, now, new_run=True, model=model)
@@ -335,6 +343,7 @@ class SqlConversationStore:
                 if answers:  # a new (or someone else's) conversation waits for nothing
                     raise Refused(InvalidAnswers("no tool calls are waiting for an answer"))
                 bumped = create(conn, principal, cid, user_message or "", now, model, metadata)
+                created = True
             elif metadata:
                 bumped = merge_metadata(conn, cid, bumped, metadata)
             ordinal = bumped.next_ordinal - 1
@@ -367,6 +376,10 @@ class SqlConversationStore:
             # The run's own question starts the exchange it answers: a summary it writes of
             # all that came before is kept there.
             own = [tip] if user_message is not None and tip is not None else []
+            stored = None if created else read_state(conn, cid)
+            if state is not None:
+                write_state(conn, cid, state, now, stored)
+                stored = dict(state)
             started = StartedRun(
                 conversation_id=cid,
                 first_run=ordinal == 0,
@@ -377,6 +390,7 @@ class SqlConversationStore:
                 asked=point.asked,
                 summary=read.summary,
                 exchanges=[*read.exchanges, *own],
+                state=stored,
             )
             return started, _OpenRun(cid, ordinal, tip)
 
@@ -487,6 +501,25 @@ class SqlConversationStore:
             self._open.pop(run_id, None)
 
     # --- runs whose worker died ----------------------------------------------------------------
+
+    async def change_state(
+        self, principal: Principal, conversation_id: str, patch: Sequence[Mapping[str, Any]]
+    ) -> bool:
+        """Apply a run's change to the conversation's shared state. See
+        :class:`~agentstream.runs.store.SharedStates`."""
+        cid = canonical(conversation_id)
+
+        def work(conn: Connection) -> bool:
+            now = utcnow()
+            claim_seq(conn, principal, cid, 0, now)  # the owner's, and its row's lock
+            try:
+                change_state(conn, cid, patch, now)
+            except PatchConflict as exc:
+                log.warning("a change to the state of conversation %s did not apply: %s", cid, exc)
+                return False
+            return True
+
+        return await self._commits.run(work, key=cid)
 
     async def running_runs(self) -> list[str]:
         """The ids of the runs still marked ``running`` (see :class:`InterruptedRuns`)."""
@@ -606,11 +639,15 @@ class SqlConversationStore:
             messages, active = await session.run_sync(
                 lambda sync: display_with_active_run(sync, conversation_id)
             )
+            state = await session.run_sync(
+                lambda sync: read_state(sync.connection(), conversation_id)
+            )
             return ConversationDetail(
                 summary=ConversationSummary.from_row(row),
                 metadata=dict(row.metadata_ or {}),
                 messages=messages,
                 active_run=active,
+                state=state,
             )
 
     async def run_context(
@@ -639,6 +676,9 @@ class SqlConversationStore:
                     history_bound,
                 )
             )
+            state = await session.run_sync(
+                lambda sync: read_state(sync.connection(), conversation_id)
+            )
             return StartedRun(
                 conversation_id=conversation_id,
                 title=row.title,
@@ -648,6 +688,7 @@ class SqlConversationStore:
                 first_run=ordinal == 0,
                 summary=read.summary,
                 exchanges=read.exchanges,
+                state=state,
             )
 
     async def runs_before(
@@ -877,4 +918,7 @@ if TYPE_CHECKING:
         return store
 
     def _shares_turns(store: SqlConversationStore) -> SharedTurns:
+        return store
+
+    def _keeps_states(store: SqlConversationStore) -> SharedStates:
         return store

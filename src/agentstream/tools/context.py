@@ -37,6 +37,11 @@ class ToolContext:
     context: Any = None
     options: Mapping[str, Any] = field(default_factory=dict)
     """Request options a tool may honour, e.g. ``rag_enabled`` from the data playground."""
+    state: dict[str, Any] = field(default_factory=dict)
+    """The shared state as the call found it (the page's and the agent's, see
+    :mod:`agentstream.state`): the tool's own copy, to read and change in place. When the call
+    succeeds, what it changed goes to the page as a patch and is stored with the
+    conversation; a call that fails changes nothing."""
     _sink: Callable[[Progress], None] = field(default=_discard, repr=False)
     _keeper: AttachmentKeeper | None = field(default=None, repr=False)
 

@@ -23,19 +23,22 @@ The request:
   toolCallId, ...}]}``; the next run carries ``{interruptId, status: "resolved", payload:
   {approved: true|false, reason?}}`` (``payload`` may be a bare boolean; ``cancelled`` denies).
 * ``context`` reaches tools as ``ToolContext.context`` (a list of ``{description, value}``);
-  ``state`` is sent back as a ``STATE_SNAPSHOT`` after ``RUN_STARTED``;
+  ``state`` is the thread's shared state (a JSON object; ``{}`` leaves the stored one be):
+  it replaces the state stored with the conversation, the run starts from it and tools read
+  and change it (``ToolContext.state``, see ``docs/guides/shared-state.md``);
   ``forwardedProps.onDisconnect`` may be ``"cancel"`` (stop the run when the client aborts)
   or ``"detach"`` (the default: the run goes on to completion and to the store);
   ``forwardedProps.doubleTexting`` (``"reject"``, ``"queue"`` or ``"interrupt"``) says what the
   run does if the thread is still answering an earlier one (default: the server's).
 
-Events: RUN_STARTED; STEP_STARTED / STEP_FINISHED around each model turn (``turn-N``);
-TEXT_MESSAGE_START / CONTENT / END per text part; REASONING_START, REASONING_MESSAGE_START /
-CONTENT / END, REASONING_END per reasoning part; TOOL_CALL_START / ARGS / END as the model
-writes a call, TOOL_CALL_RESULT when a server tool returns; CUSTOM ``payload``,
-``tool_progress`` and ``warning``; RUN_FINISHED (``success``, ``interrupt`` or ``cancelled``;
-its ``result`` is ``{message, stopReason?}``, ``stopReason`` being ``max_tokens`` or ``refusal``
-when the answer was cut off) or RUN_ERROR last.
+Events: RUN_STARTED; STATE_SNAPSHOT (the state the run starts from, when the thread has
+one) and STATE_DELTA (a JSON Patch, when a tool changed it); STEP_STARTED / STEP_FINISHED
+around each model turn (``turn-N``); TEXT_MESSAGE_START / CONTENT / END per text part;
+REASONING_START, REASONING_MESSAGE_START / CONTENT / END, REASONING_END per reasoning part;
+TOOL_CALL_START / ARGS / END as the model writes a call, TOOL_CALL_RESULT when a server tool
+returns; CUSTOM ``payload``, ``tool_progress`` and ``warning``; RUN_FINISHED (``success``,
+``interrupt`` or ``cancelled``; its ``result`` is ``{message, stopReason?}``, ``stopReason``
+being ``max_tokens`` or ``refusal`` when the answer was cut off) or RUN_ERROR last.
 
 Reference: ``docs/protocols/ag-ui.md``.
 """
@@ -65,6 +68,7 @@ from ag_ui.core import (
     RunFinishedInterruptOutcome,
     RunFinishedSuccessOutcome,
     RunStartedEvent,
+    StateDeltaEvent,
     StateSnapshotEvent,
     StepFinishedEvent,
     StepStartedEvent,
@@ -95,6 +99,8 @@ from agentstream.events import (
     RunFailed,
     RunStarted,
     RunWarning,
+    StateDelta,
+    StateSnapshot,
     TextDelta,
     ToolCallArgs,
     ToolCallDelta,
@@ -112,6 +118,7 @@ from agentstream.runs.request import DOUBLE_TEXTING_POLICIES, DoubleTexting
 from agentstream.server.dialects.base import (
     Frame,
     client_conversation_id,
+    page_state,
     quote,
     stream_run,
 )
@@ -180,10 +187,11 @@ class AgUiEncoder:
                 return (("TOOL_CALL_ARGS", data + ',"delta":' + quote(delta) + "}"),)
             case RunStarted(model=model):
                 self._model = model
-                frames = [_frame(RunStartedEvent(thread_id=self._thread, run_id=self._run))]
-                if "state" in self._options:
-                    frames.append(_frame(StateSnapshotEvent(snapshot=self._options["state"])))
-                return frames
+                return (_frame(RunStartedEvent(thread_id=self._thread, run_id=self._run)),)
+            case StateSnapshot(state=state):
+                return (_frame(StateSnapshotEvent(snapshot=state)),)
+            case StateDelta(patch=patch):
+                return (_frame(StateDeltaEvent(delta=list(patch))),)
             case TurnStarted(turn=turn):
                 self._step, self._message = f"turn-{turn}", None
                 return (_frame(StepStartedEvent(step_name=self._step)),)
@@ -395,6 +403,8 @@ def to_run_request(body: RunAgentInput, principal: Principal) -> tuple[RunReques
         answers=answers or None,
         client_tools=tools,
         context=context or None,
+        # HttpAgent sends {} when the app keeps no state: that leaves the stored one be.
+        state=page_state(body.state, "state") if body.state != {} else None,
         protocol=PROTOCOL,
     )
     return request, files
@@ -549,8 +559,6 @@ def router(server: ServerContext) -> APIRouter:
             raise bad_request("body", "expected a JSON RunAgentInput") from None
         body = parse_input(data)
         options: dict[str, Any] = {"thread_id": body.thread_id, "run_id": body.run_id}
-        if body.state not in (None, {}):  # HttpAgent sends {} when the app has no state
-            options["state"] = body.state
         run_request, files = to_run_request(body, principal)
         if run_request.message:
             shown = await active_path(server.runner.store, principal, run_request.conversation_id)

@@ -61,6 +61,8 @@ from agentstream.events import (
     RunFailed,
     RunStarted,
     RunWarning,
+    StateDelta,
+    StateSnapshot,
     TextDelta,
     ToolCallArgs,
     ToolCallDelta,
@@ -410,7 +412,7 @@ class AiSdkEncoder:
             case RunCancelled(reason=reason):
                 abort = {"type": "abort", "reason": reason}
                 return (*self._close_step(), ("abort", dumps(abort)), _DONE)
-            case AnswerShaped() | ConversationSaved():
+            case AnswerShaped() | ConversationSaved() | StateSnapshot() | StateDelta():
                 return ()
             case _:
                 assert_never(event)

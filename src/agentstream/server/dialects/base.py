@@ -29,6 +29,7 @@ from agentstream.errors import (
     InvalidConversationId,
     ModelUnavailable,
     RefusedRequest,
+    TooLarge,
 )
 from agentstream.events import TERMINAL_EVENTS, RunEvent, StopReason, TextDelta, TurnStarted
 from agentstream.pending import InvalidAnswers
@@ -42,6 +43,7 @@ from agentstream.server.limits import validate_body
 from agentstream.server.settings import DisconnectPolicy
 from agentstream.server.sse import Encoder, EventStream, Frame, WireFormat
 from agentstream.server.state import ServerContext
+from agentstream.state import InvalidState, check_state
 
 __all__ = [
     "MAX_ATTACHMENT_IDS",
@@ -64,6 +66,7 @@ __all__ = [
     "dumps",
     "event_stream",
     "iso_ms",
+    "page_state",
     "quote",
     "stream_run",
 ]
@@ -147,6 +150,20 @@ _CUT_OFF_NOTICES = {
     "max_tokens": "The answer was cut off: the model reached its output limit.",
     "refusal": "The answer was cut off by the model's content filter.",
 }
+
+
+def page_state(value: Any, field: str) -> dict[str, Any] | None:
+    """The shared state a page sent (:mod:`agentstream.state`): ``None`` for none, else a
+    JSON object within :data:`~agentstream.state.STATE_LIMIT_BYTES` (a 400 naming ``field``
+    for anything else, a 413 for one too large)."""
+    if value is None:
+        return None
+    try:
+        return check_state(value)
+    except InvalidState as exc:
+        if exc.too_large:
+            raise TooLarge(f"{field}: {exc}", limit="state_bytes") from None
+        raise RefusedRequest(field, str(exc)) from None
 
 
 def cut_off_notice(stop_reason: StopReason) -> str:

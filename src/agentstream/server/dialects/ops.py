@@ -39,6 +39,8 @@ from agentstream.events import (
     RunFailed,
     RunStarted,
     RunWarning,
+    StateDelta,
+    StateSnapshot,
     TextDelta,
     ToolCallArgs,
     ToolCallDelta,
@@ -178,6 +180,8 @@ class OpsEncoder:
                 | PayloadEvent()
                 | UsageEvent()
                 | ContextSummarized()
+                | StateSnapshot()
+                | StateDelta()
             ):
                 return ()
             case _:

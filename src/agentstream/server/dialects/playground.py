@@ -59,6 +59,8 @@ from agentstream.events import (
     RunFailed,
     RunStarted,
     RunWarning,
+    StateDelta,
+    StateSnapshot,
     TextDelta,
     ToolCallArgs,
     ToolCallDelta,
@@ -259,6 +261,8 @@ class PlaygroundEncoder:
                 | PayloadEvent()
                 | RunWarning()
                 | ContextSummarized()
+                | StateSnapshot()
+                | StateDelta()
             ):
                 return ()
             case _:

@@ -5,7 +5,11 @@ posts it to ``POST /api/chat/runs/{run_id}/cancel``), ``text_delta {text}``, ``t
 {tool, input, tool_use_id, display?}`` (``display``: the tool's friendly text, additive),
 ``tool_progress {tool, stage, message, progress, data}``,
 ``tool_complete {tool, index, is_error, duration_ms}`` followed by a ``text_delta`` carrying
-the ``[[tool:N]]`` marker, then ``complete {payload}``, ``error {message}`` or ``cancelled``. With
+the ``[[tool:N]]`` marker, then ``complete {payload}``, ``error {message}`` or
+``cancelled``. A run of a conversation with shared state sends ``state_snapshot {state}``
+after ``status``, and ``state_delta {patch}`` (JSON Patch, RFC 6902) just before the
+``tool_complete`` of a tool that changed it; the request's ``state`` (a JSON object)
+replaces the stored state. With
 ``include_reasoning: true`` the model's reasoning streams as ``thinking {text}`` frames (an
 opt-in extension for the web UI; other clients never see them).
 
@@ -53,6 +57,8 @@ from agentstream.events import (
     RunFailed,
     RunStarted,
     RunWarning,
+    StateDelta,
+    StateSnapshot,
     TextDelta,
     ToolCallArgs,
     ToolCallDelta,
@@ -79,6 +85,7 @@ from agentstream.server.dialects.base import (
     RequestModel,
     choose_model,
     dumps,
+    page_state,
     quote,
     stream_run,
 )
@@ -123,10 +130,13 @@ class TrayApproval(Approval):
 
 class TrayChatRequest(BranchingRequest, DoubleTextingRequest):
     """The chat tray's request (``message``, ``context``, ``interaction_type``,
-    ``conversation_id``), plus ``model``, ``action``, ``include_reasoning``, ``detach``,
+    ``conversation_id``), plus ``state``, ``model``, ``action``, ``include_reasoning``, ``detach``,
     ``approvals`` and the branch fields (``parent_message_id``, ``regenerate``)."""
 
     context: dict[str, Any] = Field(default_factory=dict)
+    state: Any = None
+    """The page's shared state (a JSON object): it replaces the one stored with the
+    conversation, and the run starts from it (absent: from the stored one)."""
     interaction_type: str = "text_input"
     conversation_id: str | int | None = None
     model: str | None = None
@@ -154,6 +164,7 @@ def to_run_request(
         double_texting=body.double_texting,
         conversation_id=conversation_id or None,
         context=body.context,
+        state=page_state(body.state, "state"),
         model=model,
         protocol=PROTOCOL,
         interaction_type=body.interaction_type,
@@ -195,7 +206,7 @@ class TrayEncoder:
             case ToolCallArgs(call_id=call_id):
                 self._open.append(call_id)
                 return self._in_order(call_id, self._encode(event))
-            case ToolProgress(call_id=call_id):
+            case ToolProgress(call_id=call_id) | StateDelta(call_id=str() as call_id):
                 return self._in_order(call_id, self._encode(event))
             case ToolCallFinished(call_id=call_id):
                 return self._in_order(call_id, self._encode(event), finished=True)
@@ -300,6 +311,11 @@ class TrayEncoder:
             case AnswerShaped():
                 self._shown = event
                 return ()
+            case StateSnapshot(state=state):
+                return (("state_snapshot", dumps({"type": "state_snapshot", "state": state})),)
+            case StateDelta(patch=patch):
+                delta = {"type": "state_delta", "patch": list(patch)}
+                return (("state_delta", dumps(delta)),)
             case RunFailed(message=message):
                 return self.fail(message)
             case RunCancelled():

@@ -38,6 +38,8 @@ from agentstream.events import (
     RunFailed,
     RunStarted,
     RunWarning,
+    StateDelta,
+    StateSnapshot,
     TextDelta,
     ToolCallArgs,
     ToolCallDelta,
@@ -173,6 +175,8 @@ class WorkflowEncoder:
                 | RunWarning()
                 | ContextSummarized()
                 | RunCancelled()
+                | StateSnapshot()
+                | StateDelta()
             ):
                 return _EMPTY
             case _:

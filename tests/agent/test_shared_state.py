@@ -1,0 +1,77 @@
+"""A run's shared state in the loop, without a server: the snapshot it starts from, the
+patches its tools' changes become, and the changes it refuses."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from agentstream import Agent, RunInput, ToolContext, tool
+from agentstream.events import RunWarning, StateDelta, StateSnapshot, ToolCallFinished
+from agentstream.providers.scripted import ScriptedProvider
+from agentstream.state import apply_patch
+
+
+@tool
+async def pick(ctx: ToolContext, key: str, value: str, wait: float = 0.0) -> str:
+    """Set ``key`` in the state (after ``wait`` seconds)."""
+    await asyncio.sleep(wait)
+    ctx.state.setdefault("picked", {})[key] = value
+    return "ok"
+
+
+@tool
+def keep_object(ctx: ToolContext) -> str:
+    """Put something that is not JSON in the state."""
+    ctx.state["when"] = object()
+    return "ok"
+
+
+def agent(*calls: dict[str, Any]) -> Agent:
+    script = {"turns": [{"tool_calls": list(calls)}, {"text": "Done."}]}
+    return Agent(model=ScriptedProvider(script), tools=[pick, keep_object])
+
+
+async def run(agent: Agent, state: dict[str, Any] | None) -> tuple[list[Any], dict[str, Any]]:
+    handle = agent.run(RunInput(message="go", state=state))
+    events = [event async for event in handle]
+    return events, handle.state
+
+
+async def test_calls_of_one_round_each_change_their_part() -> None:
+    slow = {
+        "name": "pick",
+        "id": "a",
+        "arguments": {"key": "colour", "value": "teal", "wait": 0.05},
+    }
+    fast = {"name": "pick", "id": "b", "arguments": {"key": "size", "value": "L"}}
+    events, state = await run(agent(slow, fast), {"picked": {}, "view": "grid"})
+    snapshot = next(e for e in events if isinstance(e, StateSnapshot))
+    assert events.index(snapshot) == 1  # right after run_started
+    deltas = [e for e in events if isinstance(e, StateDelta)]
+    assert [d.call_id for d in deltas] == ["b", "a"]  # in the order the calls ended
+    for delta in deltas:  # each just before its call's end
+        after = events[events.index(delta) + 1]
+        assert isinstance(after, ToolCallFinished) and after.call_id == delta.call_id
+    rebuilt = snapshot.state
+    for delta in deltas:
+        rebuilt = apply_patch(rebuilt, delta.patch)
+    assert rebuilt == state == {"picked": {"colour": "teal", "size": "L"}, "view": "grid"}
+
+
+async def test_a_run_without_state_announces_none_but_its_tools_may_write() -> None:
+    events, state = await run(
+        agent({"name": "pick", "id": "a", "arguments": {"key": "k", "value": "v"}}), None
+    )
+    assert not [e for e in events if isinstance(e, StateSnapshot)]
+    [delta] = [e for e in events if isinstance(e, StateDelta)]
+    assert delta.patch == ({"op": "add", "path": "/picked", "value": {"k": "v"}},)
+    assert state == {"picked": {"k": "v"}}
+
+
+async def test_a_change_that_is_not_json_is_refused_with_a_warning() -> None:
+    events, state = await run(agent({"name": "keep_object", "id": "a", "arguments": {}}), {"a": 1})
+    assert not [e for e in events if isinstance(e, StateDelta)]
+    [warning] = [e for e in events if isinstance(e, RunWarning)]
+    assert warning.code == "state_not_changed" and "keep_object" in warning.message
+    assert state == {"a": 1}
