@@ -18,6 +18,8 @@ __all__ = ["research_demo_model"]
 
 _DELAY = 0.01
 ARTICLE_ID = re.compile(r"\b[Aa]\d{4}\b")
+SINCE = re.compile(r"\s*\b(?:since|from) ((?:19|20)\d\d)\b", re.IGNORECASE)
+"""A year the question names ("... since 2022"): the search's ``year_from``."""
 LEAD_IN = re.compile(
     r"^(please )?(find|search( for)?|look for|show me)?\s*(the )?(recent |latest |new )?"
     r"(articles?|papers?|studies|research)?\s*(on|about|for)?\s*",
@@ -83,9 +85,12 @@ def _turn(request: ChatRequest) -> ScriptedTurn:
                     {"name": "fetch_article", "arguments": {"article_id": wanted.group(0)}}
                 ],
             )
-        query = LEAD_IN.sub("", asked.strip()).rstrip("?.! ") or asked.strip()
+        since = SINCE.search(asked)
+        query = LEAD_IN.sub("", SINCE.sub("", asked).strip()).rstrip("?.! ") or asked.strip()
         arguments: dict[str, Any] = {"query": query[:200]}
-        if re.search(r"\b(recent|latest|new)\b", asked, re.IGNORECASE):
+        if since:
+            arguments["year_from"] = int(since.group(1))
+        elif re.search(r"\b(recent|latest|new)\b", asked, re.IGNORECASE):
             arguments["year_from"] = 2020
         return _say(
             f"{DEMO_LABEL}\n\nLet me search the corpus for “{arguments['query']}”.",

@@ -31,6 +31,20 @@ def results_summary(data: dict[str, Any]) -> str:
     return f"{total} article{'' if total == 1 else 's'} for “{query}”"
 
 
+def in_step(state: dict[str, Any], query: str, year_from: int | None) -> int | None:
+    """Keep the page's search filters and the agent's search in step, through the shared
+    state (``{"filters": {"year_from"}, "query"}``): a search without a year of its own
+    uses the page's, and the page then shows the search as run (its year, its words)."""
+    filters = state.get("filters")
+    filters = dict(filters) if isinstance(filters, dict) else {}
+    if year_from is None and isinstance(filters.get("year_from"), int):
+        year_from = filters["year_from"]
+    filters["year_from"] = year_from
+    state["filters"] = filters
+    state["query"] = query
+    return year_from
+
+
 class ResearchTools:
     """The tools, bound to one :class:`Library`."""
 
@@ -48,18 +62,22 @@ class ResearchTools:
 
         @tool(display=lambda args: f"Searching articles for “{args.get('query', '')}”…")
         async def search_articles(
+            ctx: ToolContext,
             query: Annotated[str, Field(min_length=2, max_length=300)],
             year_from: Annotated[int | None, Field(ge=1900, le=2100)] = None,
             limit: Annotated[int, Field(ge=1, le=25)] = 8,
         ) -> AsyncIterator[Progress | ToolResult]:
             """Search the article corpus (titles, abstracts, keywords); every word must match.
             Returns the best matches with their ids; the user sees them as a result list.
+            The search filters the user set in the page apply unless you give your own.
 
             Args:
                 query: Words to look for, e.g. "CRISPR base editing".
-                year_from: Only articles published this year or later.
+                year_from: Only articles published this year or later (default: the page's
+                    filter).
                 limit: How many of the best matches to return (1-25).
             """
+            year_from = in_step(ctx.state, query, year_from)
             yield Progress(stage="parsing", message=f"Looking for “{query}”", fraction=0.1)
             await asyncio.sleep(0.15)
             total, found = await asyncio.to_thread(

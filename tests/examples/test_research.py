@@ -334,3 +334,21 @@ def test_a_dropped_pdf_is_named_by_the_offline_model_instead_of_searched(
     answer = complete(frames)["message"]
     assert "I got 1 attachment: findings.pdf (a PDF)." in answer
     assert not [f for f in frames if f["type"] == "tool_start"]  # no search of the corpus
+
+
+def test_the_page_s_filters_and_the_agent_s_search_stay_in_step(client: httpx.Client) -> None:
+    # The page's filter applies to a search that names no year of its own ...
+    frames = chat(client, "Find articles on base editing", state={"filters": {"year_from": 2023}})
+    answer = complete(frames)
+    [results] = [p for p in answer["payloads"] if p["type"] == "search_results"]
+    assert results["data"]["year_from"] == 2023
+    assert all(a["year"] >= 2023 for a in results["data"]["articles"])
+    [delta] = [f["patch"] for f in frames if f["type"] == "state_delta"]
+    assert delta == [{"op": "add", "path": "/query", "value": "base editing"}]
+    # ... and a search that names one sets the page's filter.
+    conversation = answer["conversation_id"]
+    frames = chat(client, "Find articles on base editing since 2019", conversation_id=conversation)
+    [delta] = [f["patch"] for f in frames if f["type"] == "state_delta"]
+    assert {"op": "replace", "path": "/filters/year_from", "value": 2019} in delta
+    stored = client.get(f"/api/conversations/{conversation}").json()["state"]
+    assert stored == {"filters": {"year_from": 2019}, "query": "base editing"}

@@ -1,5 +1,6 @@
-// What the research portal adds for the chat tray: its state as the tray's context, and the
-// handler of the agent's open_article action. The rest of this file is the portal itself.
+// What the research portal adds for the chat tray: its state as the tray's context, its
+// search filters as the state it shares with the agent, and the handler of the agent's
+// open_article action. The rest of this file is the portal itself.
 const tray = document.querySelector("agentstream-chat");
 const page = document.body.dataset.page;
 const reportId = Number(document.body.dataset.report || 0) || null;
@@ -74,4 +75,24 @@ for (const button of document.querySelectorAll(".subtabs button")) {
     button.setAttribute("aria-pressed", String(on));
     tray.updateContext({ subtab: on ? button.dataset.subtab : null });
   });
+}
+
+// The search filters, shared with the agent (tray.state): what the analyst sets here, the
+// assistant's next search uses; a search the assistant runs ("... since 2022") sets them here.
+const filters = document.getElementById("filters");
+if (filters) {
+  const year = filters.elements.year_from;
+  const show = (state) => {
+    const chosen = state.filters && state.filters.year_from;
+    year.value = Number.isInteger(chosen) ? String(chosen) : "";
+    filters.querySelector("[data-query]").textContent = state.query || "none yet";
+  };
+  show(tray.state);
+  tray.addEventListener("agentstream:state", (event) => show(event.detail.state));
+  year.addEventListener("change", () => {
+    const chosen = year.value === "" ? null : Number(year.value);
+    const state = tray.state;
+    tray.state = { ...state, filters: { ...(state.filters || {}), year_from: chosen } };
+  });
+  filters.addEventListener("submit", (event) => event.preventDefault());
 }

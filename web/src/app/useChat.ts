@@ -37,6 +37,8 @@ import {
   startChat,
   type ChatRequest,
   type ChatRun,
+  type StateDeltaEvent,
+  type StateSnapshotEvent,
   type StreamOptions,
   type TrayEvent,
 } from "../lib/stream";
@@ -94,6 +96,11 @@ export function useChat(params: {
   context?: Record<string, unknown> | (() => Record<string, unknown>);
   /** Where the API is and how to authenticate (default: this origin, its cookies). */
   connection?: StreamOptions;
+  /** The page's shared state to send with a message, read as each message is sent
+   * (`undefined`: none; the run starts from the state stored with the conversation). */
+  state?: () => Record<string, unknown> | undefined;
+  /** A run's shared state events (its snapshot, the agent's changes). */
+  onState?(event: StateSnapshotEvent | StateDeltaEvent): void;
   onConversation(id: string): void;
   /** Every run's end, however it ended (the conversation list may have changed). */
   onRunEnd?(): void;
@@ -198,6 +205,7 @@ export function useChat(params: {
         }
       };
       const seen = (event: TrayEvent, position: string | null) => {
+        if (event.type === "state_snapshot" || event.type === "state_delta") paramsRef.current.onState?.(event);
         answer = applyEvent(answer, event);
         const terminal = event.type === "complete" || event.type === "error" || event.type === "cancelled";
         replaceAnswer(answer, terminal);
@@ -299,8 +307,10 @@ export function useChat(params: {
   const run = useCallback(
     (request: ChatRequest, answer: AssistantItem, then?: () => void) => {
       const context = paramsRef.current.context;
+      const state = paramsRef.current.state?.();
       const full: ChatRequest = {
         context: (typeof context === "function" ? context() : context) ?? {},
+        ...(state !== undefined ? { state } : {}),
         interaction_type: "text_input",
         include_reasoning: true,
         ...request,

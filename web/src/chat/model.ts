@@ -227,6 +227,9 @@ export function applyEvent(item: AssistantItem, event: TrayEvent): AssistantItem
       return { ...item, status: "error", error: event.message, statusText: null, running: [] };
     case "cancelled":
       return { ...item, status: "cancelled", statusText: null, running: [], markerDue: null, tools: [...item.tools, ...stoppedCalls(item)] };
+    case "state_snapshot":
+    case "state_delta":
+      return item; // the page's state, not the answer's (see useChat's onState)
   }
 }
 

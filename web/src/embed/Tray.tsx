@@ -21,6 +21,7 @@ import type { AttachmentKind } from "../lib/attachments";
 import { attachmentsAllowed, EMPTY_CONFIG, linkPolicy, type ClientConfig } from "../lib/config";
 import { StreamHttpError, type CustomPayload, type StreamOptions, type SuggestedAction } from "../lib/stream";
 import { placeTitles, requestContextOf, type HostContext } from "./context";
+import type { SharedState } from "./sharedState";
 
 export type TrayMode = "floating" | "docked" | "inline";
 
@@ -43,6 +44,8 @@ export interface TrayHost {
   /** The conversation to continue after a page load, and where to keep the next one. */
   savedConversation(): string | null;
   saveConversation(id: string | null): void;
+  /** The shared state the page and the agent read and write. */
+  state: SharedState;
 }
 
 export interface TrayCommands {
@@ -93,6 +96,8 @@ export function Tray(props: TrayProps) {
     connection,
     context: () => requestContextOf(host.context(), configRef.current.location_keys),
     onConversation: (id) => host.saveConversation(id),
+    state: () => host.state.outgoing(),
+    onState: (event) => host.state.received(event),
     onFollowLost: (id, runId) => void open_(id, runId),
   });
 
@@ -102,7 +107,8 @@ export function Tray(props: TrayProps) {
     setLoading(true);
     setLoadError(null);
     try {
-      await showConversation(chat, id, { api: connection, lostRun, wanted: () => seq === loadSeq.current });
+      const conversation = await showConversation(chat, id, { api: connection, lostRun, wanted: () => seq === loadSeq.current });
+      if (conversation !== null) host.state.loaded(conversation.state);
       return true;
     } catch (error) {
       if (seq !== loadSeq.current) return false;
@@ -164,6 +170,7 @@ export function Tray(props: TrayProps) {
     setDraft("");
     chat.reset([], null);
     host.saveConversation(null);
+    host.state.newChat();
     inputRef.current?.focus();
   };
 

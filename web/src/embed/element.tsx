@@ -26,7 +26,13 @@
  *
  * Events (they bubble out of the element): `agentstream:action` (cancelable; a
  * `handler: "client"` action, `detail` the action), `agentstream:toggle` (`detail.open`),
- * `agentstream:conversation` (`detail.id`, null for a new chat).
+ * `agentstream:conversation` (`detail.id`, null for a new chat), `agentstream:state`
+ * (`detail.state`, the shared state as the agent or an opened conversation left it, and
+ * `detail.source`: `agent` or `conversation`).
+ *
+ * Shared state: `tray.state` is a JSON object the page and the agent both read and write
+ * (filters, a selection). Set it and the next message carries it; read it, or listen for
+ * `agentstream:state`, for the agent's changes. See {@link SharedState}.
  */
 import { render } from "preact";
 import styles from "../styles.css?inline";
@@ -35,6 +41,7 @@ import type { TokenGetter } from "../lib/connection";
 import { clientOptions } from "../lib/connection";
 import type { CustomPayload, StreamOptions, SuggestedAction } from "../lib/stream";
 import { mergeContext, type HostContext } from "./context";
+import { SharedState } from "./sharedState";
 import trayStyles from "./tray.css?inline";
 import { parseOrigins } from "../lib/links";
 import { Tray, type TrayCommands, type TrayHost, type TrayMode, type TrayProps } from "./Tray";
@@ -83,6 +90,7 @@ export class AgentstreamChatElement extends Base {
   #restored = false;
   #hostApi: TrayHost | null = null;
   #links: { key: string; value: TrayProps["links"] } | null = null;
+  #state = new SharedState(this);
 
   connectedCallback(): void {
     if (!this.#mount) {
@@ -136,6 +144,15 @@ export class AgentstreamChatElement extends Base {
     this.#context = mergeContext({}, value ?? {});
     this.#contextVersion++;
     this.#render();
+  }
+
+  /** The shared state (a copy: assign a new object to change it). The next message carries
+   * what the page set; `agentstream:state` tells the agent's changes. */
+  get state(): Record<string, unknown> {
+    return this.#state.value;
+  }
+  set state(value: Record<string, unknown>) {
+    this.#state.set(value);
   }
 
   // --- host integration ------------------------------------------------------------------
@@ -313,6 +330,7 @@ export class AgentstreamChatElement extends Base {
         const id = this.#stored().conversation;
         return typeof id === "string" && id ? id : null;
       },
+      state: this.#state,
       saveConversation: (id) => {
         if ((this.#stored().conversation ?? null) === id) return;
         this.#store({ conversation: id });

@@ -6,7 +6,8 @@
  * - `@agentstream/chat/react`: a React component around the element (React is a peer);
  * - the stream client (`startChat`, `resumeChat`, typed tray events), the REST client
  *   (conversations, models, the server's chat config) and {@link authorizedFetch} for a bearer
- *   token, none of which needs a DOM.
+ *   token, none of which needs a DOM;
+ * - the shared state's change (`agentstream:state`, {@link StateChange}) and JSON Patch.
  */
 export * from "../lib/stream";
 export {
@@ -27,6 +28,7 @@ export {
 } from "../lib/api";
 export type { AreaView, ClientConfig, ContextFieldView, LocationKeys } from "../lib/config";
 export { authorizedFetch, clientOptions, type Connection, type TokenGetter } from "../lib/connection";
+export { applyPatch, PatchConflict } from "../lib/jsonPatch";
 export { mergeContext, requestContextOf, type HostContext } from "./context";
 export {
   AgentstreamChatElement,
@@ -35,4 +37,5 @@ export {
   type ClientActionHandler,
   type PayloadRenderer,
 } from "./element";
+export { STATE_EVENT, type StateChange, type StateSource } from "./sharedState";
 export type { TrayMode } from "./Tray";

@@ -30,6 +30,7 @@ import type { TokenGetter } from "../lib/connection";
 import type { CustomPayload, SuggestedAction } from "../lib/stream";
 import type { HostContext } from "./context";
 import { defineAgentstreamChat, TAG_NAME, type AgentstreamChatElement, type ClientActionHandler } from "./element";
+import { STATE_EVENT, type StateChange } from "./sharedState";
 import type { TrayMode } from "./Tray";
 
 export interface AgentstreamChatProps {
@@ -57,6 +58,11 @@ export interface AgentstreamChatProps {
   onAction?(event: CustomEvent<SuggestedAction>): void;
   onOpenChange?(open: boolean): void;
   onConversation?(id: string | null): void;
+  /** The shared state the page and the agent read and write: set it and the next message
+   * carries it (compared by value). */
+  state?: Record<string, unknown>;
+  /** The agent changed the shared state, or an opened conversation brought its own. */
+  onStateChange?(change: StateChange): void;
   className?: string;
   style?: CSSProperties;
 }
@@ -84,6 +90,11 @@ export const AgentstreamChat = forwardRef<AgentstreamChatElement | null, Agentst
     useLayoutEffect(() => {
       if (ref.current) ref.current.context = props.context ?? {};
     }, [contextKey]);
+
+    const stateKey = props.state === undefined ? null : JSON.stringify(props.state);
+    useLayoutEffect(() => {
+      if (ref.current && props.state !== undefined) ref.current.state = props.state;
+    }, [stateKey]);
 
     useLayoutEffect(() => {
       const el = ref.current;
@@ -133,8 +144,11 @@ export const AgentstreamChat = forwardRef<AgentstreamChatElement | null, Agentst
         latest.current.onConversation?.((e as CustomEvent<{ id: string | null }>).detail.id);
       el.addEventListener("agentstream:action", onAction);
       el.addEventListener("agentstream:toggle", onToggle);
+      const onState = (e: Event) => latest.current.onStateChange?.((e as CustomEvent<StateChange>).detail);
       el.addEventListener("agentstream:conversation", onConversation);
+      el.addEventListener(STATE_EVENT, onState);
       return () => {
+        el.removeEventListener(STATE_EVENT, onState);
         el.removeEventListener("agentstream:action", onAction);
         el.removeEventListener("agentstream:toggle", onToggle);
         el.removeEventListener("agentstream:conversation", onConversation);
@@ -165,4 +179,4 @@ export const AgentstreamChat = forwardRef<AgentstreamChatElement | null, Agentst
 );
 
 export type { AgentstreamChatElement, ClientActionHandler };
-export type { HostContext, TokenGetter, TrayMode };
+export type { HostContext, StateChange, TokenGetter, TrayMode };

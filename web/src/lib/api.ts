@@ -110,6 +110,8 @@ export interface Conversation extends ConversationSummary {
   usage?: UsageTotals | null;
   /** How full the model's window was for the latest answer (absent from older servers). */
   context?: ContextReport | null;
+  /** The shared state stored with the conversation (`null`: it has none). */
+  state?: Record<string, unknown> | null;
 }
 
 export interface ModelInfo {

@@ -17,6 +17,9 @@ export interface ChatAction {
 export interface ChatRequest {
   message: string;
   context?: Record<string, unknown>;
+  /** The page's shared state (a JSON object): it replaces the one stored with the
+   * conversation, and the run starts from it (absent: from the stored one). */
+  state?: Record<string, unknown>;
   interaction_type?: InteractionType;
   conversation_id?: string | null;
   model?: string | null;
@@ -179,6 +182,24 @@ export interface ErrorEvent {
 export interface CancelledEvent {
   type: "cancelled";
 }
+/** The shared state the run starts from (an extension of this server: a conversation with
+ * shared state sends it after `status`). */
+export interface StateSnapshotEvent {
+  type: "state_snapshot";
+  state: Record<string, unknown>;
+}
+/** A tool changed the shared state: `patch` (JSON Patch, RFC 6902) turns the state as it
+ * stood into the state as it now is. */
+export interface StateDeltaEvent {
+  type: "state_delta";
+  patch: JsonPatchOperation[];
+}
+export interface JsonPatchOperation {
+  op: "add" | "remove" | "replace" | "move" | "copy" | "test";
+  path: string;
+  from?: string;
+  value?: unknown;
+}
 
 export type TrayEvent =
   | StatusEvent
@@ -189,7 +210,9 @@ export type TrayEvent =
   | ToolCompleteEvent
   | CompleteEvent
   | ErrorEvent
-  | CancelledEvent;
+  | CancelledEvent
+  | StateSnapshotEvent
+  | StateDeltaEvent;
 
 export type TrayEventType = TrayEvent["type"];
 
@@ -212,6 +235,8 @@ const KNOWN_TYPES: ReadonlySet<string> = new Set<TrayEventType>([
   "complete",
   "error",
   "cancelled",
+  "state_snapshot",
+  "state_delta",
 ]);
 
 /**
@@ -265,7 +290,17 @@ function check(type: TrayEventType, r: Record<string, unknown>): string | null {
       return typeof r.message === "string" ? null : "message must be a string";
     case "cancelled":
       return null;
+    case "state_snapshot":
+      return isObject(r.state) ? null : "state must be an object";
+    case "state_delta":
+      return Array.isArray(r.patch) && r.patch.every((op) => isObject(op) && typeof op.op === "string" && typeof op.path === "string")
+        ? null
+        : "patch must be an array of operations";
   }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function preview(text: string): string {
