@@ -18,10 +18,11 @@ the same way and the run says so in a warning; the state stays as it was.
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from pydantic_core import to_json
 
 __all__ = [
     "STATE_LIMIT_BYTES",
@@ -29,6 +30,7 @@ __all__ = [
     "PatchConflict",
     "apply_patch",
     "check_state",
+    "copy_json",
     "diff",
 ]
 
@@ -73,6 +75,17 @@ def check_state(value: Any, *, limit: int = STATE_LIMIT_BYTES) -> dict[str, Any]
     return value
 
 
+def copy_json(value: Any) -> Any:
+    """A deep copy of JSON data (objects and arrays copied, the rest shared: strings and
+    numbers do not change). Several times faster than :func:`copy.deepcopy`, which keeps a
+    memo for shared and cyclic objects that JSON cannot have."""
+    if isinstance(value, dict):
+        return {key: copy_json(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [copy_json(item) for item in value]
+    return value
+
+
 # --- deriving a patch -------------------------------------------------------------------------
 
 
@@ -94,13 +107,13 @@ def _diff_objects(
     for key, value in after.items():
         where = f"{path}/{_escape(key)}"
         if key not in before:
-            ops.append({"op": "add", "path": where, "value": copy.deepcopy(value)})
+            ops.append({"op": "add", "path": where, "value": copy_json(value)})
             continue
         old = before[key]
         if isinstance(old, dict) and isinstance(value, dict):
             _diff_objects(old, value, where, ops)
         elif not _same(old, value):
-            ops.append({"op": "replace", "path": where, "value": copy.deepcopy(value)})
+            ops.append({"op": "replace", "path": where, "value": copy_json(value)})
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -114,7 +127,9 @@ def _same(a: Any, b: Any) -> bool:
     if isinstance(a, dict):
         return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
     if isinstance(a, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+        # Python's own comparison first (it runs in C, and most arrays a call leaves alone
+        # are equal); then their JSON, which tells ``true`` from ``1`` where ``==`` cannot.
+        return len(a) == len(b) and a == b and to_json(a) == to_json(b)
     return bool(a == b)
 
 
@@ -124,8 +139,12 @@ def _same(a: Any, b: Any) -> bool:
 def apply_patch(state: Mapping[str, Any], patch: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """``state`` with ``patch`` applied (a new object; ``state`` is not changed). Every
     RFC 6902 operation is understood; :class:`PatchConflict` when one does not apply, and
-    then nothing is."""
-    document: Any = copy.deepcopy(dict(state))
+    then nothing is.
+
+    Only the objects and arrays on the paths the patch changes are copied; the rest of the
+    new state is shared with ``state``. So neither may be changed in place afterwards:
+    treat a state as a value (the loop and the store replace theirs, never edit it)."""
+    document: Any = dict(state)
     for position, op in enumerate(patch):
         try:
             document = _apply(document, op)
@@ -142,12 +161,12 @@ def _apply(document: Any, op: Mapping[str, Any]) -> Any:
         raise PatchConflict("path must be a JSON Pointer string")
     match kind:
         case "add":
-            return _add(document, path, copy.deepcopy(_value(op)))
+            return _add(document, path, copy_json(_value(op)))
         case "remove":
             return _remove(document, path)[0]
         case "replace":
             document, _ = _remove(document, path)
-            return _add(document, path, copy.deepcopy(_value(op)))
+            return _add(document, path, copy_json(_value(op)))
         case "move" | "copy":
             source = op.get("from")
             if not isinstance(source, str):
@@ -157,7 +176,7 @@ def _apply(document: Any, op: Mapping[str, Any]) -> Any:
                     raise PatchConflict("a value cannot move into itself")
                 document, value = _remove(document, source)
             else:
-                value = copy.deepcopy(_get(document, source))
+                value = copy_json(_get(document, source))
             return _add(document, path, value)
         case "test":
             if not _same(_get(document, path), _value(op)):
@@ -196,17 +215,24 @@ def _index(container: list[Any], token: str, *, end_ok: bool) -> int:
     return index
 
 
-def _parent(document: Any, tokens: list[str]) -> Any:
+def _parent(document: Any, tokens: list[str], *, changing: bool = False) -> Any:
+    """The container ``tokens`` lead to. ``changing``: each object and array on the way is
+    replaced by a copy of itself first (``document`` is a copy already), so what the patch
+    changes is never an object the state it started from still holds."""
     node = document
     for token in tokens:
         if isinstance(node, dict):
             if token not in node:
                 raise PatchConflict(f"/{'/'.join(tokens)} does not exist")
-            node = node[token]
+            key: Any = token
         elif isinstance(node, list):
-            node = node[_index(node, token, end_ok=False)]
+            key = _index(node, token, end_ok=False)
         else:
             raise PatchConflict(f"/{'/'.join(tokens)} is not an object or array")
+        child = node[key]
+        if changing and isinstance(child, dict | list):
+            child = node[key] = child.copy()
+        node = child
     return node
 
 
@@ -229,7 +255,7 @@ def _add(document: Any, path: str, value: Any) -> Any:
     tokens = _tokens(path)
     if not tokens:
         return value
-    parent, last = _parent(document, tokens[:-1]), tokens[-1]
+    parent, last = _parent(document, tokens[:-1], changing=True), tokens[-1]
     if isinstance(parent, dict):
         parent[last] = value
     elif isinstance(parent, list):
@@ -243,7 +269,7 @@ def _remove(document: Any, path: str) -> tuple[Any, Any]:
     tokens = _tokens(path)
     if not tokens:
         return None, document
-    parent, last = _parent(document, tokens[:-1]), tokens[-1]
+    parent, last = _parent(document, tokens[:-1], changing=True), tokens[-1]
     if isinstance(parent, dict):
         if last not in parent:
             raise PatchConflict(f"{path} does not exist")

@@ -11,7 +11,6 @@ streams the turns and decides when to run a round; this module does the rest.
 from __future__ import annotations
 
 import asyncio
-import copy
 import json
 import threading
 import time
@@ -48,7 +47,14 @@ from agentstream.pending import (
     check_answers,
     provider_history,
 )
-from agentstream.state import InvalidState, PatchConflict, apply_patch, check_state, diff
+from agentstream.state import (
+    InvalidState,
+    PatchConflict,
+    apply_patch,
+    check_state,
+    copy_json,
+    diff,
+)
 from agentstream.tools.context import ToolContext
 from agentstream.tools.definition import Tool
 from agentstream.tools.execution import (
@@ -79,8 +85,10 @@ class ToolCalls:
         self._finished: dict[str, ToolResultPart] = {}  # the round's results so far
         self._displays: dict[str, str | None] = {}  # each call's Tool.display text
         self._count = 0
-        self.state: dict[str, Any] = copy.deepcopy(dict(run_input.state or {}))
-        """The shared state as the run's calls have left it (:mod:`agentstream.state`)."""
+        self.state: dict[str, Any] = copy_json(dict(run_input.state or {}))
+        """The shared state as the run's calls have left it (:mod:`agentstream.state`): a
+        value, replaced by each change and never changed in place, so a call's starting
+        point is kept without a copy."""
         self._state_seen: dict[str, dict[str, Any]] = {}  # the state each running call found
         self._event_loop = asyncio.get_running_loop()
         self._thread = threading.get_ident()
@@ -346,9 +354,9 @@ class ToolCalls:
             else:
                 self._event_loop.call_soon_threadsafe(self._progress, call, progress)
 
-        found = self._state_seen[call.call_id] = copy.deepcopy(self.state)
+        found = self._state_seen[call.call_id] = self.state
         return ToolContext(
-            state=copy.deepcopy(found),
+            state=copy_json(found),
             principal=run_input.principal,
             run_id=self._outlet.run_id,
             call_id=call.call_id,
