@@ -233,3 +233,14 @@ def test_the_agui_client_applies_the_deltas_to_the_servers_state(
         assert out["reloaded"]["state"] == expected
     finally:
         server.call(store.close())
+
+
+def test_a_resumed_tray_stream_has_the_state_frames(server: LiveServer) -> None:
+    frames = tray(server, {"message": "Search since 2020", "state": {"view": "list"}})
+    run_id = frames[0]["run_id"]
+    with server.client() as client:
+        response = client.get(f"/api/runs/{run_id}/stream?after=0", headers=ALICE)
+    assert response.status_code == 200, response.text
+    resumed = datas(parse_sse(response.text))
+    assert resumed == frames[1:]  # a fresh encoder, replaying the run: the same frames
+    assert resumed[0] == {"type": "state_snapshot", "state": {"view": "list"}}
