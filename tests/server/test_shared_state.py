@@ -244,3 +244,26 @@ def test_a_resumed_tray_stream_has_the_state_frames(server: LiveServer) -> None:
     resumed = datas(parse_sse(response.text))
     assert resumed == frames[1:]  # a fresh encoder, replaying the run: the same frames
     assert resumed[0] == {"type": "state_snapshot", "state": {"view": "list"}}
+
+
+def test_an_agui_state_the_server_cannot_keep_is_refused(serve: Serve, tmp_path: Path) -> None:
+    store = SqlConversationStore(create_engine(f"sqlite+aiosqlite:///{tmp_path / 'bad.db'}"))
+    server = serve(Agent(model=ScriptedProvider(SCRIPT), tools=[set_year]), store=store)
+    server.call(upgrade(store.engine), timeout=60)
+    base = {
+        "threadId": "t1",
+        "runId": "r",
+        "messages": [{"id": "u", "role": "user", "content": "Thanks"}],
+        "tools": [],
+        "context": [],
+        "forwardedProps": {},
+    }
+    try:
+        with server.client() as client:
+            for state, status in (([1, 2], 400), ("x", 400), ({"n": "y" * 70_000}, 413)):
+                response = client.post("/ag-ui", json={**base, "state": state})
+                assert response.status_code == status, response.text
+                assert response.json()["detail"].startswith("state: state ")
+            assert client.get("/api/conversations").json()["items"] == []
+    finally:
+        server.call(store.close())
