@@ -359,8 +359,6 @@ class StateRow(Base):
         ForeignKey(ConversationRow.id, ondelete="CASCADE"), primary_key=True
     )
     state: Mapped[dict[str, Any]] = mapped_column(CleanJSON)
-    version: Mapped[int] = mapped_column(Integer, default=1)
-    """How many times it was written: each write (a page's, a tool's change) adds one."""
     updated_at: Mapped[datetime]
 
 

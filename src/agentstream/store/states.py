@@ -28,7 +28,6 @@ _UPDATE = (
     .where(_c.conversation_id == bindparam("b_id"))
     .values(
         state=bindparam("b_state", type_=_c.state.type),
-        version=_c.version + 1,
         updated_at=bindparam("b_now", type_=_c.updated_at.type),
     )
 )
@@ -50,8 +49,8 @@ def write_state(
     """Make ``state`` the conversation's (``stored``: what it has now, read in this
     transaction); nothing is written when they are the same."""
     if stored is None:
-        row = {"conversation_id": conversation_id, "state": dict(state), "version": 1}
-        conn.execute(insert(STATES), {**row, "updated_at": now})
+        row = {"conversation_id": conversation_id, "state": dict(state), "updated_at": now}
+        conn.execute(insert(STATES), row)
     elif diff(stored, state):
         conn.execute(_UPDATE, {"b_id": conversation_id, "b_state": dict(state), "b_now": now})
 

@@ -27,7 +27,6 @@ def upgrade() -> None:
         "agentstream_conversation_state",
         sa.Column("conversation_id", sa.String(64), nullable=False),
         sa.Column("state", sa.JSON(), nullable=False),
-        sa.Column("version", sa.Integer(), nullable=False),
         sa.Column("updated_at", UTCDateTime(), nullable=False),
         sa.ForeignKeyConstraint(
             ["conversation_id"],
