@@ -267,3 +267,20 @@ def test_an_agui_state_the_server_cannot_keep_is_refused(serve: Serve, tmp_path:
             assert client.get("/api/conversations").json()["items"] == []
     finally:
         server.call(store.close())
+
+
+def test_two_tabs_the_latest_write_wins_and_a_tab_that_sends_none_undoes_nothing(
+    server: LiveServer,
+) -> None:
+    first = tray(server, {"message": "Search since 2020", "state": {"view": "list"}})
+    conversation = first[-1]["payload"]["conversation_id"]
+    after_a = {"view": "list", "filters": {"year_from": 2020}, "searches": 1}
+    # Tab B opened the conversation before tab A's run, and only reads: it sends no state,
+    # and its run starts from (and its page is brought up to) tab A's.
+    b_first = tray(server, {"message": "Thanks", "conversation_id": conversation})
+    assert b_first[1] == {"type": "state_snapshot", "state": after_a}
+    # Tab B's page changes the state: its whole state is the latest write.
+    tray(server, {"message": "Thanks", "conversation_id": conversation, "state": {"view": "grid"}})
+    a_next = tray(server, {"message": "Thanks again", "conversation_id": conversation})
+    assert a_next[1] == {"type": "state_snapshot", "state": {"view": "grid"}}
+    assert stored_state(server, conversation) == {"view": "grid"}
