@@ -25,11 +25,17 @@ describe("applyPatch", () => {
     { op: "add", path: "/list/5", value: 1 },
     { op: "add", path: "/list/01", value: 1 },
     { op: "add", path: "", value: [1] },
-    { op: "add", path: "/toString", value: 1, note: "own keys only" },
+    { op: "remove", path: "/toString" }, // an object's own members only
+    { op: "add", path: "/constructor/x", value: 1 },
   ] as const)("refuses a patch that does not apply and changes nothing: %j", (op) => {
     const state = { a: 1, list: [1] };
-    const ops = op.path === "/toString" ? [{ op: "remove", path: "/toString" } as const] : [op];
-    expect(() => applyPatch(state, [{ op: "add", path: "/new", value: 1 }, ...ops])).toThrow(PatchConflict);
+    expect(() => applyPatch(state, [{ op: "add", path: "/new", value: 1 }, op])).toThrow(PatchConflict);
     expect(state).toEqual({ a: 1, list: [1] });
+  });
+
+  it("keeps __proto__ a plain key", () => {
+    const out = applyPatch({}, [{ op: "add", path: "/__proto__", value: { polluted: true } }]);
+    expect(Object.hasOwn(out, "__proto__")).toBe(true);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 });

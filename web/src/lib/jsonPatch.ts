@@ -100,7 +100,8 @@ function add(doc: Json, path: string, value: Json): Json {
   const holder = parent(doc, parts.slice(0, -1));
   const last = parts[parts.length - 1]!;
   if (Array.isArray(holder)) holder.splice(index(holder, last, true), 0, value);
-  else if (isObject(holder)) holder[last] = value;
+  // (defined, not assigned: a key "__proto__" is a key like any other, not the prototype)
+  else if (isObject(holder)) Object.defineProperty(holder, last, { value, writable: true, enumerable: true, configurable: true });
   else throw new PatchConflict(`${path} is inside a value that is not an object or array`);
   return doc;
 }
