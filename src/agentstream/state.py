@@ -92,7 +92,8 @@ def copy_json(value: Any) -> Any:
 def diff(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The JSON Patch that turns ``before`` into ``after``: objects are compared key by key
     (so a change to one key says nothing about its neighbours); arrays and values that
-    differ are replaced whole. Empty when they are equal."""
+    differ are replaced whole. Empty when they are equal. :class:`InvalidState` for an
+    object key that is not a string (JSON has none)."""
     ops: list[dict[str, Any]] = []
     _diff_objects(before, after, "", ops)
     return ops
@@ -105,6 +106,10 @@ def _diff_objects(
         if key not in after:
             ops.append({"op": "remove", "path": f"{path}/{_escape(key)}"})
     for key, value in after.items():
+        if not isinstance(key, str):
+            raise InvalidState(
+                f"state must be JSON: the key {key!r} at {path or '/'} is not a string"
+            )
         where = f"{path}/{_escape(key)}"
         if key not in before:
             ops.append({"op": "add", "path": where, "value": copy_json(value)})

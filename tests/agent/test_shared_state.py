@@ -6,8 +6,16 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
+
 from agentstream import Agent, RunInput, ToolContext, tool
-from agentstream.events import RunWarning, StateDelta, StateSnapshot, ToolCallFinished
+from agentstream.events import (
+    RunCompleted,
+    RunWarning,
+    StateDelta,
+    StateSnapshot,
+    ToolCallFinished,
+)
 from agentstream.providers.scripted import ScriptedProvider
 from agentstream.state import apply_patch
 
@@ -21,9 +29,12 @@ async def pick(ctx: ToolContext, key: str, value: str, wait: float = 0.0) -> str
 
 
 @tool
-def keep_object(ctx: ToolContext) -> str:
-    """Put something that is not JSON in the state."""
-    ctx.state["when"] = object()
+def keep_object(ctx: ToolContext, key_kind: str = "value") -> str:
+    """Put something that is not JSON in the state: a value, or a key that is not a string."""
+    if key_kind == "value":
+        ctx.state["when"] = object()
+    else:
+        ctx.state[1] = "one"  # type: ignore[index]
     return "ok"
 
 
@@ -69,8 +80,11 @@ async def test_a_run_without_state_announces_none_but_its_tools_may_write() -> N
     assert state == {"picked": {"k": "v"}}
 
 
-async def test_a_change_that_is_not_json_is_refused_with_a_warning() -> None:
-    events, state = await run(agent({"name": "keep_object", "id": "a", "arguments": {}}), {"a": 1})
+@pytest.mark.parametrize("key_kind", ["value", "key"])
+async def test_a_change_that_is_not_json_is_refused_with_a_warning(key_kind: str) -> None:
+    call = {"name": "keep_object", "id": "a", "arguments": {"key_kind": key_kind}}
+    events, state = await run(agent(call), {"a": 1})
+    assert isinstance(events[-1], RunCompleted)
     assert not [e for e in events if isinstance(e, StateDelta)]
     [warning] = [e for e in events if isinstance(e, RunWarning)]
     assert warning.code == "state_not_changed" and "keep_object" in warning.message
