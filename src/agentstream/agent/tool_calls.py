@@ -262,7 +262,7 @@ class ToolCalls:
             if not patch:
                 return
             changed = check_state(apply_patch(self.state, patch))
-        except (InvalidState, PatchConflict, TypeError, ValueError) as exc:
+        except (InvalidState, PatchConflict, TypeError, ValueError, RecursionError) as exc:
             outlet.emit(
                 RunWarning(
                     run_id=outlet.run_id,
