@@ -15,6 +15,8 @@ from agentstream.events import (
     StateDelta,
     StateSnapshot,
     ToolCallFinished,
+    event_from_json,
+    event_to_json,
 )
 from agentstream.providers.scripted import ScriptedProvider
 from agentstream.state import apply_patch
@@ -89,3 +91,16 @@ async def test_a_change_that_is_not_json_is_refused_with_a_warning(key_kind: str
     [warning] = [e for e in events if isinstance(e, RunWarning)]
     assert warning.code == "state_not_changed" and "keep_object" in warning.message
     assert state == {"a": 1}
+
+
+def test_the_state_events_cross_a_process_boundary_as_they_are() -> None:
+    for event in (
+        StateSnapshot(run_id="r", seq=1, state={"filters": {"year_from": 2020}, "n": 1.5}),
+        StateDelta(
+            run_id="r",
+            seq=4,
+            patch=({"op": "add", "path": "/a~1b", "value": [1, True, None]},),
+            call_id="c1",
+        ),
+    ):
+        assert event_from_json(event_to_json(event)) == event
