@@ -25,6 +25,7 @@ PUBLIC = {
         "ToolContext",
         "ToolResult",
         "Toolset",
+        "View",
         "tool",
     ],
     "agentstream.attachments": [
@@ -67,6 +68,7 @@ PUBLIC = {
         "UnknownDialect",
         "UnknownRun",
         "UnsupportedMediaType",
+        "ViewNotFound",
     ],
     "agentstream.tools": [
         "InvalidArguments",
@@ -76,6 +78,7 @@ PUBLIC = {
         "ToolResult",
         "ToolSource",
         "Toolset",
+        "View",
         "as_tool",
         "tool",
     ],

@@ -3,7 +3,7 @@
 from agentstream.agent import Agent, AgentRun, CancelToken, RunInput
 from agentstream.events import Payload, RunEvent
 from agentstream.principal import Principal
-from agentstream.tools import Progress, Tool, ToolContext, ToolResult, Toolset, tool
+from agentstream.tools import Progress, Tool, ToolContext, ToolResult, Toolset, View, tool
 
 __all__ = [
     "Agent",
@@ -18,5 +18,6 @@ __all__ = [
     "ToolContext",
     "ToolResult",
     "Toolset",
+    "View",
     "tool",
 ]

@@ -75,6 +75,7 @@ __all__ = [
     "UnknownDialect",
     "UnknownRun",
     "UnsupportedMediaType",
+    "ViewNotFound",
 ]
 
 
@@ -227,6 +228,13 @@ class MessageNotFound(NotFound):
     message's own, an answer's run id)."""
 
     detail = "Message not found"
+
+
+class ViewNotFound(NotFound):
+    """No such interactive view for this conversation: its source or its ``ui://`` resource
+    is unknown, or (for a call back) the conversation never drew it."""
+
+    detail = "View not found"
 
 
 class RunNotFound(NotFound):

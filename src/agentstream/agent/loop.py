@@ -491,7 +491,8 @@ class Loop:
                 return [], warning
             known = {t.name for t in tools}
             tools.extend(t for t in loaded if t.name not in known)
-        return tools, None
+        # A tool only a view calls (``visibility=("app",)``) is never offered to the model.
+        return [t for t in tools if "model" in t.visibility], None
 
     # --- one model turn -------------------------------------------------------------------
 

@@ -20,11 +20,11 @@ wraps *around* the app (compression, say) still sees every chunk.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Collection, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, FastAPI
 from fastapi.telemetry import TelemetryConfig
@@ -235,6 +235,9 @@ def create_app(
 
         principal = context.principal(allow_cookie=True)
         app.include_router(conversations_router(store, principal, context.runner.begin))
+        views = _views_router(agent, store, principal)
+        if views is not None:
+            app.include_router(views)
     if isinstance(store, UsageReader):
         app.include_router(usage_router(store, context))
     if context.intake is not None:
@@ -337,6 +340,21 @@ def _attachments(store: ConversationStore | None, settings: Settings) -> SqlAtta
     else:
         blobs = FileBlobs(settings.data_dir / "attachments")
     return SqlAttachments(store.engine, blobs)
+
+
+def _views_router(
+    agent: Agent, store: ConversationStore | None, principal: Callable[..., Any]
+) -> APIRouter | None:
+    """What interactive views ask of the server (:mod:`agentstream.server.views`); their
+    documents are kept in the store's database, so none without a SQL store."""
+    from agentstream.store import SqlConversationStore
+
+    if not isinstance(store, SqlConversationStore):
+        return None
+    from agentstream.server.views import views_router
+    from agentstream.store.view_resources import SqlViewResources
+
+    return views_router(agent, SqlViewResources(store.engine), principal)
 
 
 def _observe_parts(metrics: Metrics, store: ConversationStore | None, broker: RunBroker) -> None:

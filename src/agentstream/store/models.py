@@ -54,6 +54,7 @@ __all__ = [
     "RUNS",
     "STATES",
     "USAGE",
+    "VIEW_RESOURCES",
     "AttachmentRow",
     "Base",
     "BlobPartRow",
@@ -65,6 +66,7 @@ __all__ = [
     "StateRow",
     "UsageRow",
     "UTCDateTime",
+    "ViewResourceRow",
     "utcnow",
 ]
 
@@ -362,6 +364,27 @@ class StateRow(Base):
     updated_at: Mapped[datetime]
 
 
+class ViewResourceRow(Base):
+    """An interactive view's document (an MCP App's ``ui://`` resource) as a conversation
+    first showed it, so a reload or another tab draws the same page without asking its
+    server again (:mod:`agentstream.store.view_resources`). The row exists only once the
+    view was found among the conversation's own payloads; a view's calls back are allowed
+    only for views a conversation has."""
+
+    __tablename__ = "agentstream_view_resources"
+
+    conversation_id: Mapped[str] = mapped_column(
+        ForeignKey(ConversationRow.id, ondelete="CASCADE"), primary_key=True
+    )
+    source: Mapped[str] = mapped_column(String(255), primary_key=True)
+    """The tool source serving it: an MCP server's label, ``agentstream`` for Python tools."""
+    uri: Mapped[str] = mapped_column(String(1024), primary_key=True)
+    html: Mapped[str] = mapped_column(CleanText)
+    csp: Mapped[dict[str, Any]] = mapped_column(CleanJSON, default=dict)
+    prefers_border: Mapped[bool | None] = mapped_column(Boolean)
+    fetched_at: Mapped[datetime]
+
+
 # The tables themselves, for the write path's Core statements: they skip the ORM's
 # per-statement work (identity map, unit of work, attribute instrumentation).
 CONVERSATIONS = cast(Table, ConversationRow.__table__)
@@ -372,3 +395,4 @@ ATTACHMENTS = cast(Table, AttachmentRow.__table__)
 BLOBS = cast(Table, BlobPartRow.__table__)
 SUMMARIES = cast(Table, SummaryRow.__table__)
 STATES = cast(Table, StateRow.__table__)
+VIEW_RESOURCES = cast(Table, ViewResourceRow.__table__)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, get_type_hints, overload
 
@@ -27,6 +27,7 @@ from agentstream.errors import InvalidArguments
 from agentstream.messages import ToolCall
 from agentstream.tools.context import ToolContext
 from agentstream.tools.results import ToolResult
+from agentstream.tools.views import LOCAL_SOURCE, ToolView, View, Visibility
 
 __all__ = ["InvalidArguments", "Tool", "tool"]
 
@@ -61,6 +62,12 @@ class Tool:
     requires_approval: ApprovalPolicy = False
     """Whether a call waits for a person's approval before it runs (see
     :mod:`agentstream.pending`)."""
+    view: ToolView | None = None
+    """The interactive view the result is drawn with (:mod:`agentstream.tools.views`)."""
+    visibility: tuple[Visibility, ...] = ("model",)
+    """Who may call it: the model, and (with ``"app"``) a view of the same source, as the
+    user who sees the view. A Python tool is callable from a view only when it says so; an
+    MCP server's tools say it in ``_meta.ui.visibility``."""
     validate: Callable[[dict[str, Any]], dict[str, Any]] = field(repr=False)
 
     def with_hooks(
@@ -96,6 +103,8 @@ class Tool:
         takes_context: bool = False,
         timeout: float | None = None,
         requires_approval: ApprovalPolicy = False,
+        view: ToolView | None = None,
+        visibility: tuple[Visibility, ...] = ("model",),
     ) -> Tool:
         """A tool from an explicit JSON Schema (tools loaded from a catalogue or a remote
         service). Arguments are checked with the schema and passed as keyword arguments."""
@@ -115,6 +124,8 @@ class Tool:
             takes_context=takes_context,
             timeout=timeout,
             requires_approval=requires_approval,
+            view=view,
+            visibility=visibility,
             validate=validate,
         )
 
@@ -139,6 +150,8 @@ def tool(
     intercept: Intercept | None = None,
     display: Display | None = None,
     requires_approval: ApprovalPolicy = False,
+    view: View | None = None,
+    visibility: Sequence[Visibility] = ("model",),
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -154,6 +167,8 @@ def tool(
     intercept: Intercept | None = None,
     display: Display | None = None,
     requires_approval: ApprovalPolicy = False,
+    view: View | None = None,
+    visibility: Sequence[Visibility] = ("model",),
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make a tool from a typed function (sync or async, plain or generator)::
 
@@ -173,7 +188,18 @@ def tool(
 
         @tool(requires_approval=lambda call: call.arguments["amount"] > 100)
         def refund(order_id: str, amount: float) -> str: ...
+
+    ``view`` draws the result with an interactive page of the tool's own
+    (:class:`~agentstream.tools.views.View`, an MCP App); ``visibility`` says who may call
+    the tool: ``("model",)`` by default, ``("model", "app")`` to let that page call it back,
+    ``("app",)`` for a tool only a page calls (the model never sees it)::
+
+        @tool(view=View(path=Path(__file__).parent / "preview.html"))
+        def preview_workflow(workflow: dict) -> dict: ...
     """
+    shown = tuple(visibility)
+    if not shown or any(v not in ("model", "app") for v in shown):
+        raise ValueError(f"visibility must hold 'model' and/or 'app', not {visibility!r}")
 
     if display is not None and not callable(display):
         # Told where the tool is declared, not as a failed run when the model first calls it.
@@ -187,8 +213,9 @@ def tool(
         model, takes_context = _arguments_model(fn, arg_docs)
         schema = model.model_json_schema()
         schema.pop("title", None)
+        tool_name = name or fn.__name__
         return Tool(
-            name=name or fn.__name__,
+            name=tool_name,
             description=description or summary or fn.__name__.replace("_", " "),
             parameters=schema,
             function=fn,
@@ -199,6 +226,12 @@ def tool(
             intercept=intercept,
             display=display,
             requires_approval=requires_approval,
+            view=None
+            if view is None
+            else ToolView(
+                source=LOCAL_SOURCE, uri=f"ui://{LOCAL_SOURCE}/{tool_name}", content=view
+            ),
+            visibility=shown,
             validate=_pydantic_validator(model),
         )
 

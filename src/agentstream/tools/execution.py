@@ -15,7 +15,7 @@ import json
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
@@ -25,6 +25,7 @@ from agentstream.messages import ERROR_OUTCOMES, ToolOutcome
 from agentstream.tools.context import ToolContext
 from agentstream.tools.definition import InvalidArguments, Tool
 from agentstream.tools.results import Progress, ToolResult
+from agentstream.tools.views import call_result, view_payload
 
 __all__ = ["CallOutcome", "PreparedCall", "error_outcome", "prepare_call", "run_call"]
 
@@ -195,6 +196,15 @@ def _drain(
 
 
 def _shape(t: Tool, value: Any, arguments: dict[str, Any], ctx: ToolContext) -> CallOutcome:
+    outcome = _shaped(t, value, arguments, ctx)
+    if t.view is None or outcome.payload is not None:
+        return outcome
+    # A tool drawn by a view: the client gets the call's input and result for its page.
+    result = call_result(outcome.result, outcome.output)
+    return replace(outcome, payload=view_payload(t.view, t.name, arguments, result))
+
+
+def _shaped(t: Tool, value: Any, arguments: dict[str, Any], ctx: ToolContext) -> CallOutcome:
     if t.intercept is not None:
         intercepted = t.intercept(value, arguments, ctx)
         if intercepted is not None:

@@ -12,6 +12,13 @@ tool error the model reads. A server that fails to start, or cannot be reached w
 loads its tools, fails the load: the run goes on without tools and the client gets the
 ``tool_fallback`` warning. A dead connection is dropped and opened again on the next load.
 
+A tool that declares an interactive view (MCP Apps: ``_meta.ui.resourceUri``, a ``ui://``
+resource) is drawn by it: the result reaches clients as a view payload
+(:mod:`agentstream.tools.views`), and the server reads the resource and runs the view's calls
+back through this source (:meth:`MCPTools.read_view`, :meth:`MCPTools.app_tools`). The client
+tells servers it hosts such views (the ``io.modelcontextprotocol/ui`` extension), and a tool
+whose ``_meta.ui.visibility`` leaves out ``"model"`` is kept for views only.
+
 Each connection lives in a task of its own (the SDK's transports are task-bound context
 managers); calls from run tasks go through its session. With ``forward_token``, an HTTP
 server receives the caller's bearer token, so connections are kept per token.
@@ -20,6 +27,7 @@ server receives the caller's bearer token, so connections are kept per token.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import logging
 import time
@@ -31,10 +39,22 @@ from typing import Any
 from agentstream.principal import Principal
 from agentstream.tools.context import ToolContext
 from agentstream.tools.definition import Tool
+from agentstream.tools.results import ToolResult
+from agentstream.tools.views import (
+    APP_MIME_TYPE,
+    ToolView,
+    ViewResource,
+    Visibility,
+    clean_csp,
+    view_payload,
+)
 
 __all__ = ["MCPToolError", "MCPTools"]
 
 log = logging.getLogger("agentstream.tools.mcp")
+
+APPS_EXTENSION = "io.modelcontextprotocol/ui"
+"""The MCP Apps extension, which this client announces so servers offer their views."""
 
 Transport = Callable[[str | None], AbstractAsyncContextManager[Any]]
 """``open(token)``: the SDK transport context manager yielding ``(read, write)`` streams."""
@@ -71,7 +91,11 @@ class _Connection:
         from mcp import ClientSession
 
         try:
-            async with self._transport as streams, ClientSession(streams[0], streams[1]) as session:
+            extensions = {APPS_EXTENSION: {"mimeTypes": [APP_MIME_TYPE]}}
+            async with (
+                self._transport as streams,
+                ClientSession(streams[0], streams[1], extensions=extensions) as session,
+            ):
                 await session.initialize()
                 self.session = session
                 self._ready.set()
@@ -171,6 +195,8 @@ class MCPTools:
     # --- ToolSource ---------------------------------------------------------------------
 
     async def load(self, principal: Principal, scopes: Sequence[str]) -> Sequence[Tool]:
+        """Every tool of the server this source offers, those only views call among them
+        (their ``visibility`` leaves out ``"model"``; the loop does not offer them)."""
         key = principal.token if self.forward_token else None
         listed = self._listed.get(key)
         connection = self._connections.get(key)
@@ -185,6 +211,42 @@ class MCPTools:
             listed = (time.monotonic(), [t for t in result.tools if self._wanted(t.name)])
             self._listed[key] = listed
         return [self._tool(key, spec) for spec in listed[1]]
+
+    # --- ViewSource -----------------------------------------------------------------------
+
+    @property
+    def view_source(self) -> str:
+        return self.label
+
+    async def read_view(self, principal: Principal, uri: str) -> ViewResource:
+        """The ``ui://`` resource ``uri``, read from the server as ``principal``."""
+        if not any(
+            t.view is not None and t.view.uri == uri for t in await self.load(principal, ())
+        ):
+            raise LookupError(f"no tool of MCP server {self.label} is drawn by {uri}")
+        connection = await self._connect(principal.token if self.forward_token else None)
+        async with asyncio.timeout(self.startup_timeout):
+            result = await connection.session.read_resource(uri)
+        for content in result.contents:
+            if str(content.uri) != uri:
+                continue
+            if (content.mime_type or "").replace(" ", "") != APP_MIME_TYPE:
+                raise LookupError(f"{uri} is {content.mime_type!r}, not {APP_MIME_TYPE}")
+            html = getattr(content, "text", None)
+            if html is None:
+                html = base64.b64decode(content.blob).decode("utf-8")
+            ui = ((content.meta or {}).get("ui")) or {}
+            border = ui.get("prefersBorder")
+            return ViewResource(
+                uri=uri,
+                html=html,
+                csp=clean_csp(ui.get("csp") or {}),
+                prefers_border=border if isinstance(border, bool) else None,
+            )
+        raise LookupError(f"MCP server {self.label} sent no content for {uri}")
+
+    async def app_tools(self, principal: Principal) -> Sequence[Tool]:
+        return [t for t in await self.load(principal, ()) if "app" in t.visibility]
 
     async def aclose(self) -> None:
         """Stop every connection (and so every stdio subprocess)."""
@@ -219,22 +281,56 @@ class MCPTools:
 
     def _tool(self, key: str | None, spec: Any) -> Tool:
         remote_name = spec.name
+        name = f"{self.prefix}{remote_name}"
+        view, visibility = self._ui(spec)
 
-        async def call(ctx: ToolContext, **arguments: Any) -> str:
-            return await self._call(key, remote_name, arguments, ctx)
+        async def call(ctx: ToolContext, **arguments: Any) -> str | ToolResult:
+            result = await self._call(key, remote_name, arguments, ctx)
+            text = _result_text(result)
+            structured = result.structured_content
+            if view is None:
+                # The structured value, when there is one, is the output clients (and a view
+                # calling the tool back) see.
+                return text if structured is None else ToolResult(text=text, output=structured)
+            shown = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+            payload = view_payload(view, name, arguments, shown)
+            output = structured if structured is not None else text
+            return ToolResult(text=text, output=output, payload=payload)
 
         return Tool.from_schema(
-            name=f"{self.prefix}{remote_name}",
+            name=name,
             description=spec.description or spec.title or remote_name,
             parameters=spec.input_schema or {"type": "object", "properties": {}},
             function=call,
             takes_context=True,
             timeout=self.call_timeout,
+            view=view,
+            visibility=visibility,
         )
+
+    def _ui(self, spec: Any) -> tuple[ToolView | None, tuple[Visibility, ...]]:
+        """The tool's view and who may call it, from its ``_meta.ui`` (the flat
+        ``ui/resourceUri`` key of earlier drafts too); what does not fit is ignored."""
+        meta = spec.meta if isinstance(spec.meta, dict) else {}
+        found = meta.get("ui")
+        ui: dict[str, Any] = found if isinstance(found, dict) else {}
+        uri = ui.get("resourceUri") or meta.get("ui/resourceUri")
+        view = (
+            ToolView(source=self.label, uri=uri)
+            if isinstance(uri, str) and uri.startswith("ui://")
+            else None
+        )
+        declared = ui.get("visibility")
+        visibility: tuple[Visibility, ...] = ("model", "app")
+        if isinstance(declared, list) and declared:
+            visibility = tuple(v for v in ("model", "app") if v in declared)
+            if not visibility:
+                log.warning("MCP tool %s: no visibility understood in %r", spec.name, declared)
+        return view, visibility
 
     async def _call(
         self, key: str | None, name: str, arguments: dict[str, Any], ctx: ToolContext
-    ) -> str:
+    ) -> Any:
         from mcp.shared.exceptions import MCPError
         from mcp.types import CONNECTION_CLOSED
 
@@ -270,10 +366,9 @@ class MCPTools:
         except Exception as exc:  # the transport failed: the server is gone
             self._drop(key, connection)
             raise MCPToolError(f"MCP server {self.label} failed: {type(exc).__name__}") from None
-        text = _result_text(result)
         if result.is_error:
-            raise MCPToolError(text or "the tool failed")
-        return text
+            raise MCPToolError(_result_text(result) or "the tool failed")
+        return result
 
     def _drop(self, key: str | None, connection: _Connection) -> None:
         if self._connections.get(key) is connection:
