@@ -130,8 +130,16 @@ export function ChatView(props: ChatViewProps) {
       },
       payloadTypes: config.payload_types,
       ...(props.renderPayload ? { renderPayload: props.renderPayload } : {}),
+      views: {
+        conversation: () => latest.current.chat.conversationId,
+        connection: connection ?? {},
+        sendMessage: (text) => send(text),
+        openLink: async (url) => setLeaving(url), // the leave dialog asks the user first
+        approve: async (name, args) =>
+          window.confirm(`Allow this view to run ${name}?\n\n${JSON.stringify(args, null, 2)}`),
+      },
     }),
-    [config.payload_types, props.renderPayload],
+    [config.payload_types, props.renderPayload, connection],
   );
   const trustedOrigins = props.links.trustedOrigins;
   const answerLinks: AnswerLinks = useMemo(() => ({ follow: followLink, trustedOrigins }), [trustedOrigins]);

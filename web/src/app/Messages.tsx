@@ -17,6 +17,7 @@ import { Question, Versions } from "./Question";
 import { Markdown } from "./Markdown";
 import { memo } from "./memo";
 import { PayloadCard } from "./PayloadCard";
+import { AppFrame, VIEW_PAYLOAD, viewPayloadData, type ViewsHost } from "../views/AppFrame";
 import { GROUP, useReveal } from "./useReveal";
 
 export interface MessageHandlers {
@@ -40,6 +41,9 @@ export interface MessageHandlers {
   /** Draw a payload some other way (a host page's own view); `card` is the built-in one, to
    * fall back on. Rendered under `key`, unique in the conversation. */
   renderPayload?(payload: CustomPayload, card: ComponentChildren, key: string): ComponentChildren;
+  /** Draw the results of tools that have an interactive view with it (MCP Apps); absent:
+   * they are drawn as payload cards. */
+  views?: ViewsHost;
 }
 
 /**
@@ -172,7 +176,10 @@ function Answer(props: { item: AssistantItem; isLast: boolean; busy: boolean; ha
       )}
       {item.payloads.map((p, i) => {
         const key = `${item.id}:${p.payload_id ?? i}`;
-        const card = (
+        const view = handlers.views && payloadKind(p) === VIEW_PAYLOAD ? viewPayloadData(p.data) : null;
+        const card = view && handlers.views ? (
+          <AppFrame key={key} view={view} host={handlers.views} />
+        ) : (
           <PayloadCard
             key={key}
             payload={p}

@@ -42,6 +42,7 @@ import {
   type StreamOptions,
   type TrayEvent,
 } from "../lib/stream";
+import { withViewContext } from "../views/context";
 
 /** How often, at most, the answer in progress is written to sessionStorage. */
 const MARK_EVERY_MS = 250;
@@ -309,7 +310,7 @@ export function useChat(params: {
       const context = paramsRef.current.context;
       const state = paramsRef.current.state?.();
       const full: ChatRequest = {
-        context: (typeof context === "function" ? context() : context) ?? {},
+        context: withViewContext((typeof context === "function" ? context() : context) ?? {}, conversationRef.current),
         ...(state !== undefined ? { state } : {}),
         interaction_type: "text_input",
         include_reasoning: true,

@@ -1,0 +1,198 @@
+/**
+ * Interactive views (MCP Apps) in the web UI: a real MCP server with an MCP App (the `mcp`
+ * package's Apps support, e2e/views_app.py) and a Python tool with a view, the real server and
+ * headless Chromium. The view renders in its sandboxed frame, receives the call's input and
+ * result, calls its server's app tool back, is refused a tool that is not one, is themed and
+ * sized, sends a message and asks to open a link through the chat; it is drawn again after a
+ * reload and in another tab. A view reading the page around it, our cookies, our storage or
+ * our API fails.
+ */
+import type { Browser, BrowserContext, Frame, Page } from "playwright-core";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { launchBrowser, missingPrerequisite, screenshot, startServer, type RunningServer, WAIT_MS } from "./harness";
+
+const APP = { agent: "views_app:agent", chat: "views_app:chat" };
+
+let server: RunningServer;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+const pageErrors: string[] = [];
+
+beforeAll(async () => {
+  const missing = missingPrerequisite();
+  if (missing) throw new Error(`Cannot run the end-to-end tests: ${missing}`);
+  server = await startServer(APP);
+  browser = await launchBrowser();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+beforeEach(async () => {
+  context = await browser.newContext({ viewport: { width: 1280, height: 900 }, baseURL: server.url });
+  await context.addCookies([{ name: "agentstream_probe", value: "secret-cookie", url: server.url }]);
+  page = await context.newPage();
+  page.on("pageerror", (e) => pageErrors.push(String(e)));
+  page.setDefaultTimeout(WAIT_MS);
+  pageErrors.length = 0;
+});
+
+afterEach(async (ctx) => {
+  if (ctx.task.result?.state === "fail") {
+    await screenshot(page, `failed-${ctx.task.name.replace(/\W+/g, "-")}`).catch(() => undefined);
+    console.log(server.output().slice(-4000));
+  }
+  await context.close();
+  expect(pageErrors).toEqual([]);
+});
+
+async function send(text: string): Promise<void> {
+  const box = page.getByRole("textbox", { name: "Message" });
+  await box.fill(text);
+  await box.press("Enter");
+}
+
+const idle = (on: Page = page) => on.getByRole("button", { name: "Send message" }).waitFor();
+
+/** The view's frame (its document is `about:srcdoc`, a child of the page). */
+async function viewFrame(on: Page = page, index = 0): Promise<Frame> {
+  const handle = await on.getByTestId("app-view-frame").nth(index).elementHandle();
+  const frame = await handle!.contentFrame();
+  await frame!.waitForSelector("#status, #notes");
+  return frame!;
+}
+
+describe("an MCP server's view", () => {
+  it("renders the call's input and result, calls its app tool back and is refused another", async () => {
+    await page.goto("/");
+    await send("show the board");
+    await idle();
+    const view = page.frameLocator('[data-testid="app-view-frame"]');
+    await view.getByText("Board of core").waitFor();
+    await view.getByText('Asked for {"team":"core"}').waitFor();
+    await view.getByText("2 cards").waitFor();
+    await expect(page.getByTestId("app-view").getAttribute("data-tool")).resolves.toBe("show_board");
+
+    await view.getByRole("button", { name: "Add a card" }).click();
+    await view.getByText("3 cards").waitFor();
+
+    await view.getByRole("button", { name: "Delete the board" }).click();
+    await view.getByText("refused: delete_board is not a tool this view may call").waitFor();
+
+    // Sized to its content: the frame is as tall as the page in it says.
+    const frame = await viewFrame();
+    const inner = await frame.evaluate(() => document.documentElement.scrollHeight);
+    const outer = (await page.getByTestId("app-view-frame").boundingBox())!.height;
+    expect(Math.abs(outer - inner)).toBeLessThanOrEqual(2);
+    expect(outer).not.toBe(160); // not the height it starts at
+    await screenshot(page, "mcp-app-board");
+  });
+
+  it("cannot read the page around it, our cookies, our storage or our API", async () => {
+    await page.goto("/");
+    await send("show the board");
+    await idle();
+    const frame = await viewFrame();
+    const probes = await frame.evaluate(async (api) => {
+      const attempt = async (f: () => unknown) => {
+        try {
+          return `read: ${String(await f())}`;
+        } catch (e) {
+          return `blocked: ${(e as Error).name}`;
+        }
+      };
+      return {
+        origin: location.origin,
+        parentDocument: await attempt(() => parent.document.title),
+        parentCookie: await attempt(() => parent.document.cookie),
+        topLocation: await attempt(() => top!.location.href),
+        cookie: await attempt(() => document.cookie),
+        storage: await attempt(() => localStorage.getItem("x")),
+        api: await attempt(() => fetch(`${api}/api/conversations`, { credentials: "include" }).then((r) => r.status)),
+        apiRelative: await attempt(() => fetch("/api/conversations").then((r) => r.status)),
+      };
+    }, server.url);
+    expect(probes).toEqual({
+      origin: "null",
+      parentDocument: "blocked: SecurityError",
+      parentCookie: "blocked: SecurityError",
+      topLocation: "blocked: SecurityError",
+      cookie: "blocked: SecurityError",
+      storage: "blocked: SecurityError",
+      api: "blocked: TypeError",
+      apiRelative: "blocked: TypeError",
+    });
+    // A message the view forges as a response, or one of another kind, starts nothing.
+    await frame.evaluate(() => {
+      parent.postMessage({ jsonrpc: "2.0", id: 99, result: { injected: true } }, "*");
+      parent.postMessage("not json-rpc", "*");
+      parent.postMessage({ jsonrpc: "2.0", id: 100, method: "eval/script", params: {} }, "*");
+    });
+    await expect(page.getByTestId("assistant-message").count()).resolves.toBe(1);
+  });
+
+  it("is drawn again after a reload and in another tab, from the stored run", async () => {
+    await page.goto("/");
+    await send("show the board");
+    await idle();
+    await page.frameLocator('[data-testid="app-view-frame"]').getByText("Board of core").waitFor();
+    await page.waitForURL(/\/c\//);
+    const documents: string[] = [];
+    page.on("request", (r) => {
+      if (r.url().includes("/views/document")) documents.push(r.url());
+    });
+    await page.reload();
+    const view = page.frameLocator('[data-testid="app-view-frame"]');
+    await view.getByText("Board of core").waitFor();
+    await view.getByText('Asked for {"team":"core"}').waitFor();
+    expect(documents.length).toBe(1);
+
+    const other = await context.newPage();
+    await other.goto(page.url());
+    await other.frameLocator('[data-testid="app-view-frame"]').getByText("Board of core").waitFor();
+    await other.close();
+  });
+
+  it("follows the chat's theme", async () => {
+    await page.emulateMedia({ colorScheme: "dark" });
+    await page.goto("/");
+    await send("show the board");
+    await idle();
+    const frame = await viewFrame();
+    await frame.waitForFunction(() => document.documentElement.dataset.theme === "dark");
+    await page.emulateMedia({ colorScheme: "light" });
+    await frame.waitForFunction(() => document.documentElement.dataset.theme === "light");
+  });
+
+  it("sends a message to the conversation and asks before opening a link", async () => {
+    await page.goto("/");
+    await send("show the board");
+    await idle();
+    const view = page.frameLocator('[data-testid="app-view-frame"]');
+    await view.getByRole("button", { name: "Ask about it" }).click();
+    await page.getByText("What cards does core have?").waitFor();
+    await page.getByTestId("assistant-message").nth(1).getByText("Noted.").waitFor();
+
+    const opened: string[] = [];
+    context.on("page", (p) => opened.push(p.url()));
+    await view.getByRole("button", { name: "Open the docs" }).click();
+    const dialog = page.getByRole("dialog");
+    await dialog.getByText("example.com").first().waitFor();
+    expect(opened).toEqual([]); // nothing opens before the user says so
+  });
+});
+
+describe("a Python tool's view", () => {
+  it("renders its result and calls back the tool it may call", async () => {
+    await page.goto("/");
+    await send("show my notes");
+    await idle();
+    const view = page.frameLocator('[data-testid="app-view-frame"]');
+    await view.getByText("ship on Fridays, page the lead").waitFor();
+    await view.getByRole("button", { name: "Count" }).click();
+    await view.getByText("deploys: 2 notes").waitFor();
+  });
+});
