@@ -4,8 +4,10 @@
         --server examples.workflows.app:server
 
 ``agent`` has the 17 workflow tools (``context_type: "workflow"``, also the default for the web
-UI) and the two table tools (``context_type: "tables"``); ``chat`` holds the system prompt
-blocks, the ``workflow_preview`` card (drawn as a graph, with Approve and Reject) and the
+UI), the workflow editor (:mod:`examples.workflows.editor`, a rule opened in an interactive
+view where the user edits and validates it again in place) and the two table tools
+(``context_type: "tables"``); ``chat`` holds the system prompt blocks, the
+``workflow_preview`` card (drawn as a graph, with Approve and Reject) and the
 server actions behind those buttons; ``server`` mounts the backend's REST API under
 ``/example-api``.
 
@@ -38,6 +40,7 @@ from examples.workflows.backend.api import Backend, create
 from examples.workflows.client import BackendError, WorkflowApi
 from examples.workflows.demo import demo_model
 from examples.workflows.drafts import DraftStore
+from examples.workflows.editor import editor_tools
 from examples.workflows.prompts import (
     CONTEXT_PREAMBLE,
     RESPONSE_GUIDANCE,
@@ -57,6 +60,7 @@ STARTER_PROMPTS = (
     "Build a restock workflow step by step as a draft",
     "What alerts do I have?",
     "Explain the Large Order Review rule",
+    "Edit the Large Order Review rule",
 )
 
 WORKFLOW_PREVIEW = GraphView(
@@ -122,6 +126,8 @@ def build(
     catalog = tools.catalog()
     toolset = Toolset()
     for _, t in catalog:
+        toolset.add(t, scope="workflow")
+    for t in editor_tools(tools):
         toolset.add(t, scope="workflow")
     for t in tools.table_tools():
         toolset.add(t, scope="tables")

@@ -3,7 +3,8 @@ the assistant's main story, calling the real tools against the real backend and 
 what they returned. Every answer says it is a scripted demo; it never pretends to be a model.
 
 What it understands (by words in the user's message): listing rules, explaining a rule (the
-one on screen, or Large Order Review), the alert inbox, creating a low stock alert (a preview
+one on screen, or Large Order Review), opening a rule in the editor ("Edit the Large Order
+Review rule"), the alert inbox, creating a low stock alert (a preview
 to approve), building a restock workflow as a draft, and, for ``context_type: "tables"``,
 listing tables and describing one. An approved or rejected preview is acknowledged. Asked to
 turn a rule off or on, it reads the rule and says that it changes none.
@@ -159,6 +160,15 @@ def _turn(request: ChatRequest) -> ScriptedTurn:
     switch = SWITCH.search(asked)
     if switch:
         return _switch(switch, turn, results)
+    editing = EDIT.search(asked)
+    if editing:
+        if turn == 0:
+            arguments = {"workflow_id": editing.group("rule")}
+            return _call("open_workflow_editor", f"{LABEL}\n\nI'll open it for you.", arguments)
+        return _say(
+            "Here it is in the editor: change the name, the description or an action's config, "
+            "then press **Validate** to check it again, right there."
+        )
     if "draft" in words or "step by step" in words:
         if turn < len(DRAFT_STEPS):
             step = DRAFT_STEPS[turn]
@@ -227,6 +237,9 @@ def _turn(request: ChatRequest) -> ScriptedTurn:
         )
     return _say(HELP)
 
+
+EDIT = re.compile(r"\b(?:edit|tweak|open)\s+(?:the\s+)?(?P<rule>.+?)\s+rule\b", re.IGNORECASE)
+"""Opening a rule in the editor, by name: "Edit the Large Order Review rule"."""
 
 SWITCH = re.compile(
     r"\b(?P<verb>turn (?:off|on)|pause|disable|deactivate|enable|activate|resume)\b"

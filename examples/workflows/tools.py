@@ -28,7 +28,7 @@ from examples.workflows.client import Executors, WorkflowApi
 from examples.workflows.drafts import Draft, DraftStore
 from examples.workflows.shapes import ActionSpec, WorkflowSpec, to_backend
 
-__all__ = ["WorkflowTools", "compact_rule", "flow_outline"]
+__all__ = ["WorkflowTools", "compact_rule", "flow_outline", "inject_workflow_id", "validated"]
 
 summarize_action_types = keep_fields(
     "name",
@@ -258,7 +258,7 @@ class WorkflowTools:
                 workflow: The workflow, shaped as for preview_workflow.
                 workflow_id: For an update, the rule's id or name.
             """
-            return await _validated(ex(ctx), workflow, workflow_id)
+            return await validated(ex(ctx), workflow, workflow_id)
 
         # --- Preview ---
         @tool(intercept=preview, display=lambda a: "Preparing a preview…")
@@ -277,7 +277,7 @@ class WorkflowTools:
                 workflow: The whole workflow.
                 workflow_id: To update an existing rule: its id or name.
             """
-            return await _validated(ex(ctx), workflow, workflow_id)
+            return await validated(ex(ctx), workflow, workflow_id)
 
         # --- Draft ---
         @tool(display=lambda a: f"Starting a draft of “{a.get('name')}”…")
@@ -360,7 +360,7 @@ class WorkflowTools:
             Args:
                 description: What the workflow does, for the user.
             """
-            return await _validated(ex(ctx), drafts.get(ctx).workflow(), None)
+            return await validated(ex(ctx), drafts.get(ctx).workflow(), None)
 
         return [
             ("Discovery", discover_action_types),
@@ -413,7 +413,7 @@ def _needed(workflow_id: str | None) -> str:
     return workflow_id
 
 
-async def _validated(
+async def validated(
     executor: Any, workflow: WorkflowSpec, workflow_id: str | None
 ) -> dict[str, Any]:
     """The backend's verdict on ``workflow``, with the body it checked (for the preview)."""

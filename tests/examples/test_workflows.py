@@ -426,7 +426,7 @@ def test_tables_context_has_its_own_tools_and_role(start: Callable[..., App]) ->
     assert "Which tool for what" not in (request.system or "")
     workflow = start()
     workflow.chat("Show me my workflow rules")
-    assert len(workflow.provider.requests[0].tools) == 17
+    assert len(workflow.provider.requests[0].tools) == 18  # and the editor's own, views only
 
 
 def test_the_backend_checks_callers_and_keeps_users_and_tenants_apart(
