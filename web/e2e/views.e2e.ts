@@ -84,7 +84,7 @@ describe("an MCP server's view", () => {
 
     // Sized to its content: the frame is as tall as the page in it says.
     const frame = await viewFrame();
-    const inner = await frame.evaluate(() => document.documentElement.scrollHeight);
+    const inner = await frame.evaluate(() => Math.ceil(document.documentElement.getBoundingClientRect().height));
     const outer = (await page.getByTestId("app-view-frame").boundingBox())!.height;
     expect(Math.abs(outer - inner)).toBeLessThanOrEqual(2);
     expect(outer).not.toBe(160); // not the height it starts at
@@ -172,7 +172,17 @@ describe("an MCP server's view", () => {
     await send("show the board");
     await idle();
     const view = page.frameLocator('[data-testid="app-view-frame"]');
+    // Adding a card updates the model's context, which goes with the next message.
+    await view.getByRole("button", { name: "Add a card" }).click();
+    await view.getByText(/^\d+ cards$/).waitFor();
+    const asked = page.waitForRequest((r) => new URL(r.url()).pathname === "/api/chat/stream");
     await view.getByRole("button", { name: "Ask about it" }).click();
+    const body = (await asked).postDataJSON() as { message: string; context: Record<string, unknown> };
+    expect(body.message).toBe("What cards does core have?");
+    const views = body.context.app_views as { tool: string; content: { text: string }[] }[];
+    expect(views).toHaveLength(1);
+    expect(views[0]!.tool).toBe("show_board");
+    expect(views[0]!.content[0]!.text).toMatch(/^The board now has \d+ cards\.$/);
     await page.getByText("What cards does core have?").waitFor();
     await page.getByTestId("assistant-message").nth(1).getByText("Noted.").waitFor();
 
@@ -194,5 +204,51 @@ describe("a Python tool's view", () => {
     await view.getByText("ship on Fridays, page the lead").waitFor();
     await view.getByRole("button", { name: "Count" }).click();
     await view.getByText("deploys: 2 notes").waitFor();
+  });
+});
+
+describe("the workflow example's editor", () => {
+  let example: RunningServer;
+  beforeAll(async () => {
+    example = await startServer({
+      agent: "examples.workflows.app:agent",
+      chat: "examples.workflows.app:chat",
+      server: "examples.workflows.app:server",
+    });
+  });
+  afterAll(async () => {
+    await example?.stop();
+  });
+
+  it("opens a rule that the user edits and validates again in place", async () => {
+    await page.goto(example.url);
+    await send("Edit the Large Order Review rule");
+    await idle();
+    const view = page.frameLocator('[data-testid="app-view-frame"]');
+    await view.getByRole("textbox", { name: "Name" }).waitFor();
+    await expect(view.getByRole("textbox", { name: "Name" }).inputValue()).resolves.toBe("Large Order Review");
+    const config = view.locator("textarea[data-action]").first();
+    const original = await config.inputValue();
+    const validate = view.getByRole("button", { name: "Validate" });
+
+    await config.fill("{ not json");
+    await validate.click();
+    await view.getByText(/is not valid JSON/).waitFor();
+
+    await config.fill('{"no_such_field": 1}');
+    await validate.click();
+    await view.getByText(/^Not valid: /).waitFor();
+
+    await config.fill(original);
+    await view.getByRole("textbox", { name: "Name" }).fill("Large Order Review (edited)");
+    await validate.click();
+    await view.getByText("Valid. Ask the assistant to preview it for approval.").waitFor();
+    await screenshot(page, "example-workflows-editor");
+    if (process.env.EXAMPLE_SCREENSHOTS) {
+      const { copyFileSync } = await import("node:fs");
+      const { join } = await import("node:path");
+      const { REPO_DIR, SCREENSHOTS } = await import("./harness");
+      copyFileSync(join(SCREENSHOTS, "example-workflows-editor.png"), join(REPO_DIR, "examples", "workflows", "editor-screenshot.png"));
+    }
   });
 });
