@@ -7,6 +7,8 @@
  * reload and in another tab. A view reading the page around it, our cookies, our storage or
  * our API fails.
  */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import type { Browser, BrowserContext, Frame, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { launchBrowser, missingPrerequisite, screenshot, startServer, type RunningServer, WAIT_MS } from "./harness";
@@ -250,5 +252,45 @@ describe("the workflow example's editor", () => {
       const { REPO_DIR, SCREENSHOTS } = await import("./harness");
       copyFileSync(join(SCREENSHOTS, "example-workflows-editor.png"), join(REPO_DIR, "examples", "workflows", "editor-screenshot.png"));
     }
+  });
+});
+
+describe("a view in the tray on another site", () => {
+  let host: Server;
+  let hostUrl: string;
+  beforeAll(async () => {
+    // Another origin than the API's (a loopback one, which the anonymous local API allows).
+    host = createServer((_, res) =>
+      res.writeHead(200, { "Content-Type": "text/html" }).end(`<!doctype html><html lang="en"><head>
+<meta charset="utf-8"><title>Host page</title><script src="${server.url}/embed/agentstream-chat.js"></script></head>
+<body><h1>Host page</h1><agentstream-chat endpoint="${server.url}" mode="inline"></agentstream-chat></body></html>`),
+    );
+    await new Promise<void>((ok) => host.listen(0, "127.0.0.1", ok));
+    hostUrl = `http://127.0.0.1:${(host.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await new Promise((ok) => host.close(ok));
+  });
+
+  it("is drawn, calls back through the API and cannot reach the host page", async () => {
+    await page.goto(hostUrl);
+    await send("show the board");
+    const view = page.frameLocator('[data-testid="app-view-frame"]');
+    await view.getByText("Board of core").waitFor();
+    await view.getByRole("button", { name: "Add a card" }).click();
+    await view.getByText(/^\d+ cards$/).waitFor();
+    const frame = await viewFrame();
+    const probes = await frame.evaluate(() => {
+      const attempt = (f: () => unknown) => {
+        try {
+          return `read: ${String(f())}`;
+        } catch (e) {
+          return `blocked: ${(e as Error).name}`;
+        }
+      };
+      return { host: attempt(() => parent.document.title), cookie: attempt(() => document.cookie) };
+    });
+    expect(probes).toEqual({ host: "blocked: SecurityError", cookie: "blocked: SecurityError" });
+    await screenshot(page, "mcp-app-tray");
   });
 });
