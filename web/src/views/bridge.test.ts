@@ -1,3 +1,4 @@
+// @vitest-environment jsdom
 import { describe, expect, it, vi } from "vitest";
 import { messageText, parseMessage, ViewBridge, type ViewHost } from "./bridge";
 import { viewPolicy, viewSrcdoc } from "./document";
@@ -141,5 +142,22 @@ describe("the view's document", () => {
     expect(doc.startsWith('<!DOCTYPE html><meta http-equiv="Content-Security-Policy" content="default-src')).toBe(true);
     expect(doc.endsWith("<html><head><script>1</script></head></html>")).toBe(true);
     expect(viewSrcdoc({ uri: "ui://a", html: "<p>x</p>", csp: {} }).startsWith("<meta ")).toBe(true);
+  });
+});
+
+describe("what views add to the model's context", () => {
+  it("goes with the conversation's next messages, the latest per view, and survives a reload", async () => {
+    const { keepViewContext, withViewContext } = await import("./context");
+    keepViewContext("c1", "board", "show_board", { content: [{ type: "text", text: "2 cards" }] });
+    keepViewContext("c1", "board", "show_board", { content: [{ type: "text", text: "3 cards" }] });
+    expect(withViewContext({ page: "x" }, "c1")).toEqual({
+      page: "x",
+      app_views: [{ tool: "show_board", content: [{ type: "text", text: "3 cards" }] }],
+    });
+    expect(withViewContext({ page: "x" }, "c2")).toEqual({ page: "x" });
+    expect(withViewContext({}, null)).toEqual({});
+    expect(JSON.parse(sessionStorage.getItem("agentstream:view-context:c1")!)).toEqual({
+      board: { tool: "show_board", content: [{ type: "text", text: "3 cards" }] },
+    });
   });
 });
