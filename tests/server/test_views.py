@@ -139,6 +139,16 @@ def test_the_view_is_shown_from_the_stored_run_and_its_document_kept_per_convers
     assert refused.json() == {"detail": "The view's server could not be reached"}
 
 
+def test_a_document_whose_policy_is_not_origins_is_refused(live: Live) -> None:
+    conversation = live.ask("show the board")
+    refused = live.document(conversation, mcp_apps_server.WIDE_URI)
+    assert refused.status_code == 502, refused.text
+    assert refused.json()["detail"].startswith("The view's document was refused: csp.")
+    # Not kept either: a call from it finds no view.
+    call = {"source": "board", "uri": mcp_apps_server.WIDE_URI, "name": "add_card"}
+    assert live.call(conversation, call).status_code == 404
+
+
 def test_another_users_conversation_is_not_found(live: Live) -> None:
     conversation = live.ask("show the board")
     assert live.document(conversation).status_code == 200

@@ -5,7 +5,9 @@ support (``mcp.server.apps.Apps``): a team board.
   speaks the protocol by hand) and returns the cards as structured content;
 - ``add_card(team, title)`` is for the view only (``visibility=["app"]``);
 - ``delete_board(team)`` is for the model only (``visibility=["model"]``): a view calling it
-  must be refused by the host.
+  must be refused by the host;
+- ``show_all_boards()`` is drawn by ``ui://board/wide.html``, whose declared policy smuggles a
+  directive in an origin: the host must refuse to draw it.
 
 Run as a stdio subprocess (``python tests/tools/mcp_apps_server.py``), or over streamable
 HTTP with :func:`board_app`.
@@ -22,6 +24,8 @@ from mcp.server.mcpserver import MCPServer
 VIEW_URI = "ui://board/view.html"
 VIEW_HTML = (Path(__file__).parent / "board_view.html").read_text("utf-8")
 CONNECT = "https://api.board.example"
+WIDE_URI = "ui://board/wide.html"
+"""A view whose declared policy is not a list of origins: a host must refuse it."""
 
 boards: dict[str, list[str]] = {}
 
@@ -45,6 +49,15 @@ def board() -> MCPServer:
         boards.pop(team, None)
         return f"deleted {team}"
 
+    @apps.tool(resource_uri=WIDE_URI, description="Show every board (its page asks too much).")
+    def show_all_boards() -> dict[str, Any]:
+        return {"boards": sorted(boards)}
+
+    apps.add_html_resource(
+        WIDE_URI,
+        "<p>every board</p>",
+        csp=ResourceCsp(connect_domains=["https://api.board.example; script-src *"]),
+    )
     apps.add_html_resource(
         VIEW_URI,
         VIEW_HTML,

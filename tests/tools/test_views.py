@@ -47,10 +47,15 @@ async def test_the_servers_tools_carry_their_view_and_who_may_call_them(board: M
         "show_board": ("model", "app"),
         "add_card": ("app",),
         "delete_board": ("model",),
+        "show_all_boards": ("model", "app"),
     }
     view = tools["show_board"].view
     assert view is not None and (view.source, view.uri) == ("board", mcp_apps_server.VIEW_URI)
-    assert [t.name for t in await board.app_tools(ALICE)] == ["show_board", "add_card"]
+    assert [t.name for t in await board.app_tools(ALICE)] == [
+        "show_board",
+        "add_card",
+        "show_all_boards",
+    ]
 
 
 async def test_a_call_reaches_clients_as_the_views_payload_and_app_tools_stay_hidden(
@@ -61,8 +66,9 @@ async def test_a_call_reaches_clients_as_the_views_payload_and_app_tools_stay_hi
 
     assert isinstance(events[-1], RunCompleted), events[-1]
     started = next(e for e in events if isinstance(e, RunStarted))
-    assert sorted(started.tool_names) == ["delete_board", "show_board"]  # add_card: views only
-    assert sorted(t.name for t in model.requests[0].tools) == ["delete_board", "show_board"]
+    model_tools = ["delete_board", "show_all_boards", "show_board"]  # add_card: views only
+    assert sorted(started.tool_names) == model_tools
+    assert sorted(t.name for t in model.requests[0].tools) == model_tools
     [done] = [e for e in events if isinstance(e, ToolCallFinished)]
     assert done.payload is not None and done.payload.kind == VIEW_PAYLOAD
     data = done.payload.data
@@ -86,6 +92,8 @@ async def test_the_document_is_read_with_its_declared_policy(board: MCPTools) ->
     assert document.prefers_border is True
     with pytest.raises(LookupError):  # no tool of the server names it
         await board.read_view(ALICE, "ui://board/secret.html")
+    with pytest.raises(ValueError, match="is not an origin"):
+        await board.read_view(ALICE, mcp_apps_server.WIDE_URI)
 
 
 def test_a_python_tool_declares_its_view_and_who_may_call_it(tmp_path: Path) -> None:

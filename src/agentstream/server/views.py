@@ -42,6 +42,7 @@ from agentstream.events import Payload
 from agentstream.ids import new_id
 from agentstream.messages import ToolCall
 from agentstream.principal import Principal
+from agentstream.server.errors import ApiError
 from agentstream.server.limits import validate_body
 from agentstream.store.view_resources import SqlViewResources
 from agentstream.tools.context import ToolContext
@@ -115,6 +116,9 @@ def views_router(
         except LookupError as exc:
             log.info("view %s of %s not found: %s", uri, source, exc)
             raise ViewNotFound(uri) from None
+        except ValueError as exc:  # a declared policy that is not a list of origins
+            log.warning("view %s of %s refused: %s", uri, source, exc)
+            raise ApiError(502, f"The view's document was refused: {exc}") from None
         except Exception as exc:  # the server is down, or sent a document we refuse
             log.warning("view %s of %s could not be read: %r", uri, source, exc)
             raise ViewUnreachable(str(exc)) from None
