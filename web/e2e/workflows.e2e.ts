@@ -75,7 +75,7 @@ describe("workflow assistant", () => {
     await page.goto("/");
     await page.getByTestId("app-name").filter({ hasText: "Workflow assistant" }).waitFor();
     const starters = page.getByRole("group", { name: "Example prompts" }).getByRole("button");
-    await expect(starters.count()).resolves.toBe(5);
+    await expect(starters.count()).resolves.toBe(6);
     await screenshot(page, "workflows-01-empty");
 
     await starters.filter({ hasText: "Create a low stock alert" }).click();
