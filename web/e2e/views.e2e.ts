@@ -207,6 +207,26 @@ describe("a Python tool's view", () => {
     await view.getByRole("button", { name: "Count" }).click();
     await view.getByText("deploys: 2 notes").waitFor();
   });
+
+  it("runs a tool that needs approval only after the user agreed", async () => {
+    await page.goto("/");
+    await send("show my notes");
+    await idle();
+    const view = page.frameLocator('[data-testid="app-view-frame"]');
+    await view.getByText("ship on Fridays, page the lead").waitFor();
+    const asked: string[] = [];
+    page.once("dialog", (d) => {
+      asked.push(d.message());
+      void d.dismiss();
+    });
+    await view.getByRole("button", { name: "Archive" }).click();
+    await view.getByText("not archived: The user did not allow archive_notes").waitFor();
+    expect(asked[0]).toContain("Allow this view to run archive_notes?");
+    expect(asked[0]).toContain('"topic": "deploys"');
+    page.once("dialog", (d) => void d.accept());
+    await view.getByRole("button", { name: "Archive" }).click();
+    await view.getByText("archived deploys").waitFor();
+  });
 });
 
 describe("the workflow example's editor", () => {

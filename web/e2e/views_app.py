@@ -5,7 +5,8 @@ of its own.
 
 - ``board``  the MCP server's ``show_board`` (drawn by its view, which adds cards through the
              app-only ``add_card`` and tries the model-only ``delete_board``)
-- ``notes``  the Python tool ``show_notes``, whose view calls back ``count_notes``
+- ``notes``  the Python tool ``show_notes``, whose view calls back ``count_notes`` and
+             ``archive_notes`` (which needs the user's approval)
 - anything else: a plain answer (the message a view sends lands here)
 """
 
@@ -24,6 +25,7 @@ BOARD_SERVER = Path(__file__).resolve().parents[2] / "tests" / "tools" / "mcp_ap
 
 NOTES_VIEW = """<!doctype html><html><body>
 <p id="notes">Waiting…</p><button id="count" type="button">Count</button><p id="counted"></p>
+<button id="archive" type="button">Archive</button><p id="archived"></p>
 <script>
 let id = 0; const waiting = new Map();
 const ask = (method, params) => new Promise((ok, no) => {
@@ -43,6 +45,10 @@ document.getElementById("count").onclick = async () => {
   const r = await ask("tools/call", { name: "count_notes", arguments: { topic: "deploys" } });
   document.getElementById("counted").textContent = r.content[0].text;
 };
+document.getElementById("archive").onclick = () =>
+  ask("tools/call", { name: "archive_notes", arguments: { topic: "deploys" } }).then(
+    (r) => { document.getElementById("archived").textContent = r.content[0].text; },
+    (e) => { document.getElementById("archived").textContent = "not archived: " + e.message; });
 ask("ui/initialize", { protocolVersion: "2026-01-26", appInfo: { name: "notes" } })
   .then(() => parent.postMessage({ jsonrpc: "2.0", method: "ui/notifications/initialized" }, "*"));
 </script></body></html>"""
@@ -58,6 +64,12 @@ def show_notes(topic: str) -> dict[str, Any]:
 def count_notes(topic: str) -> str:
     """How many notes a topic has (for the notes view)."""
     return f"{topic}: 2 notes"
+
+
+@tool(visibility=("app",), requires_approval=True)
+def archive_notes(topic: str) -> str:
+    """Archive a topic's notes (the notes view's button; the user agrees first)."""
+    return f"archived {topic}"
 
 
 def _call(word: str, name: str, arguments: dict[str, Any], answer: str) -> dict[str, Any]:
@@ -79,7 +91,7 @@ board = MCPTools.stdio(sys.executable, [str(BOARD_SERVER)], label="board")
 
 agent = Agent(
     model=ScriptedProvider(RULES, model="e2e-views"),
-    tools=[board, show_notes, count_notes],
+    tools=[board, show_notes, count_notes, archive_notes],
     name="views",
 )
 
