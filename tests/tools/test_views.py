@@ -1,5 +1,6 @@
 """Interactive views (MCP Apps) at the tool level: a real MCP server built with the ``mcp``
-package's Apps support (``mcp_apps_server.py``, a stdio subprocess) and Python tools that
+package's Apps support (``mcp_apps_server.py``, a stdio subprocess, and once over streamable
+HTTP on a real uvicorn) and Python tools that
 declare a view, driven through the agent loop with the scripted model."""
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from agentstream.principal import Principal
 from agentstream.providers.scripted import ScriptedProvider
 from agentstream.tools.mcp import MCPTools
 from agentstream.tools.views import VIEW_PAYLOAD, LocalViews, View, clean_csp
+from tests.server.helpers import LiveServer
 
 from . import mcp_apps_server
 
@@ -190,3 +192,16 @@ def test_a_view_needs_html_or_a_path_not_both() -> None:
         View(html="<p/>", path="view.html")
     with pytest.raises(ValueError, match="visibility"):
         tool(visibility=("everyone",))  # type: ignore[arg-type]
+
+
+async def test_a_view_over_streamable_http_is_read_as_the_user() -> None:
+    server = LiveServer(mcp_apps_server.board_app()).start()  # type: ignore[arg-type]
+    source = MCPTools.http(f"{server.url}/mcp", label="board", forward_token=True)
+    user = Principal(user_id="alice", token="alice-token")
+    try:
+        document = await source.read_view(user, mcp_apps_server.VIEW_URI)
+        assert document.csp == {"connectDomains": [mcp_apps_server.CONNECT]}
+        assert list(source._connections) == ["alice-token"]  # the user's own connection
+    finally:
+        await source.aclose()
+        server.stop()
