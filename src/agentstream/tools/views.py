@@ -25,10 +25,13 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from agentstream.events import Payload
 from agentstream.principal import Principal
+
+if TYPE_CHECKING:  # a tool names its view: the definition imports this module
+    from agentstream.tools.definition import Tool
 
 __all__ = [
     "APP_MIME_TYPE",
@@ -194,8 +197,8 @@ class ViewSource(Protocol):
         """The ``ui://`` resource ``uri``; ``LookupError`` when the source has none."""
         ...
 
-    async def app_tools(self, principal: Principal) -> Sequence[Any]:
-        """The tools (:class:`~agentstream.tools.Tool`) a view of this source may call."""
+    async def app_tools(self, principal: Principal) -> Sequence[Tool]:
+        """The tools a view of this source may call."""
         ...
 
 
@@ -204,14 +207,14 @@ class LocalViews:
 
     view_source = LOCAL_SOURCE
 
-    def __init__(self, tools: Iterable[Any]) -> None:
+    def __init__(self, tools: Iterable[Tool]) -> None:
         self._tools = list(tools)
 
     async def read_view(self, principal: Principal, uri: str) -> ViewResource:
         for t in self._tools:
             if t.view is not None and t.view.uri == uri and t.view.content is not None:
-                return t.view.content.resource(uri)  # type: ignore[no-any-return]
+                return t.view.content.resource(uri)
         raise LookupError(f"no view {uri}")
 
-    async def app_tools(self, principal: Principal) -> Sequence[Any]:
+    async def app_tools(self, principal: Principal) -> Sequence[Tool]:
         return [t for t in self._tools if "app" in t.visibility]
