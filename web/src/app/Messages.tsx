@@ -176,9 +176,12 @@ function Answer(props: { item: AssistantItem; isLast: boolean; busy: boolean; ha
       )}
       {item.payloads.map((p, i) => {
         const key = `${item.id}:${p.payload_id ?? i}`;
-        const view = handlers.views && payloadKind(p) === VIEW_PAYLOAD ? viewPayloadData(p.data) : null;
-        const card = view && handlers.views ? (
-          <AppFrame key={key} view={view} host={handlers.views} />
+        // A view needs a stored conversation (its document is kept with it); without a
+        // store the result is drawn as a payload card.
+        const views = handlers.views?.conversation() != null ? handlers.views : undefined;
+        const view = views && payloadKind(p) === VIEW_PAYLOAD ? viewPayloadData(p.data) : null;
+        const card = view && views ? (
+          <AppFrame key={key} view={view} host={views} />
         ) : (
           <PayloadCard
             key={key}

@@ -84,9 +84,9 @@ export function AppFrame({ view, host }: { view: ViewPayloadData; host: ViewsHos
     // The frame's own color-scheme is set from this, so read the element around it.
     const read = () => setTheme(usedTheme(frame.parentElement ?? frame));
     read();
-    const media = matchMedia("(prefers-color-scheme: dark)");
-    media.addEventListener("change", read);
-    return () => media.removeEventListener("change", read);
+    const media = darkMedia();
+    media?.addEventListener("change", read);
+    return () => media?.removeEventListener("change", read);
   }, [document]);
 
   const bridge = useMemo(() => {
@@ -165,5 +165,10 @@ export function usedTheme(element: Element): Theme {
   const light = /\blight\b/.test(scheme);
   if (dark && !light) return "dark";
   if (light && !dark) return "light";
-  return matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light";
+  return darkMedia()?.matches ? "dark" : "light";
+}
+
+/** The system's dark preference, where the page can ask (not in every embedding). */
+function darkMedia(): MediaQueryList | null {
+  return typeof matchMedia === "function" ? matchMedia("(prefers-color-scheme: dark)") : null;
 }
