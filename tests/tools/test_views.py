@@ -15,6 +15,7 @@ import pytest
 from agentstream import Agent, tool
 from agentstream.agent import RunInput
 from agentstream.events import RunCompleted, RunStarted, ToolCallFinished
+from agentstream.messages import ToolCall
 from agentstream.principal import Principal
 from agentstream.providers.scripted import ScriptedProvider
 from agentstream.tools.mcp import MCPTools
@@ -205,3 +206,15 @@ async def test_a_view_over_streamable_http_is_read_as_the_user() -> None:
     finally:
         await source.aclose()
         server.stop()
+
+
+async def test_the_server_s_tools_may_need_approval_from_a_view_too() -> None:
+    source = MCPTools.stdio(sys.executable, [SERVER], label="board", requires_approval={"add_card"})
+    try:
+        [add_card] = [t for t in await source.app_tools(ALICE) if t.name == "add_card"]
+        show = next(t for t in await source.load(ALICE, []) if t.name == "show_board")
+    finally:
+        await source.aclose()
+    call = ToolCall(id="c1", name="add_card", arguments={"team": "core", "title": "x"})
+    assert add_card.needs_approval(call)
+    assert not show.needs_approval(ToolCall(id="c2", name="show_board"))

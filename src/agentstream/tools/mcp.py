@@ -134,6 +134,8 @@ class MCPTools:
     to the server's list; ``prefix`` is prepended to every tool name, so two servers with the
     same tool names can serve one agent. ``startup_timeout`` bounds starting/connecting and
     listing; the call timeout is the run's (``Agent.tool_timeout``) unless ``call_timeout``.
+    ``requires_approval`` names the tools (by the server's names) whose calls wait for a
+    person's yes, whether the model or a view makes them (see :mod:`agentstream.pending`).
     """
 
     label: str
@@ -145,6 +147,7 @@ class MCPTools:
     startup_timeout: float = 20.0
     call_timeout: float | None = None
     forward_token: bool = False
+    requires_approval: Collection[str] = ()
     _connections: dict[str | None, _Connection] = field(default_factory=dict, repr=False)
     _listed: dict[str | None, tuple[float, list[Any]]] = field(default_factory=dict, repr=False)
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
@@ -304,6 +307,7 @@ class MCPTools:
             function=call,
             takes_context=True,
             timeout=self.call_timeout,
+            requires_approval=remote_name in self.requires_approval,
             view=view,
             visibility=visibility,
         )
