@@ -104,7 +104,20 @@ describe("the view bridge", () => {
     bridge.close();
     bridge.receive(from(f.window, { jsonrpc: "2.0", id: 9, method: "ping" }));
     await settle();
-    expect(f.posted).toEqual([]);
+    expect(f.posted).toEqual([]); // not initialized: nothing to tell it
+  });
+
+  it("tells an initialized view it is torn down, once", async () => {
+    const f = frame();
+    const bridge = new ViewBridge(() => f.window, host(), call);
+    bridge.receive(from(f.window, { jsonrpc: "2.0", method: "ui/notifications/initialized" }));
+    await settle();
+    f.posted.length = 0;
+    bridge.close();
+    bridge.close();
+    expect(f.posted).toEqual([
+      { jsonrpc: "2.0", id: "teardown", method: "ui/resource-teardown", params: { reason: "The view is no longer shown." } },
+    ]);
   });
 
   it("reads messages", () => {

@@ -14,7 +14,9 @@
  * - `ui/message` → a message in the conversation, as if the user sent it;
  * - `ui/update-model-context` → what the model reads with the next messages;
  * - `ui/open-link` → another site, after the user confirmed;
- * - `ui/notifications/size-changed` → the frame's height; `ping`, `notifications/message`.
+ * - `ui/notifications/size-changed` → the frame's height; `ping`, `notifications/message`;
+ *
+ * and tells the view `ui/resource-teardown` before its frame goes.
  */
 
 export const PROTOCOL_VERSION = "2026-01-26";
@@ -113,7 +115,12 @@ export class ViewBridge {
     }
   }
 
-  close(): void {
+  /** The frame is going away: tell the view (`ui/resource-teardown`) if it is listening, and
+   * stop. The page cannot wait for its answer (the frame is removed with what it is in). */
+  close(reason = "The view is no longer shown."): void {
+    if (this.initialized && !this.closed) {
+      this.post({ jsonrpc: "2.0", id: "teardown", method: "ui/resource-teardown", params: { reason } });
+    }
     this.closed = true;
   }
 
