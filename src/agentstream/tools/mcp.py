@@ -238,12 +238,16 @@ class MCPTools:
             html = getattr(content, "text", None)
             if html is None:
                 html = base64.b64decode(content.blob).decode("utf-8")
-            ui = ((content.meta or {}).get("ui")) or {}
+            found = (content.meta or {}).get("ui")
+            ui: dict[str, Any] = found if isinstance(found, dict) else {}
             border = ui.get("prefersBorder")
+            csp = ui.get("csp") or {}
+            if not isinstance(csp, dict):
+                raise ValueError(f"csp of {uri} is not an object")
             return ViewResource(
                 uri=uri,
                 html=html,
-                csp=clean_csp(ui.get("csp") or {}),
+                csp=clean_csp(csp),
                 prefers_border=border if isinstance(border, bool) else None,
             )
         raise LookupError(f"MCP server {self.label} sent no content for {uri}")
