@@ -367,9 +367,9 @@ class StateRow(Base):
 class ViewResourceRow(Base):
     """An interactive view's document (an MCP App's ``ui://`` resource) as a conversation
     first showed it, so a reload or another tab draws the same page without asking its
-    server again (:mod:`agentstream.store.view_resources`). The row exists only once the
-    view was found among the conversation's own payloads; a view's calls back are allowed
-    only for views a conversation has."""
+    server again (:mod:`agentstream.store.view_resources`). The row is written when the
+    conversation first draws the view, and is what lets the view call tools back: a call
+    from a view the conversation never drew is refused."""
 
     __tablename__ = "agentstream_view_resources"
 
