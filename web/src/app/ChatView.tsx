@@ -133,7 +133,11 @@ export function ChatView(props: ChatViewProps) {
       views: {
         conversation: () => latest.current.chat.conversationId,
         connection: connection ?? {},
-        sendMessage: (text) => send(text),
+        sendMessage: (text) => {
+          // One answer at a time: the view learns its message was not sent.
+          if (latest.current.chat.busy) throw new Error("The chat is answering; send it when the answer is done.");
+          send(text);
+        },
         openLink: async (url) => setLeaving(url), // the leave dialog asks the user first
         approve: async (name, args) =>
           window.confirm(`Allow this view to run ${name}?\n\n${JSON.stringify(args, null, 2)}`),

@@ -29,7 +29,7 @@ export interface ViewsHost {
   /** The conversation the views are in (`null` before its first answer is stored). */
   conversation(): string | null;
   connection: StreamOptions;
-  /** A message from a view, sent as the user's. */
+  /** A message from a view, sent as the user's; throws when the chat cannot take one now. */
   sendMessage(text: string): void;
   /** Open another site once the user confirmed it. */
   openLink(url: URL): Promise<void>;
