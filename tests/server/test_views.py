@@ -246,3 +246,29 @@ def test_a_bad_call_is_400_naming_the_field(live: Live, body: dict[str, Any], fi
     response = live.call(conversation, body)
     assert response.status_code == 400, response.text
     assert response.json()["field"] == field
+
+
+def test_what_a_view_does_in_the_browser_is_logged_for_a_view_the_conversation_drew(
+    live: Live, caplog: pytest.LogCaptureFixture
+) -> None:
+    conversation = live.ask("show the board")
+    action = {"source": "board", "uri": BOARD, "action": "open_link", "url": "https://x.example/"}
+
+    def report(body: dict[str, Any], who: dict[str, str] = ALICE) -> Any:
+        with live.server.client(headers=who) as client:
+            return client.post(f"/api/conversations/{conversation}/views/actions", json=body)
+
+    assert report(action).status_code == 404  # not drawn yet
+    assert live.document(conversation).status_code == 200
+    caplog.set_level(logging.INFO, logger="agentstream.views")
+    assert report(action).status_code == 204
+    assert report({**action, "action": "message", "url": None}).status_code == 204
+    assert report(action, who=BOB).status_code == 404
+    bad = report({**action, "action": "eval"})
+    assert bad.status_code == 400 and bad.json()["field"] == "action"
+    logged = [r.getMessage() for r in caplog.records if r.name == "agentstream.views"]
+    assert any(
+        "view action: user=alice" in m and "action=open_link url=https://x.example/" in m
+        for m in logged
+    )
+    assert any("view action: user=alice" in m and m.endswith("action=message") for m in logged)

@@ -194,6 +194,12 @@ describe("an MCP server's view", () => {
     const dialog = page.getByRole("dialog");
     await dialog.getByText("example.com").first().waitFor();
     expect(opened).toEqual([]); // nothing opens before the user says so
+    // What the view did in the browser is in the server's log, as the user who saw it.
+    await expect
+      .poll(() => server.output(), { timeout: WAIT_MS })
+      .toMatch(/view action: user=local conversation=\S+ source=board uri=ui:\/\/board\/view\.html action=open_link url=https:\/\/example\.com\/docs/);
+    expect(server.output()).toMatch(/view action: user=local .* action=message\n/);
+    expect(server.output()).toMatch(/view action: user=local .* action=context\n/);
   });
 });
 

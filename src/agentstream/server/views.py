@@ -21,7 +21,9 @@ Python tool's ``visibility``): any other is a 403. A tool that needs a person's 
 answers 409 ``{"approval_required": true}`` until the host asks the user and sends the call
 again with ``approved: true``. The call runs under the agent's tool timeout with a tool
 context for the user (their token, the conversation), and every read and call is logged
-(user, conversation, source, tool; never arguments or tokens).
+(user, conversation, source, tool; never arguments or tokens). What a view does in the browser
+alone (a message sent as the user, the model's context added to, a link asked for) the page
+reports to ``POST .../views/actions`` ``{source, uri, action, url?}``, which logs it too.
 """
 
 # No ``from __future__ import annotations``: FastAPI reads these annotations at runtime and
@@ -30,7 +32,7 @@ context for the user (their token, the conversation), and every read and call is
 import json
 import logging
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query
 from fastapi.responses import JSONResponse
@@ -65,6 +67,23 @@ class CallBody(BaseModel):
     arguments: dict[str, Any] = Field(default_factory=dict)
     approved: bool = False
     """The user agreed to this call (the host asked them after a 409)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _checked(cls, data: Any) -> Any:
+        return validate_body(data)
+
+
+class ActionBody(BaseModel):
+    """Something a view did in the browser, for the log."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source: str = Field(min_length=1, max_length=255)
+    uri: str = Field(min_length=1, max_length=URI_LENGTH, pattern=r"^ui://")
+    action: Literal["message", "context", "open_link"]
+    url: str | None = Field(default=None, max_length=2048)
+    """The link a view asked to open (``open_link``)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -175,6 +194,25 @@ def views_router(
             outcome.outcome,
         )
         return _as_call_result(outcome)
+
+    @router.post("/{conversation_id}/views/actions", status_code=204)
+    async def view_action(
+        principal: CurrentPrincipal, conversation_id: str, body: ActionBody
+    ) -> None:
+        """What a view did in the browser (a message sent as the user, the model's context
+        added to, a link asked for) is logged here, as its calls are: the page hosting it
+        says so, for a view the conversation drew."""
+        if await documents.get(principal, conversation_id, body.source, body.uri) is None:
+            raise ViewNotFound(body.uri)
+        log.info(
+            "view action: user=%s conversation=%s source=%s uri=%s action=%s%s",
+            principal.user_id,
+            conversation_id,
+            body.source,
+            body.uri,
+            body.action,
+            f" url={body.url}" if body.url else "",
+        )
 
     return router
 

@@ -6,14 +6,14 @@
  * nothing. Its document comes from the server (`server.ts`) with a Content-Security-Policy of
  * the origins it declared (`document.ts`), and everything it asks goes through the bridge
  * (`bridge.ts`) to the host functions below, which ask the server as the signed-in user, or
- * the user. The frame is as tall as its content says (up to a limit), themed as the chat is.
+ * the user; what it does in the browser alone is reported to the server's log. The frame is as tall as its content says (up to a limit), themed as the chat is.
  */
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import type { StreamOptions } from "../lib/stream";
 import { ViewBridge, type CallToolResult, type Theme } from "./bridge";
 import { keepViewContext, type ViewContext } from "./context";
 import { viewSrcdoc, type ViewDocument } from "./document";
-import { callFromView, viewDocument, type Approve, type ViewAddress } from "./server";
+import { callFromView, reportViewAction, viewDocument, type Approve, type ViewAddress } from "./server";
 
 /** The payload a call drawn by a view reaches the client as (`kind`/`type` "mcp_app"). */
 export const VIEW_PAYLOAD = "mcp_app";
@@ -96,9 +96,18 @@ export function AppFrame({ view, host }: { view: ViewPayloadData; host: ViewsHos
       () => frameRef.current?.contentWindow ?? null,
       {
         callTool: (name, args) => callFromView(conversation, view, name, args, host.connection, host.approve),
-        sendMessage: async (text) => host.sendMessage(text),
-        updateContext: async (context: ViewContext) => keepViewContext(conversation, key, view.tool, context),
-        openLink: (url) => host.openLink(url),
+        sendMessage: async (text) => {
+          host.sendMessage(text);
+          reportViewAction(conversation, view, "message", host.connection);
+        },
+        updateContext: async (context: ViewContext) => {
+          keepViewContext(conversation, key, view.tool, context);
+          reportViewAction(conversation, view, "context", host.connection);
+        },
+        openLink: async (url) => {
+          reportViewAction(conversation, view, "open_link", host.connection, url.href);
+          await host.openLink(url);
+        },
         resize: (h) => setHeight(Math.max(MIN_HEIGHT, h)),
       },
       {

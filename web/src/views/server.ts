@@ -75,3 +75,20 @@ export async function callFromView(
   if (!response.ok) throw await httpError(response);
   return (await response.json()) as CallToolResult;
 }
+
+/** What a view did in the browser alone, for the server's log (`POST .../views/actions`).
+ * Sent and not awaited: the log must not hold the view up, and a failure loses nothing else. */
+export function reportViewAction(
+  conversation: string,
+  view: ViewAddress,
+  action: "message" | "context" | "open_link",
+  connection: StreamOptions,
+  url?: string,
+): void {
+  const body = { source: view.source, uri: view.uri, action, ...(url ? { url } : {}) };
+  void send(
+    `${conversationPath(conversation)}/actions`,
+    { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) },
+    connection,
+  ).catch(() => undefined);
+}
