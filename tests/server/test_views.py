@@ -149,6 +149,23 @@ def test_a_document_whose_policy_is_not_origins_is_refused(live: Live) -> None:
     assert live.call(conversation, call).status_code == 404
 
 
+def test_the_tray_shows_the_view_as_the_call_ends(live: Live) -> None:
+    with live.server.client(headers=ALICE) as client:
+        response, text = stream_text(client, "/api/chat/stream", json={"message": "board"})
+    frames = datas(parse_sse(text))
+    [finished] = [f for f in frames if f["type"] == "tool_complete"]
+    view = finished["view"]
+    assert (view["type"], view["data"]["tool"]) == ("mcp_app", "show_board")
+    assert view["data"]["result"]["structuredContent"]["team"] == "core"
+    [kept] = frames[-1]["payload"]["payloads"]
+    assert kept == view  # the same payload, id and all, at the answer's end
+    # A Python tool's view too (tools without one keep the frame as it was: test_tray.py).
+    with live.server.client(headers=ALICE) as client:
+        _, text = stream_text(client, "/api/chat/stream", json={"message": "notes"})
+    [notes] = [f for f in datas(parse_sse(text)) if f["type"] == "tool_complete"]
+    assert notes["view"]["data"]["source"] == "agentstream"
+
+
 def test_another_users_conversation_is_not_found(live: Live) -> None:
     conversation = live.ask("show the board")
     assert live.document(conversation).status_code == 200

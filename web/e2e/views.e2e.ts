@@ -93,6 +93,22 @@ describe("an MCP server's view", () => {
     await screenshot(page, "mcp-app-board");
   });
 
+  it("is shown as its call ends, while the answer still streams", async () => {
+    await page.goto("/");
+    await send("slow board");
+    const view = page.frameLocator('[data-testid="app-view-frame"]');
+    await view.getByText("Board of core").waitFor();
+    await expect(page.getByTestId("assistant-message").getAttribute("data-status")).resolves.toBe("streaming");
+    const before = (await view.locator("#status").textContent()) ?? "";
+    await view.getByRole("button", { name: "Add a card" }).click();
+    await view.locator("#status").filter({ hasNotText: before }).waitFor();
+    const added = await view.locator("#status").textContent();
+    await idle();
+    // The answer's end keeps the same view (same frame, its state too), not a second one.
+    await expect(page.getByTestId("app-view").count()).resolves.toBe(1);
+    await expect(view.locator("#status").textContent()).resolves.toBe(added);
+  });
+
   it("cannot read the page around it, our cookies, our storage or our API", async () => {
     await page.goto("/");
     await send("show the board");

@@ -3,6 +3,8 @@ scripted model, a real MCP server with an MCP App (``tests/tools/mcp_apps_server
 ``mcp`` package's Apps support, started as a stdio subprocess) and a Python tool with a view
 of its own.
 
+- ``slow board``  the same call, then an answer streamed over several seconds (the view is
+             shown while it streams)
 - ``board``  the MCP server's ``show_board`` (drawn by its view, which adds cards through the
              app-only ``add_card`` and tries the model-only ``delete_board``)
 - ``notes``  the Python tool ``show_notes``, whose view calls back ``count_notes`` and
@@ -79,8 +81,17 @@ def _call(word: str, name: str, arguments: dict[str, Any], answer: str) -> dict[
     }
 
 
+SLOW_ANSWER = " ".join(["The board is being read out slowly."] * 8)
+
 RULES = {
     "rules": [
+        {
+            "match": "slow board",
+            "turns": [
+                {"tool_calls": [{"name": "show_board", "arguments": {"team": "core"}}]},
+                {"text": SLOW_ANSWER, "delay": 0.1},
+            ],
+        },
         _call("board", "show_board", {"team": "core"}, "Here is the board."),
         _call("notes", "show_notes", {"topic": "deploys"}, "Here are your notes."),
         {"turns": [{"text": "Noted."}]},

@@ -16,6 +16,19 @@ function play(events: TrayEvent[]): AssistantItem {
 }
 
 describe("applyEvent", () => {
+  it("shows a call's interactive view as the call ends, once, and keeps it at the answer's end", () => {
+    const view = { payload_id: "p1", type: "mcp_app", data: { source: "board", uri: "ui://board/v", tool: "show_board" } };
+    let a = newAnswer({ message: "hi" });
+    a = applyEvent(a, { type: "tool_start", tool: "show_board", input: {}, tool_use_id: "t1" });
+    a = applyEvent(a, { type: "tool_complete", tool: "show_board", index: 0, view });
+    expect(a.payloads).toEqual([view]);
+    expect(a.status).toBe("streaming");
+    a = applyEvent(a, { type: "tool_complete", tool: "show_board", index: 0, view });
+    expect(a.payloads).toEqual([view]);
+    a = applyEvent(a, { type: "complete", payload: { message: "[[tool:0]] Here.", payloads: [view] } });
+    expect(a.payloads).toEqual([view]);
+  });
+
   it("keeps a tool's display text from its start to its card and into the final history", () => {
     let a = newAnswer({ message: "hi" });
     a = applyEvent(a, { type: "tool_start", tool: "check", input: {}, tool_use_id: "t1", display: "Checking billing…" });

@@ -219,7 +219,13 @@ export function applyEvent(item: AssistantItem, event: TrayEvent): AssistantItem
         ...(event.attachments?.length ? { attachments: event.attachments } : {}),
       };
       const tools = [...item.tools.filter((t) => t.index !== event.index), call];
-      return { ...item, running, tools, markerDue: event.index, statusText: running.length ? item.statusText : null };
+      // A call drawn by its view shows it now; the answer's end brings the same payload.
+      const view = event.view;
+      const payloads =
+        view && !item.payloads.some((p) => p.payload_id != null && p.payload_id === view.payload_id)
+          ? [...item.payloads, view]
+          : item.payloads;
+      return { ...item, running, tools, payloads, markerDue: event.index, statusText: running.length ? item.statusText : null };
     }
     case "complete":
       return completeAnswer(item, event.payload);

@@ -170,6 +170,8 @@ export interface ToolCompleteEvent {
   duration_ms?: number;
   /** Files the tool made. */
   attachments?: AttachmentInfo[];
+  /** The call's interactive view (an `mcp_app` payload), shown as the call ends. */
+  view?: CustomPayload;
 }
 export interface CompleteEvent {
   type: "complete";

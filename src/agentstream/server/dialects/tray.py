@@ -4,8 +4,9 @@
 posts it to ``POST /api/chat/runs/{run_id}/cancel``), ``text_delta {text}``, ``tool_start
 {tool, input, tool_use_id, display?}`` (``display``: the tool's friendly text, additive),
 ``tool_progress {tool, stage, message, progress, data}``,
-``tool_complete {tool, index, is_error, duration_ms}`` followed by a ``text_delta`` carrying
-the ``[[tool:N]]`` marker, then ``complete {payload}``, ``error {message}`` or
+``tool_complete {tool, index, is_error, duration_ms, view?}`` (``view``: the call's
+interactive view payload, for a tool drawn by one, additive) followed by a ``text_delta``
+carrying the ``[[tool:N]]`` marker, then ``complete {payload}``, ``error {message}`` or
 ``cancelled``. A run of a conversation with shared state sends ``state_snapshot {state}``
 after ``status``, and ``state_delta {patch}`` (JSON Patch, RFC 6902) just before the
 ``tool_complete`` of a tool that changed it; the request's ``state`` (a JSON object)
@@ -95,6 +96,7 @@ from agentstream.server.direct import DirectRoute
 from agentstream.server.settings import DisconnectPolicy
 from agentstream.server.sse import SSE_DATA, Encoder, WireFormat
 from agentstream.server.state import ServerContext
+from agentstream.tools.views import VIEW_PAYLOAD
 
 __all__ = [
     "CANCEL_PATH",
@@ -290,7 +292,12 @@ class TrayEncoder:
                 }
                 return (("tool_progress", dumps(progress)),)
             case ToolCallFinished(
-                name=name, index=index, is_error=failed, duration_ms=ms, attachments=files
+                name=name,
+                index=index,
+                is_error=failed,
+                duration_ms=ms,
+                attachments=files,
+                payload=payload,
             ):
                 marker = {"type": "text_delta", "text": tool_marker(index)}
                 # ``is_error``, ``duration_ms`` and the files the tool made go beyond the
@@ -305,6 +312,10 @@ class TrayEncoder:
                 }
                 if files:
                     complete["attachments"] = [attachment_json(a) for a in files]
+                if payload is not None and payload.kind == VIEW_PAYLOAD:
+                    # A call drawn by its interactive view: the view is shown as the call
+                    # ends, not when the answer does (it is in ``complete``'s payloads too).
+                    complete["view"] = _payload(payload)
                 return (("tool_complete", dumps(complete)), ("text_delta", dumps(marker)))
             case RunCompleted():
                 return (("complete", dumps({"type": "complete", "payload": self.payload(event)})),)
