@@ -48,6 +48,7 @@ PUBLIC = {
         "ContextOverflow",
         "ConversationBusy",
         "ConversationNotFound",
+        "Draining",
         "ErrorKind",
         "Forbidden",
         "InvalidArguments",

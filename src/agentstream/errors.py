@@ -24,7 +24,8 @@ kind of problem it is, and the server answers each branch with one HTTP status (
     │   ├── RunNotFound
     │   └── UnknownDialect
     ├── Unavailable (RuntimeError)         503
-    │   └── BrokerUnavailable
+    │   ├── BrokerUnavailable
+    │   └── Draining                         with Retry-After: the worker is stopping
     ├── ConfigurationError (ValueError)    the deployment cannot work as configured
     │   ├── SettingsError
     │   ├── StoreNotMigrated (RuntimeError)
@@ -55,6 +56,7 @@ __all__ = [
     "ContextOverflow",
     "ConversationBusy",
     "ConversationNotFound",
+    "Draining",
     "ErrorKind",
     "Forbidden",
     "InvalidArguments",
@@ -265,6 +267,15 @@ class BrokerUnavailable(Unavailable):
     neither followed nor stopped until it returns. Runs of this worker are unaffected."""
 
     detail = "Runs of other workers cannot be reached right now"
+
+
+class Draining(Unavailable):
+    """This worker is stopping (a deploy, a scale-down): it lets its runs finish and takes
+    no new ones. Another worker, or this server once restarted, will; ``retry_after`` says
+    when to try again, in whole seconds (the ``Retry-After`` header)."""
+
+    detail = "This server is restarting; try again in a moment"
+    retry_after: ClassVar[int] = 1
 
 
 # --- the deployment itself -----------------------------------------------------------------

@@ -17,6 +17,11 @@ workers, marks the workers that die and removes it when it stops
 (:mod:`agentstream.telemetry.multiprocess`). With ``AGENTSTREAM_METRICS_PORT`` they are served
 on that port of the server's host by the command itself (the supervisor, with workers)
 rather than at ``/metrics``.
+
+``SIGTERM`` drains a worker before it stops: it refuses new runs and lets its runs end
+(:mod:`agentstream.server.drain`). With ``--workers N`` the command passes it on to every
+worker, restarts a worker that was sent it on its own once it has exited, and on ``SIGHUP``
+replaces its workers one at a time (uvicorn's supervisor does all three).
 """
 
 from __future__ import annotations
@@ -282,7 +287,9 @@ async def _serve(
         port=settings.port,
         timeout_keep_alive=30,
         log_level="info",
-        # Streams end when the run ends; a graceful shutdown waits this long for them.
+        # On SIGTERM the app drains first (agentstream.server.drain): what is left then are
+        # streams following other workers' runs, which a graceful shutdown waits this long
+        # for before it cuts them (their clients reconnect to another worker).
         timeout_graceful_shutdown=10,
     )
     mode = "anonymous local mode" if settings.anonymous else "JWT authentication"

@@ -13,15 +13,17 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from agentstream.events import RunEvent
 from agentstream.principal import Principal
 
 __all__ = [
+    "INTERRUPTED_KIND",
     "WORKER_LOST_MESSAGE",
     "CancelHandler",
     "Handoff",
+    "HandsOver",
     "LogEnd",
     "OrphanHandler",
     "RunBroker",
@@ -37,7 +39,12 @@ OrphanHandler = Callable[[str], None]
 the runner records it as interrupted in the store."""
 
 WORKER_LOST_MESSAGE = "The server running this answer stopped before it finished."
-"""Why a run whose worker died ended: its followers' ``run_failed`` and the store's mark."""
+"""Why a run whose worker died ended: its followers' ``run_failed`` and the store's mark; also
+why a run a stopping worker could neither finish nor hand over ended."""
+
+INTERRUPTED_KIND = "interrupted"
+"""The ``run_failed`` kind of a run its worker stopped before it ended (the run is stored as
+``interrupted``, not ``failed``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +154,30 @@ class RunBroker(Protocol):
         live worker holds, as far as this broker can prove; may take a lease period to be
         sure (see :class:`~agentstream.runs.redis_broker.RedisBroker`). A broker that can
         prove nothing does not call it."""
+        ...
+
+    def reading(self) -> int:
+        """How many readers in this process are reading runs of this process (a stopping
+        worker waits for them to read to the end, see :meth:`Runner.drain
+        <agentstream.runs.Runner.drain>`)."""
+        ...
+
+
+@runtime_checkable
+class HandsOver(Protocol):
+    """A broker whose runs outlive their worker's process: a stopping worker gives up the
+    runs it could not finish, and another worker takes them over (Redis:
+    :class:`~agentstream.runs.redis_broker.RedisBroker`). A broker only one process reads
+    (:class:`~agentstream.runs.local_broker.LocalBroker`) cannot: its runs are stopped and
+    stored as interrupted instead."""
+
+    async def hand_over(self, run_ids: Sequence[str]) -> None:
+        """Give up ``run_ids``, runs of this worker, *without ending them*: their tasks have
+        stopped (nothing more of theirs is published), what they published so far stays in
+        their logs, no terminal event is written and the store still has them ``running``.
+        Their leases go at once, so they read as lapsed to every worker (the way a dead
+        worker's do, a lease period sooner), and this process's readers of them end where
+        the log stands (their clients reconnect, with ``Last-Event-ID``, to any worker)."""
         ...
 
 

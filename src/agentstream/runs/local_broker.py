@@ -228,7 +228,7 @@ class LocalBroker:
     def publish(self, event: RunEvent) -> None:
         run = self._runs.get(event.run_id)
         if run is None:
-            return
+            return  # never opened, or let go of (:meth:`let_go`)
         events = run.events
         events.append(event)
         if len(events) > self._max_events:
@@ -330,3 +330,22 @@ class LocalBroker:
     def has(self, run_id: str) -> bool:
         """Whether this process holds the run (it may have finished)."""
         return run_id in self._runs
+
+    def reading(self) -> int:
+        return sum(len(run.cursors) for run in self._runs.values())
+
+    def let_go(self, run_id: str) -> None:
+        """Forget a run that another process goes on with (its log is shared): its readers
+        here end where they are, without its end, and what it would still publish is
+        dropped. Its hold of a conversation stays where it is shared (Redis)."""
+        run = self._runs.pop(run_id, None)
+        self._finished.pop(run_id, None)
+        key = self._held.pop(run_id, None)
+        if key is not None and self._active.get(key) == run_id:
+            del self._active[key]
+        if run is not None and not run.done:
+            run.done = True
+            for cursor in run.taking:
+                cursor.stop_taking()
+            run.taking = []
+            run.wake()

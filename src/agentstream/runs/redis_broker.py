@@ -23,6 +23,7 @@ from agentstream.events import (
 )
 from agentstream.principal import Principal
 from agentstream.runs.broker import (
+    INTERRUPTED_KIND,
     WORKER_LOST_MESSAGE,
     CancelHandler,
     Handoff,
@@ -76,7 +77,9 @@ class RedisBroker:
     :class:`BrokerUnavailable`. A worker renews a short lease (``{id}:alive``) on each of its
     runs; a reader that finds the lease gone before the run's last event knows the worker
     died, ends the run for its client with ``run_failed`` rather than waiting forever, and
-    reports it (``on_orphan``) so the store records the run as interrupted.
+    reports it (``on_orphan``) so the store records the run as interrupted. A worker that
+    stops before its runs end gives them up (:meth:`hand_over`): their leases go at once,
+    for another worker to take them over.
     """
 
     def __init__(
@@ -117,6 +120,9 @@ class RedisBroker:
         self._hold_script = self._redis.register_script(_HOLD)
         self._release_script = self._redis.register_script(_RELEASE)
         self._on_orphan: OrphanHandler | None = None
+        self._renewing = asyncio.Lock()
+        """Held while leases are renewed: a lease given up (:meth:`hand_over`) is deleted
+        after a renewal in flight, never before it (which would bring it back)."""
 
     def _key(self, run_id: str) -> str:
         return f"{self._prefix}run:{run_id}"
@@ -180,13 +186,35 @@ class RedisBroker:
             await asyncio.sleep(self._lease / 3)
             if not self._mine:
                 continue
-            pipe = self._redis.pipeline(transaction=False)
-            for run_id in self._mine:
-                pipe.set(self._key(run_id) + ":alive", 1, ex=_seconds(self._lease))
-            for active in self._active_keys.values():
-                pipe.expire(active, self._ttl)  # a run longer than the key's time keeps it
+            async with self._renewing:
+                pipe = self._redis.pipeline(transaction=False)
+                for run_id in self._mine:
+                    pipe.set(self._key(run_id) + ":alive", 1, ex=_seconds(self._lease))
+                for active in self._active_keys.values():
+                    pipe.expire(active, self._ttl)  # a run longer than the key's time keeps it
+                try:
+                    await pipe.execute()
+                    self._available()
+                except (aioredis.RedisError, OSError) as exc:
+                    self._unavailable(exc)
+
+    async def hand_over(self, run_ids: Sequence[str]) -> None:
+        """Flush what the runs published, stop renewing their leases and delete them. Their
+        conversations stay held by them (the ``active:`` keys are left to their time to
+        live): a reload still finds the run in progress, and a new message waits for it or
+        takes the conversation once its lease has lapsed, as after a dead worker's. Redis
+        unreachable: the leases lapse by themselves within their time to live."""
+        for run_id in run_ids:
+            self._mine.discard(run_id)  # nothing more of theirs is published or renewed
+            self._local.let_go(run_id)
+            self._active_keys.pop(run_id, None)
+        if self._flushing is not None:
+            await asyncio.shield(self._flushing)
+        await self._flush()
+        async with self._renewing:  # after a renewal in flight, which may hold their leases
             try:
-                await pipe.execute()
+                if run_ids:
+                    await self._redis.delete(*(self._key(r) + ":alive" for r in run_ids))
                 self._available()
             except (aioredis.RedisError, OSError) as exc:
                 self._unavailable(exc)
@@ -269,6 +297,8 @@ class RedisBroker:
 
     def publish(self, event: RunEvent) -> None:
         self._local.publish(event)
+        if event.run_id not in self._mine:
+            return  # handed over: nothing more of it goes to its shared log
         self._outbox.append(event)
         if self._flushing is None or self._flushing.done():
             self._flushing = asyncio.create_task(self._flush())
@@ -297,8 +327,21 @@ class RedisBroker:
                 # The events are still served from this worker; other workers miss them.
                 self._unavailable(exc)
 
+    async def reach(self) -> None:
+        """Raise unless Redis answers now (a readiness probe,
+        :mod:`agentstream.server.health`)."""
+        try:
+            await self._redis.ping()
+        except (aioredis.RedisError, OSError) as exc:
+            self._unavailable(exc)
+            raise
+        self._available()
+
     def has_after(self, run_id: str, seq: int) -> bool:
         return self._local.has_after(run_id, seq)
+
+    def reading(self) -> int:
+        return self._local.reading()
 
     async def close_run(self, run_id: str) -> None:
         await self._local.close_run(run_id)
@@ -365,7 +408,10 @@ class RedisBroker:
                         continue
                     self._orphaned(run_id)
                     yield RunFailed(
-                        run_id=run_id, seq=seq + 1, kind="interrupted", message=WORKER_LOST_MESSAGE
+                        run_id=run_id,
+                        seq=seq + 1,
+                        kind=INTERRUPTED_KIND,
+                        message=WORKER_LOST_MESSAGE,
                     )
                     return
                 continue

@@ -14,6 +14,13 @@ itself. Whether a client that hangs up cancels the run is the dialect's decision
 (:meth:`RunSession.abandon`). The runner keeps the sessions in progress (a stop reaches them
 by id), the store writes they leave behind, and the background work (model-written titles,
 the start-up look for runs of workers that died), and waits for all of it when it closes.
+
+A worker that is told to stop drains (:meth:`Runner.drain`): it takes no new runs
+(:class:`~agentstream.errors.Draining`, a 503 with ``Retry-After``), lets those in progress
+finish and their readers read them to the end, and gives up the rest when its time is up:
+handed over to another worker when the broker's runs outlive this process
+(:class:`~agentstream.runs.broker.HandsOver`: Redis), else stopped and stored as
+``interrupted`` with their partial answers.
 """
 
 from __future__ import annotations
@@ -31,12 +38,13 @@ from agentstream.agent import Agent, CancelToken, RunInput
 from agentstream.attachments.limits import AttachmentLimits
 from agentstream.attachments.owned import AttachmentKeeper, OwnedAttachments
 from agentstream.attachments.types import Attachment
+from agentstream.errors import Draining
 from agentstream.ids import uuid7
 from agentstream.messages import Message
 from agentstream.pending import InvalidAnswers, check_answers, open_calls
 from agentstream.principal import Principal
 from agentstream.providers.profiles import cannot_read
-from agentstream.runs.broker import WORKER_LOST_MESSAGE, RunBroker
+from agentstream.runs.broker import WORKER_LOST_MESSAGE, HandsOver, RunBroker
 from agentstream.runs.hooks import NoHooks, Preparation, RunHooks, ToolContributor
 from agentstream.runs.limits import Admission, Limiter
 from agentstream.runs.local_broker import LocalBroker
@@ -105,6 +113,11 @@ class Runner:
         self._background: set[asyncio.Task[None]] = set()
         self._writes: set[asyncio.Task[Any]] = set()
         self._sweep: asyncio.Task[None] | None = None
+        self._beginning = 0
+        """Requests inside :meth:`begin` (a run that began before the drain may still be
+        on its way to its task)."""
+        self.draining = False
+        """Set by :meth:`drain`: :meth:`begin` refuses new runs."""
 
     async def start(self) -> None:
         """Listen for cancel requests from other workers (with a shared broker), and mark
@@ -165,6 +178,10 @@ class Runner:
         if self.limiter is not None:
             await self.limiter.aclose()
 
+    def runs_here(self, run_id: str) -> bool:
+        """Whether ``run_id`` is a run of this runner that has not ended."""
+        return run_id in self._active
+
     @property
     def running(self) -> int:
         """Runs whose task has not ended (for health figures and leak tests)."""
@@ -180,6 +197,8 @@ class Runner:
         streamed. Under ``interrupt`` it returns once the answer in progress has stopped;
         under ``queue`` at once, with a session that waits for its turn."""
         began = time.perf_counter()
+        if self.draining:
+            raise Draining()
         run_id = request.run_id or uuid7().hex
         answers = request.answers or None
         again = request.branch is not None and request.branch.again
@@ -187,13 +206,55 @@ class Runner:
             raise RefusedRequest("message", "a message, or answers to pending tool calls")
         self._check_client_tools(request)
         self.hooks.check(request)  # refuse a bad request before anything is stored
-        admission = await self._admit(request, run_id)
+        self._beginning += 1
         try:
-            return await self._begin(request, run_id, admission, began)
-        except BaseException:
-            if admission is not None and self.limiter is not None:
-                await asyncio.shield(self.limiter.settle(admission, None))
-            raise
+            admission = await self._admit(request, run_id)
+            try:
+                return await self._begin(request, run_id, admission, began)
+            except BaseException:
+                if admission is not None and self.limiter is not None:
+                    await asyncio.shield(self.limiter.settle(admission, None))
+                raise
+        finally:
+            self._beginning -= 1
+
+    async def drain(self, within: float) -> None:
+        """Stop taking new runs, let the runs in progress end and this process's readers
+        read them to the end, for at most ``within`` seconds; then give up what is left
+        (:meth:`give_up`). Returns once every run of this runner has left it."""
+        self.draining = True
+        deadline = time.monotonic() + within
+        while (left := deadline - time.monotonic()) > 0:
+            going = [task for task in self._runs if not task.done()]
+            if going:
+                await asyncio.wait(going, timeout=left)
+            elif self._beginning or self.broker.reading():
+                # A run on its way to its task, or a client still reading one to its end.
+                await asyncio.sleep(min(left, 0.05))
+            else:
+                break
+        await self.give_up()
+
+    async def give_up(self) -> None:
+        """The runs still in progress leave this worker: handed over to another when the
+        broker can (:class:`~agentstream.runs.broker.HandsOver`), else stopped and stored as
+        ``interrupted`` (their followers get ``run_failed``, kind ``interrupted``). A run
+        already storing its end is left to end. Returns once all of them have."""
+        broker = self.broker
+        sessions = [s for s in self._active.values() if not s.finished and not s.ending]
+        if isinstance(broker, HandsOver):
+            for session in sessions:
+                session.leave()
+            await asyncio.gather(*(s.wait() for s in sessions))
+            await broker.hand_over([s.run_id for s in sessions])
+            if sessions:
+                log.warning("handed %d unfinished runs over to other workers", len(sessions))
+        else:
+            for session in sessions:
+                session.interrupt()
+            if sessions:
+                log.warning("stopped %d unfinished runs, stored as interrupted", len(sessions))
+        await asyncio.gather(*self._runs, return_exceptions=True)
 
     async def _admit(self, request: RunRequest, run_id: str) -> Admission | None:
         """The run's place in its caller's limits (``LimitExceeded`` when over one)."""

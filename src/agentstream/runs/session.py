@@ -7,7 +7,9 @@ it (:class:`SessionOwner`: the agent, store, hooks and broker, a place to keep i
 writes until they finish, a title writer); the :class:`~agentstream.runs.runner.Runner`
 is that owner. The runner decides whether a request may run and prepares it; the session
 runs it, and every run ends in the store however it ends: completed, failed, cancelled, or
-cut short by a shutdown.
+cut short by a shutdown (stored as interrupted). The one exception is a run its stopping worker
+hands over (:meth:`RunSession.leave`): it stops here without ending, for another worker to
+go on with.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from agentstream.events import (
 from agentstream.messages import AssistantMessage, Message
 from agentstream.principal import Principal
 from agentstream.providers.profiles import Prices
-from agentstream.runs.broker import Handoff, RunBroker
+from agentstream.runs.broker import INTERRUPTED_KIND, WORKER_LOST_MESSAGE, Handoff, RunBroker
 from agentstream.runs.hooks import RunHooks
 from agentstream.runs.limits import Admission, Limiter
 from agentstream.runs.observers import RunObserver, RunWatch, tell_ended, watching
@@ -133,6 +135,8 @@ class RunSession:
         self._billed: RunUsage | None = None
         self._saved = saved
         self._finished = False
+        self._leaving = False
+        """Handed over (:meth:`leave`): it stops without ending."""
         self._last_write: asyncio.Task[Any] | None = None
         self._task: asyncio.Task[None] | None = None
 
@@ -198,10 +202,37 @@ class RunSession:
         and if the run has not ended :data:`DISCONNECT_GRACE_SECONDS` later, its task is
         cancelled outright (what it produced is still stored)."""
         self.run.cancel(reason)
+        self._cancel_later()
+
+    def interrupt(self) -> None:
+        """Stop the run because its worker is stopping and cannot hand it over: as
+        :meth:`abandon`, but it ends with ``run_failed`` (kind ``interrupted``) and is stored
+        as ``interrupted``, its partial answer kept."""
+        self.run.fail(INTERRUPTED_KIND, WORKER_LOST_MESSAGE)
+        self._cancel_later()
+
+    def _cancel_later(self) -> None:
+        """Cancel the run's task outright if it has not ended
+        :data:`DISCONNECT_GRACE_SECONDS` from now."""
         task = self._task
         if task is not None and not task.done():
             handle = asyncio.get_running_loop().call_later(DISCONNECT_GRACE_SECONDS, task.cancel)
             task.add_done_callback(lambda _: handle.cancel())
+
+    @property
+    def ending(self) -> bool:
+        """The run is storing how it ended (or has): too late to hand it over."""
+        return self._finished
+
+    def leave(self) -> None:
+        """Stop the run here *without ending it*, for another worker to go on with (its
+        worker is stopping, see :meth:`~agentstream.runs.Runner.drain`): its task is
+        cancelled, and stores and publishes nothing more; the rounds it completed are in
+        the store already, and the run stays ``running`` there. The runner then gives it up
+        to the broker (:class:`~agentstream.runs.broker.HandsOver`)."""
+        self._leaving = True
+        if self._task is not None:
+            self._task.cancel()
 
     @property
     def finished(self) -> bool:
@@ -251,7 +282,8 @@ class RunSession:
                     publish(added)
                 event = replace(event, seq=event.seq + len(before))
             elif isinstance(event, RunFailed):
-                await self._finish("failed", error=event.message)
+                status: RunStatus = "interrupted" if event.kind == INTERRUPTED_KIND else "failed"
+                await self._finish(status, error=event.message)
             elif isinstance(event, RunCancelled):
                 await self._finish("cancelled", error=event.reason)
             # Before the last event: a client that asks again as soon as it has the answer
@@ -262,12 +294,21 @@ class RunSession:
         except Exception:
             log.exception("run %s failed outside the agent loop", self.run_id)
         finally:
-            if not self._finished:
+            if self._leaving:
+                # Handed over: nothing is stored or published here (the runner gives it to
+                # the broker); to this worker's watches it ended interrupted.
+                self.status = self.status or "interrupted"
+            elif not self._finished:
                 # The task was cancelled (a client that did not let go in time, a stopping
                 # server) or the loop crashed: keep what the run produced (the write itself
                 # survives a further cancellation).
-                await self._finish("cancelled", error="interrupted")
-            await asyncio.shield(broker.close_run(self.run_id))
+                stopped = self.run.cancel_token.failure
+                if stopped is not None and stopped[0] == INTERRUPTED_KIND:
+                    await self._finish("interrupted", error=WORKER_LOST_MESSAGE)
+                else:
+                    await self._finish("cancelled", error="interrupted")
+            if not self._leaving:
+                await asyncio.shield(broker.close_run(self.run_id))
             owner.keep(self._settle())
             tell_ended(self, watches)
             owner.ended(self.run_id)

@@ -4,7 +4,8 @@ Layers, outermost first: CORS (when origins are configured), the body limit (413
 ``Content-Length`` over the limit, or on a streamed body that grows past it), FastAPI's
 exception handling (our JSON error shapes, see :mod:`agentstream.server.errors`), then the
 routes: the dialects it is given (default: all six), ``/api/conversations`` when a store is
-configured, ``/api/chat/config`` for the web UI, the application's own mounted apps
+configured, ``/api/chat/config`` for the web UI, ``/healthz`` and ``/readyz`` for probes
+(:mod:`agentstream.server.health`), the application's own mounted apps
 (:class:`~agentstream.server.config.ServerConfig`), and the web UI last so API routes always
 win. What the dialects declare decides the rest: the OpenAPI tags and the app's description,
 the paths under which an unknown path is the API's 404 rather than the web UI, and the paths
@@ -54,7 +55,7 @@ from agentstream.runs.store import (
     SharedTurns,
     UsageReader,
 )
-from agentstream.server import client_config, runs, web
+from agentstream.server import client_config, health, runs, web
 from agentstream.server.attachments import (
     ATTACHMENTS_PATH,
     SWEEP_TASK,
@@ -66,6 +67,7 @@ from agentstream.server.config import ServerConfig
 from agentstream.server.dialects import BUILT_IN, Dialect
 from agentstream.server.dialects.declaration import registry, under
 from agentstream.server.direct import DirectRoute, DirectRoutes
+from agentstream.server.drain import draining_on_sigterm
 from agentstream.server.errors import document_errors, install_error_handlers
 from agentstream.server.intake import Intake
 from agentstream.server.metrics import METRICS_PATH
@@ -188,7 +190,8 @@ def create_app(
                 else None
             )
             try:
-                yield
+                async with draining_on_sigterm(runner, settings.drain_seconds):
+                    yield
             finally:
                 if sweep is not None:
                     sweep.cancel()
@@ -243,6 +246,7 @@ def create_app(
     if context.intake is not None:
         app.include_router(attachments_router(context.intake, context))
     app.include_router(client_config.router(context))
+    app.include_router(health.router(context))
     metrics = context.metrics
     if metrics is not None and settings.metrics_port is None:
         from agentstream.server.metrics import metrics_router
@@ -252,7 +256,12 @@ def create_app(
     for prefix, mounted in server.mounts.items():
         app.mount(prefix, mounted)
     # /metrics is the API's even when it is not served: a scraper gets a 404, not the web UI.
-    api_prefixes = (API_PREFIX, METRICS_PATH, *(p for d in served.values() for p in d.prefixes))
+    api_prefixes = (
+        API_PREFIX,
+        METRICS_PATH,
+        *health.PATHS,
+        *(p for d in served.values() for p in d.prefixes),
+    )
     app.include_router(web.router(static_dir or web.STATIC_DIR, api_prefixes))
     app.add_middleware(
         BodyLimit,
@@ -380,12 +389,13 @@ def _routes(dialect: Dialect, context: ServerContext) -> APIRouter:
 
 def reserved_prefixes(dialects: Iterable[Dialect], app: FastAPI) -> tuple[str, ...]:
     """The paths the server keeps for itself, which no mount may take: its own API, its
-    metrics, each dialect's prefixes, the OpenAPI document and its viewers, and the web UI's
-    files."""
+    metrics, its health probes, each dialect's prefixes, the OpenAPI document and its
+    viewers, and the web UI's files."""
     documents = (app.openapi_url, app.docs_url, app.redoc_url)
     return (
         API_PREFIX,
         METRICS_PATH,
+        *health.PATHS,
         *(prefix for dialect in dialects for prefix in dialect.prefixes),
         *(path for path in documents if path),
         *web.FILE_PREFIXES,

@@ -9,7 +9,9 @@ path that stops it), 413 for an oversized body or file (with
 ``limit`` naming the limit), 415 for a file of a kind the server does not take, 429 for a
 user or tenant
 over one of its limits (with ``Retry-After``, and ``limit`` and ``scope`` naming it), 503 when
-a run of another worker cannot be reached (Redis is down). Once a stream has started, errors
+a run of another worker cannot be reached (Redis is down), and 503 with ``Retry-After`` for a
+new run on a worker that is stopping (:mod:`agentstream.server.drain`; the answer closes
+the connection, so the retry reaches another worker). Once a stream has started, errors
 are the dialect's own ``error`` event instead (see :mod:`agentstream.server.sse`).
 
 This is the one place where the library's errors (:mod:`agentstream.errors`) become statuses:
@@ -30,6 +32,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from agentstream.errors import (
     AuthError,
     ConversationBusy,
+    Draining,
     Forbidden,
     LimitExceeded,
     NotFound,
@@ -182,7 +185,11 @@ def install_error_handlers(app: FastAPI, *, sign_in_url: str | None = None) -> N
 
     async def on_unavailable(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, Unavailable)
-        return ApiError(503, exc.detail).response()
+        answer = ApiError(503, exc.detail).response()
+        if isinstance(exc, Draining):
+            answer.headers["Retry-After"] = str(exc.retry_after)
+            answer.headers["Connection"] = "close"
+        return answer
 
     async def on_http(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, StarletteHTTPException)

@@ -23,6 +23,7 @@ SERVER_TAGS = (
     ("usage", "What runs used and cost, by user, tenant, model and day", "guides/operations.md"),
     ("attachments", "Files and images for messages: upload, read back", "guides/attachments.md"),
     ("web UI", "What a chat UI shows before its first message", "protocols/index.md"),
+    ("health", "Probes for load balancers and orchestrators", "guides/deploying.md"),
 )
 """The server's own route groups, beside the dialects': (tag, what it is, its page)."""
 

@@ -16,6 +16,10 @@ Every knob has an ``AGENTSTREAM_*`` variable so a deployment is configured witho
                                                  origin, without credentials
     AGENTSTREAM_MAX_BODY_BYTES                   request body limit (1 MiB)
     AGENTSTREAM_HEARTBEAT_SECONDS                SSE heartbeat comment interval (15; 0 = off)
+    AGENTSTREAM_DRAIN_SECONDS                    how long a worker told to stop (SIGTERM)
+                                                 lets its runs finish before it hands them
+                                                 over or stops them (30; see
+                                                 agentstream.server.drain)
     AGENTSTREAM_ON_DISCONNECT                    cancel | detach: what a client that hangs up
                                                  does to its run, for every protocol (unset:
                                                  each protocol's own default)
@@ -131,6 +135,10 @@ class Settings:
     heartbeat_seconds: float = 15.0
     write_timeout_seconds: float = 60.0
     """A stream whose client reads nothing for this long is stopped (0: never)."""
+    drain_seconds: float = 30.0
+    """How long a worker told to stop (``SIGTERM``) lets its runs finish and their clients
+    read them to the end, answering new runs 503, before it hands the rest over to another
+    worker (with Redis) or stops them as interrupted (:mod:`agentstream.server.drain`)."""
     diagnostics: bool | None = None
     """Diagnostics on the tray's ``complete``; ``None``: on in anonymous local mode (where the
     tray protocol's clients expect them on every answer), off when authenticated."""
@@ -233,6 +241,8 @@ class Settings:
             raise SettingsError("AGENTSTREAM_MAX_ATTACHMENTS_PER_MESSAGE must be 0 or more")
         if self.heartbeat_seconds < 0:
             raise SettingsError("AGENTSTREAM_HEARTBEAT_SECONDS must be 0 (off) or positive")
+        if self.drain_seconds < 0:
+            raise SettingsError("AGENTSTREAM_DRAIN_SECONDS must be 0 (stop at once) or positive")
         if self.metrics_port is not None and not 0 < self.metrics_port < 65536:
             raise SettingsError("AGENTSTREAM_METRICS_PORT must be a port number (1 to 65535)")
         if self.metrics_port is not None and self.metrics_port == self.port:
@@ -285,6 +295,7 @@ class Settings:
                 "write_timeout_seconds": float(
                     get("WRITE_TIMEOUT_SECONDS") or cls.write_timeout_seconds
                 ),
+                "drain_seconds": float(get("DRAIN_SECONDS") or cls.drain_seconds),
                 "diagnostics": _flag(get("DIAGNOSTICS")),
                 "redis_url": get("REDIS_URL"),
                 "config_file": Path(config) if (config := get("CONFIG")) else None,

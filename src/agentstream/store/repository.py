@@ -239,6 +239,12 @@ class SqlConversationStore:
         concurrent runs shared them (see :mod:`agentstream.store.commits`)."""
         return self._commits.committed
 
+    async def reach(self) -> None:
+        """Raise unless the database answers a query now (a readiness probe,
+        :mod:`agentstream.server.health`)."""
+        async with self._engine.connect() as connection:
+            await connection.execute(select(1))
+
     async def close(self) -> None:
         await self._commits.close()
         if self._locks is not None:

@@ -25,6 +25,7 @@ from starlette.types import Receive
 
 from agentstream.chat.markers import MarkerLineFilter
 from agentstream.errors import (
+    Draining,
     InvalidBranch,
     InvalidConversationId,
     ModelUnavailable,
@@ -369,8 +370,14 @@ async def read_all(server: ServerContext, run_id: str, principal: Principal, aft
     """Whether the run is over and the client has all of its events (204: a browser
     EventSource stops reconnecting). Answered from where the log stands now, so a client of
     a run in progress gets its response (and heartbeats) at once, not at the run's next
-    event. Raises :class:`~agentstream.errors.RunNotFound` for a run that is not theirs."""
-    end = await server.runner.broker.end_of(run_id, principal)
+    event. Raises :class:`~agentstream.errors.RunNotFound` for a run that is not theirs, and
+    :class:`~agentstream.errors.Draining` on a worker that is stopping for any run but its
+    own in progress (the client follows it from another worker rather than from one about
+    to go)."""
+    runner = server.runner
+    if runner.draining and not runner.runs_here(run_id):
+        raise Draining()
+    end = await runner.broker.end_of(run_id, principal)
     return end.done and end.last <= after
 
 
