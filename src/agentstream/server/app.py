@@ -282,7 +282,7 @@ def create_app(
             allow_methods=["GET", "POST", "PATCH", "DELETE", "OPTIONS"],
             allow_headers=["Authorization", "Content-Type", "Accept", "Last-Event-ID"],
             allow_credentials=True,
-            expose_headers=["X-Run-Id"],
+            expose_headers=["X-Run-Id", "Retry-After"],
             max_age=600,
         )
     if settings.cors_origins:
@@ -296,7 +296,7 @@ def create_app(
             # page read the conversations of a visitor who is signed in. Bearer tokens, which
             # the workflow assistant's cross-origin callers send, need no credentials mode.
             allow_credentials="*" not in settings.cors_origins,
-            expose_headers=["X-Run-Id"],
+            expose_headers=["X-Run-Id", "Retry-After"],
             max_age=600,
         )
     return app

@@ -15,6 +15,7 @@ import {
   streamChat,
   streamRun,
   type TrayEvent,
+  UNAVAILABLE_RETRIES,
 } from "./stream";
 
 /** A fetch that answers with a text/event-stream body delivered in exactly these chunks. */
@@ -168,6 +169,67 @@ describe("streamChat", () => {
     })();
     expect(seen).toEqual(["status"]);
     expect(isAbortError(err)).toBe(true);
+  });
+});
+
+describe("a server that is restarting (503 with Retry-After)", () => {
+  const done = ['data: {"type":"complete","payload":{"message":"ok","conversation_id":"c1"}}\n\n'];
+
+  /** Answers 503 (with `retryAfter`, when given) `refusals` times, then streams `done`. */
+  function restarting(refusals: number, retryAfter: string | null) {
+    const inner = chunkedFetch(done);
+    const calls: string[] = [];
+    const fn = async (url: string | URL | Request, init?: RequestInit): Promise<Response> => {
+      calls.push(String(url));
+      if (calls.length <= refusals) {
+        const headers: Record<string, string> = { "Content-Type": "application/json" };
+        if (retryAfter !== null) headers["Retry-After"] = retryAfter;
+        return new Response(JSON.stringify({ detail: "This server is restarting; try again in a moment" }), {
+          status: 503,
+          headers,
+        });
+      }
+      return inner.fetch(url, init);
+    };
+    return { fetch: fn as typeof fetch, calls };
+  }
+
+  it("sends a new run again after the wait it asks for", async () => {
+    const { fetch, calls } = restarting(2, "0");
+    const events = await collect(streamChat({ message: "hi" }, { fetch }));
+    expect(events.map((e) => e.type)).toEqual(["complete"]);
+    expect(calls).toEqual(["/api/chat/stream", "/api/chat/stream", "/api/chat/stream"]);
+  });
+
+  it("follows a run again after the wait it asks for", async () => {
+    const { fetch, calls } = restarting(1, "0");
+    const events = await collect(streamRun("run_1", { after: 4 }, { fetch }));
+    expect(events.map((e) => e.type)).toEqual(["complete"]);
+    expect(calls).toEqual(["/api/runs/run_1/stream", "/api/runs/run_1/stream"]);
+  });
+
+  it("reports a 503 without Retry-After at once", async () => {
+    const { fetch, calls } = restarting(1, null);
+    const err = await collect(streamChat({ message: "hi" }, { fetch })).catch((e: unknown) => e);
+    expect((err as StreamHttpError).status).toBe(503);
+    expect((err as StreamHttpError).message).toBe("This server is restarting; try again in a moment");
+    expect(calls).toHaveLength(1);
+  });
+
+  it("gives up after UNAVAILABLE_RETRIES, with the server's reason", async () => {
+    const { fetch, calls } = restarting(1000, "0");
+    const err = await collect(streamChat({ message: "hi" }, { fetch })).catch((e: unknown) => e);
+    expect((err as StreamHttpError).status).toBe(503);
+    expect(calls).toHaveLength(UNAVAILABLE_RETRIES + 1);
+  });
+
+  it("stops waiting when aborted", async () => {
+    const { fetch, calls } = restarting(1, "5");
+    const controller = new AbortController();
+    const reading = collect(streamChat({ message: "hi" }, { fetch, signal: controller.signal }));
+    setTimeout(() => controller.abort(), 20);
+    expect(isAbortError(await reading.catch((e: unknown) => e))).toBe(true);
+    expect(calls).toHaveLength(1);
   });
 });
 

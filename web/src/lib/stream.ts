@@ -13,6 +13,9 @@
  *   (`GET /api/runs/{id}/stream`), from the start (a second tab) or after the last event a
  *   client has (a reload): the server sends the frames that follow, no duplicate, no gap.
  *
+ * A server that is restarting (a deploy) answers 503 with `Retry-After`: both requests are sent
+ * again after it, up to {@link UNAVAILABLE_RETRIES} times, and reach another worker.
+ *
  * Nothing here touches the DOM, so it runs in browsers, Node 18+ and workers alike.
  */
 
@@ -159,7 +162,7 @@ async function* readTray(
   signal: AbortSignal | undefined,
   { emptyIsDone = false }: { emptyIsDone?: boolean } = {},
 ): AsyncGenerator<PositionedEvent, void, undefined> {
-  const response = await open();
+  const response = await openPatiently(open, signal);
   if (emptyIsDone && response.status === 204) return;
   if (!response.ok) throw await httpError(response);
   if (!response.body) throw new StreamProtocolError("The server answered without a body.");
@@ -195,6 +198,55 @@ async function* readTray(
       reader.releaseLock();
     }
   }
+}
+
+/** How often a request turned away with 503 and `Retry-After` is sent again (a server that
+ * is restarting for a deploy: it lets its runs finish and asks for new ones elsewhere; the
+ * retry goes on a new connection, which reaches another worker). */
+export const UNAVAILABLE_RETRIES = 10;
+/** The longest `Retry-After` waited for, in milliseconds (a longer one is answered at once). */
+export const MAX_RETRY_AFTER_MS = 10_000;
+
+/** `open()`, sent again after `Retry-After` while the server answers 503 with one; nothing was
+ * started or stored by a request it turned away, so sending it again is safe. */
+async function openPatiently(
+  open: () => Promise<Response>,
+  signal: AbortSignal | undefined,
+): Promise<Response> {
+  for (let attempt = 0; ; attempt++) {
+    const response = await open();
+    const wait = retryAfterMs(response);
+    if (wait === null || attempt >= UNAVAILABLE_RETRIES) return response;
+    await response.body?.cancel().catch(() => undefined);
+    await sleep(wait, signal);
+  }
+}
+
+/** The wait a 503 asks for, in milliseconds; `null` for any other answer. */
+function retryAfterMs(response: Response): number | null {
+  const header = response.headers.get("Retry-After");
+  if (response.status !== 503 || header === null || header.trim() === "") return null;
+  const seconds = Number(header);
+  if (!Number.isFinite(seconds) || seconds < 0 || seconds * 1000 > MAX_RETRY_AFTER_MS) return null;
+  return seconds * 1000;
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(abortReason(signal));
+      return;
+    }
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", aborted);
+      resolve();
+    }, ms);
+    const aborted = () => {
+      clearTimeout(timer);
+      reject(abortReason(signal as AbortSignal));
+    };
+    signal?.addEventListener("abort", aborted, { once: true });
+  });
 }
 
 function abortReason(signal: AbortSignal): unknown {
