@@ -80,6 +80,9 @@ async def draining_on_sigterm(runner: Runner, within: float) -> AsyncIterator[No
             previous(signum, frame)
             return
         signalled = True
+        # At once, in the loop's own thread between two of its steps: no new run is taken
+        # from here on, before the drain's task gets to run.
+        runner.draining = True
         loop.call_soon_threadsafe(start)
 
     signal.signal(signal.SIGTERM, on_sigterm)
