@@ -11,7 +11,7 @@ for real, on SQLite and PostgreSQL, with and without Redis.
   sent ``SIGTERM`` in turn and the command starts its replacement, while 50 runs stream and
   their clients reconnect as the web UI does (from the last event they have, to whichever
   worker answers, after ``Retry-After`` when told 503). No run fails, no client sees an
-  error.
+  error. ``SIGHUP`` to the command replaces its workers one at a time, just as safely.
 """
 
 from __future__ import annotations
@@ -367,3 +367,35 @@ def _answers(base: str) -> bool:
         return httpx.get(f"{base}/readyz", timeout=2).status_code == 200
     except httpx.TransportError:
         return False
+
+
+def test_sighup_replaces_the_workers_one_at_a_time(postgres_url: str, tmp_path: Path) -> None:
+    """``SIGHUP`` to ``agentstream serve --workers 2``: each worker is replaced by a new one,
+    which starts before the old one is sent ``SIGTERM`` and drains, however long a worker
+    takes to start on a loaded host; no run is lost meanwhile."""
+    write_agent(tmp_path, chunks=80, delay=0.1)  # 8 s an answer
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    env = environment(AGENTSTREAM_DATABASE_URL=postgres_url, AGENTSTREAM_REDIS_URL=REDIS_URL)
+    process = serve(tmp_path, env, "--workers", "2", "--port", str(port))
+    try:
+        assert wait_until(lambda: _answers(base), timeout=PROCESS_START)
+        assert wait_until(lambda: len(workers_of(process.pid)) == 2, timeout=PROCESS_START)
+        before = workers_of(process.pid)
+        clients = [WebClient(base, f"client {n}", rounds=1) for n in range(10)]
+        threads = [threading.Thread(target=c.run, daemon=True) for c in clients]
+        for thread in threads:
+            thread.start()
+        assert wait_until(lambda: all(c.run_ids for c in clients), timeout=60)
+        process.send_signal(signal.SIGHUP)
+        assert wait_until(lambda: len(workers_of(process.pid) - before) == 2, timeout=PROCESS_START)
+        for thread in threads:
+            thread.join(timeout=120)
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+    assert [p for c in clients for p in c.problems] == []
+    assert [c.ends for c in clients] == [["complete"]] * 10

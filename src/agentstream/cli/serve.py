@@ -108,6 +108,10 @@ def run(args: argparse.Namespace) -> int:
         return runner.run(_serve(agent, hooks, server, settings, database_url=url))
 
 
+WORKER_START_SECONDS = 60
+"""How long a worker of ``--workers N`` may take to start (and, once started, to answer its
+supervisor's health check)."""
+
 _WORKER_ENV = "AGENTSTREAM_SERVE_WORKER"
 """What each worker process serves (agent, chat config, store), set by the parent."""
 
@@ -172,6 +176,10 @@ def _serve_workers(args: argparse.Namespace, settings: Settings, workers: int) -
             loop="auto",
             timeout_keep_alive=30,
             timeout_graceful_shutdown=10,
+            # How long a new worker may take to start before a restart (SIGHUP) gives up on
+            # it and keeps the old one: importing the app takes seconds, more on a loaded
+            # host, and uvicorn's 5 s default would abort a rolling restart half-way.
+            timeout_worker_healthcheck=WORKER_START_SECONDS,
             log_level="info",
         )
     return 0
