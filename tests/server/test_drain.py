@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -99,3 +100,31 @@ async def _drain_in_background(runner: Any) -> asyncio.Task[None]:
 
 async def _finished(task: asyncio.Task[None]) -> None:
     await task
+
+
+def test_a_drained_worker_ends_the_streams_following_other_workers_runs(serve: Serve) -> None:
+    """Two workers sharing Redis: a client follows a run of A at B; B drains. Its stream ends
+    without the run's end, and the client follows the run on at A from its last event."""
+    prefix = f"agentstream-test:{uuid.uuid4().hex}:"
+    provider = ScriptedProvider({"turns": [{"text": ["tick "] * 60}], "delay": 0.05})
+    a = serve(Agent(model=provider), broker=RedisBroker(prefix=prefix))
+    b = serve(Agent(model=provider), broker=RedisBroker(prefix=prefix))
+    body = {"message": "go", "detach": True}
+    with a.client(timeout=30) as client, client.stream("POST", "/api/chat/stream", json=body) as r:
+        run_id = r.headers["x-run-id"]  # hung up at once: the detached run goes on
+    seen: list[str] = []
+    with b.client(timeout=30) as client, client.stream("GET", f"/api/runs/{run_id}/events") as at_b:
+        for line in at_b.iter_lines():
+            if line.startswith(("id: ", "event: ")):
+                seen.append(line)
+            if len(seen) == 6:
+                b.call(b.app.state.server.drain(0))
+    assert at_b.status_code == 200
+    assert "event: run_started" in seen
+    assert "event: run_completed" not in seen  # ended before the run did
+    last = [line for line in seen if line.startswith("id: ")][-1][4:]
+    with a.client(timeout=30) as client:
+        rest = client.get(f"/api/runs/{run_id}/events", headers={"Last-Event-ID": last})
+    assert rest.status_code == 200
+    assert int(rest.text.split("id: ", 1)[1].split("\n", 1)[0]) == int(last) + 1
+    assert "event: run_completed" in rest.text

@@ -295,9 +295,8 @@ async def _serve(
         port=settings.port,
         timeout_keep_alive=30,
         log_level="info",
-        # On SIGTERM the app drains first (agentstream.server.drain): what is left then are
-        # streams following other workers' runs, which a graceful shutdown waits this long
-        # for before it cuts them (their clients reconnect to another worker).
+        # On SIGTERM the app drains first (agentstream.server.drain), and its streams have
+        # ended when uvicorn's graceful shutdown starts; on Ctrl+C it waits this long.
         timeout_graceful_shutdown=10,
     )
     mode = "anonymous local mode" if settings.anonymous else "JWT authentication"

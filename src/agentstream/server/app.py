@@ -190,7 +190,7 @@ def create_app(
                 else None
             )
             try:
-                async with draining_on_sigterm(runner, settings.drain_seconds):
+                async with draining_on_sigterm(context, settings.drain_seconds):
                     yield
             finally:
                 if sweep is not None:

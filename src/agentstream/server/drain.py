@@ -6,9 +6,10 @@ On ``SIGTERM`` the worker keeps listening, and from that moment answers ``/ready
 the answer closes its connection, so the retry reaches another worker). Its runs go on to
 their end and their clients read them to the end, for up to ``AGENTSTREAM_DRAIN_SECONDS``
 (30); then what is left is given up (:meth:`~agentstream.runs.Runner.drain`): handed over to
-another worker with Redis, else stopped and stored as interrupted with its partial answer.
-Only then does the server itself stop: it stops listening, ends its idle connections, waits
-for the others and shuts the app down, as it does on any ``SIGTERM``.
+another worker with Redis, else stopped and stored as interrupted with its partial answer;
+and the streams following other workers' runs are ended, for their clients to follow those
+runs elsewhere. Only then does the server itself stop: it stops listening, ends its idle
+connections, waits for the others and shuts the app down, as it does on any ``SIGTERM``.
 
 Why the signal, and why here. Uvicorn handles ``SIGTERM`` itself, and its graceful shutdown
 stops accepting connections first: a balancer's probe would meet a refused connection rather
@@ -37,7 +38,7 @@ from collections.abc import AsyncIterator
 from types import FrameType
 from typing import Any
 
-from agentstream.runs import Runner
+from agentstream.server.state import ServerContext
 
 __all__ = ["draining_on_sigterm"]
 
@@ -45,10 +46,12 @@ log = logging.getLogger("agentstream.drain")
 
 
 @contextlib.asynccontextmanager
-async def draining_on_sigterm(runner: Runner, within: float) -> AsyncIterator[None]:
-    """While inside, ``SIGTERM`` drains ``runner`` (for at most ``within`` seconds), then
+async def draining_on_sigterm(server: ServerContext, within: float) -> AsyncIterator[None]:
+    """While inside, ``SIGTERM`` drains the worker (:meth:`ServerContext.drain
+    <agentstream.server.state.ServerContext.drain>`, for at most ``within`` seconds), then
     passes the signal on to the handler that was there before (the server's). Entered in
     the app's lifespan, on the server's event loop."""
+    runner = server.runner
     previous: Any = signal.getsignal(signal.SIGTERM)
     if threading.current_thread() is not threading.main_thread() or not callable(previous):
         yield
@@ -65,7 +68,7 @@ async def draining_on_sigterm(runner: Runner, within: float) -> AsyncIterator[No
             within,
         )
         try:
-            await runner.drain(within)
+            await server.drain(within)
             log.warning("drained in %.1fs; stopping", time.monotonic() - began)
         finally:
             previous(signal.SIGTERM, None)

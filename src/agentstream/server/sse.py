@@ -195,6 +195,9 @@ class EventStream(Response):
         self._last_output = 0.0
         self._disconnected = False
         self._abandoned = False
+        self._ending = False
+        """Ended by the server before the run's end (:meth:`end`)."""
+        self._task: asyncio.Task[object] | None = None
         self._stalled = False
         self._send: Send | None = None
         self._in_flight: asyncio.Task[None] | None = None
@@ -218,7 +221,7 @@ class EventStream(Response):
         send = self._send = scope.get(SERVER_SEND, send)
         loop = asyncio.get_running_loop()
         self._last_output = loop.time()
-        stream_task = asyncio.current_task()
+        stream_task = self._task = asyncio.current_task()
         assert stream_task is not None
         helpers = [asyncio.create_task(self._watch_disconnect(receive, stream_task))]
         # Heartbeats and the stall check are one timer, not tasks: a stream costs one helper
@@ -233,12 +236,17 @@ class EventStream(Response):
                 self._wake.set()
                 await asyncio.wait((self._writer,))  # a stalled writer is cancelled, not failed
         except asyncio.CancelledError:
-            if not self._abandoned:
+            if not (self._abandoned or self._ending):
                 raise
             stream_task.uncancel()
-            log.warning(
-                "run did not stop within %.1fs of the client leaving", DISCONNECT_GRACE_SECONDS
-            )
+            if self._abandoned:
+                log.warning(
+                    "run did not stop within %.1fs of the client leaving",
+                    DISCONNECT_GRACE_SECONDS,
+                )
+            elif self._writer is None or self._writer.done():
+                self._closing = True
+                await self._flush(send)  # what it has, then the end of the body
         finally:
             if self._timer is not None:
                 self._timer.cancel()
@@ -250,6 +258,16 @@ class EventStream(Response):
             for helper in helpers:
                 helper.cancel()
             await asyncio.gather(*helpers, return_exceptions=True)
+
+    def end(self) -> None:
+        """End the stream now, where it stands, before its run's end: its server is stopping
+        (:mod:`agentstream.server.drain`). The client sees the body end without the run's
+        last event and follows the run again, from the last event it has, at another
+        worker."""
+        task = self._task
+        if task is not None and not task.done() and not self._complete:
+            self._ending = True
+            task.cancel()
 
     async def _pump(self, send: Send) -> None:
         encode, render, ready = self._encoder.encode, self._wire.render, self._ready

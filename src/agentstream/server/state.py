@@ -8,8 +8,9 @@ globals and one process can host several apps (tests run many).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+from weakref import WeakSet
 
 from starlette.requests import Request
 
@@ -21,6 +22,7 @@ from agentstream.server.settings import Settings
 
 if TYPE_CHECKING:
     from agentstream.server.intake import Intake
+    from agentstream.server.sse import EventStream
     from agentstream.telemetry.metrics import Metrics
     from agentstream.telemetry.tracing import Tracing
 
@@ -40,6 +42,18 @@ class ServerContext:
     intake: Intake | None = None
     """Where files come in (uploads, and files messages carry inline); none without a SQL
     store (:mod:`agentstream.server.intake`)."""
+    followers: WeakSet[EventStream] = field(default_factory=WeakSet)
+    """The streams following runs from the log (reconnects, second tabs), which a draining
+    worker ends before it stops (:meth:`drain`)."""
+
+    async def drain(self, within: float) -> None:
+        """Drain this worker (:mod:`agentstream.server.drain`): its runs end, or leave it,
+        within ``within`` seconds (:meth:`Runner.drain <agentstream.runs.Runner.drain>`);
+        then the streams still following runs (other workers') are ended, and their clients
+        follow those runs at another worker."""
+        await self.runner.drain(within)
+        for stream in list(self.followers):
+            stream.end()
 
     def principal(self, *, allow_cookie: bool) -> Callable[[Request], Awaitable[Principal]]:
         """A FastAPI dependency that authenticates the caller (401 on failure)."""

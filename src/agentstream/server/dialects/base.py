@@ -355,7 +355,7 @@ def follow(
     on, as a child of the run's span wherever the run runs."""
     if server.tracing is not None:
         events = server.tracing.following(events, run_id, principal, server.runner.broker)
-    return EventStream(
+    stream = EventStream(
         _rest(events, encoder, after),
         encoder,
         wire,
@@ -364,6 +364,8 @@ def follow(
         write_timeout=server.settings.write_timeout_seconds,
         headers={**(headers or {}), "X-Run-Id": run_id},
     )
+    server.followers.add(stream)  # ended when the worker stops (ServerContext.drain)
+    return stream
 
 
 async def read_all(server: ServerContext, run_id: str, principal: Principal, after: int) -> bool:
