@@ -2,8 +2,8 @@
 /**
  * The chat controller's run bookkeeping, in a DOM with a server scripted at the network
  * boundary (fetch): runs are started detached, the answer in progress is kept for a reload, a
- * broken stream is resumed once from its last event, a run the server does not know ends the
- * follow, and Stop works on a followed run.
+ * broken stream is resumed from its last event (again and again while each time brings new
+ * events), a run the server does not know ends the follow, and Stop works on a followed run.
  */
 import { render } from "preact";
 import { act } from "preact/test-utils";
@@ -123,6 +123,26 @@ describe("useChat", () => {
     expect(ui.last().tools.map((t) => [t.index, t.at])).toEqual([[0, 6]]);
     expect(loadRunMark(sessionStorage, "c1")).toBeNull(); // nothing left to resume
     expect(ui.seen.errors).toEqual([]);
+  });
+
+  it("resumes again each time a resumed stream brought new events, not when it brought none", async () => {
+    const wires = [new Wire(), new Wire(), new Wire(), new Wire()];
+    let next = 0;
+    answer = () => stream(wires[next++] as Wire);
+    const ui = mount();
+    const end = ui.runEnd();
+    act(() => ui.chat.send("hi"));
+    const [live, first, second] = wires as [Wire, Wire, Wire]; // a fourth: no further resume
+    live.send(STATUS, 'id: 1\ndata: {"type":"text_delta","text":"a"}\n\n');
+    live.close(); // a worker restarting ends the stream: picked up from 1
+    await act(async () => await new Promise((ok) => setTimeout(ok, 0)));
+    first.send('id: 2\ndata: {"type":"text_delta","text":"b"}\n\n');
+    first.close(); // it moved: picked up again from 2
+    await act(async () => await new Promise((ok) => setTimeout(ok, 0)));
+    second.close(); // nothing new: a real failure
+    await act(() => end);
+    expect(calls.map((c) => c.headers["Last-Event-ID"])).toEqual([undefined, "1", "2"]);
+    expect(ui.last()).toMatchObject({ status: "error", text: "ab" });
   });
 
   it("keeps the answer in progress with the event it stands at, for a reload", async () => {

@@ -6,7 +6,8 @@
  * Runs are started with `detach: true`, so leaving the page (a reload, another conversation)
  * does not stop them; while one streams, its {@link RunMark} is kept in `sessionStorage` so the
  * page can pick the answer up where it was ({@link ChatController.follow}). A live stream that
- * breaks off is resumed once from the last event it had.
+ * breaks off (a network hiccup, a server restarting for a deploy) is resumed from the last
+ * event it had, again each time the resumed stream brought something new.
  *
  * A message written while an answer streams waits in the page ({@link ChatController.sendAfter},
  * shown as queued) and is sent when that answer ends, however it ends; "stop and send" stops
@@ -197,6 +198,10 @@ export function useChat(params: {
       setAnnouncement("");
       let ended = false;
       let reconnected = false;
+      // Where the stream stood when it was last picked up again: it is picked up again only
+      // if it has moved since (a server restarting for a deploy ends the streams it serves;
+      // a stream that breaks before any new event is a real failure).
+      let resumedAt: string | null | undefined;
       const lost = () => {
         const conversation = conversationRef.current;
         const runId = handle.run.runId;
@@ -242,14 +247,17 @@ export function useChat(params: {
             }
             break;
           } catch (error) {
-            // A stream that broke off (the network, a proxy; fetch says TypeError): the run
-            // goes on at the server, so pick it up once from the last event this page has.
+            // A stream that broke off (the network, a proxy, a server restarting; fetch says
+            // TypeError): the run goes on at the server, so pick it up from the last event
+            // this page has, as long as each time brought something new.
             const runId = handle.run.runId;
             const broken = error instanceof StreamProtocolError || error instanceof TypeError;
-            if (handle.detached || reconnected || handle.stopping || !broken || runId === null) {
+            const stuck = reconnected && handle.run.lastEventId === resumedAt;
+            if (handle.detached || stuck || handle.stopping || !broken || runId === null) {
               throw error;
             }
             reconnected = true;
+            resumedAt = handle.run.lastEventId;
             handle.run = resumeChat(runId, { after: handle.run.lastEventId }, paramsRef.current.connection);
           }
         }
