@@ -19,6 +19,7 @@ import pytest
 from agentstream import Agent
 from agentstream.providers.scripted import ScriptedProvider
 from agentstream.runs import RedisBroker
+from agentstream.server.settings import Settings, SettingsError
 from agentstream.store import SqlConversationStore, create_engine
 from tests.server.conftest import Serve
 from tests.server.helpers import wait_until
@@ -128,3 +129,14 @@ def test_a_drained_worker_ends_the_streams_following_other_workers_runs(serve: S
     assert rest.status_code == 200
     assert int(rest.text.split("id: ", 1)[1].split("\n", 1)[0]) == int(last) + 1
     assert "event: run_completed" in rest.text
+
+
+def test_the_drain_setting_is_checked() -> None:
+    assert Settings.from_env({}).drain_seconds == 30
+    assert Settings.from_env({"AGENTSTREAM_DRAIN_SECONDS": "2.5"}).drain_seconds == 2.5
+    with pytest.raises(SettingsError, match="AGENTSTREAM_DRAIN_SECONDS must be 0"):
+        Settings.from_env({"AGENTSTREAM_DRAIN_SECONDS": "-1"}).check()
+    with pytest.raises(SettingsError, match="a positive number of seconds, not nan"):
+        Settings.from_env({"AGENTSTREAM_DRAIN_SECONDS": "nan"}).check()
+    with pytest.raises(SettingsError, match="invalid server setting"):
+        Settings.from_env({"AGENTSTREAM_DRAIN_SECONDS": "half a minute"})

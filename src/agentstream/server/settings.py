@@ -71,6 +71,7 @@ from __future__ import annotations
 
 import functools
 import ipaddress
+import math
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -241,8 +242,11 @@ class Settings:
             raise SettingsError("AGENTSTREAM_MAX_ATTACHMENTS_PER_MESSAGE must be 0 or more")
         if self.heartbeat_seconds < 0:
             raise SettingsError("AGENTSTREAM_HEARTBEAT_SECONDS must be 0 (off) or positive")
-        if self.drain_seconds < 0:
-            raise SettingsError("AGENTSTREAM_DRAIN_SECONDS must be 0 (stop at once) or positive")
+        if not 0 <= self.drain_seconds < math.inf:  # NaN too
+            raise SettingsError(
+                "AGENTSTREAM_DRAIN_SECONDS must be 0 (stop at once) or a positive number of "
+                f"seconds, not {self.drain_seconds}"
+            )
         if self.metrics_port is not None and not 0 < self.metrics_port < 65536:
             raise SettingsError("AGENTSTREAM_METRICS_PORT must be a port number (1 to 65535)")
         if self.metrics_port is not None and self.metrics_port == self.port:
