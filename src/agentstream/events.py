@@ -35,6 +35,7 @@ __all__ = [
     "PayloadEvent",
     "ReasoningDelta",
     "RunCancelled",
+    "RunResumed",
     "RunCompleted",
     "RunEvent",
     "RunFailed",
@@ -439,9 +440,9 @@ class ContextSummarized:
     """The earlier part of the conversation no longer fits the model's window and was
     summarized by the model: from now on it reads ``summary`` in place of those exchanges
     (see :mod:`agentstream.agent.summaries`). ``exchanges`` is how many exchanges the summary
-    covers in all (earlier summaries included); ``covered``, how many messages of the run's
+    covers in all (earlier summaries included); ``covered``, how many exchanges of the run's
     ``RunInput.history`` it covers, which is what whoever keeps the conversation needs to
-    store it against the right message. The conversation itself is unchanged."""
+    store it against the right message (the question after them). The conversation itself is unchanged."""
 
     run_id: str
     seq: int
@@ -449,6 +450,25 @@ class ContextSummarized:
     exchanges: int
     covered: int
     type: Literal["context_summarized"] = "context_summarized"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunResumed:
+    """The worker writing the answer died and another one took the run over: it continues
+    from the run's last completed tool round, so the text streamed since then is written
+    again. Protocols with parts start a new one (the interrupted part has ended just before
+    this event); the others show ``notice`` (:meth:`as_text`) before the continuation. See
+    ``docs/guides/durable-runs.md``."""
+
+    run_id: str
+    seq: int
+    notice: str = "(The server writing this answer stopped; another one continues it.)"
+    type: Literal["run_resumed"] = "run_resumed"
+
+    def as_text(self) -> TextDelta:
+        """The notice as text, for protocols that cannot start a new part: on a line of its
+        own, so the continuation does not run on from the interrupted sentence."""
+        return TextDelta(run_id=self.run_id, seq=self.seq, text=f"\n\n{self.notice}\n\n")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -580,6 +600,7 @@ RunEvent = Annotated[
     | UsageEvent
     | RunWarning
     | ContextSummarized
+    | RunResumed
     | AnswerShaped
     | ConversationSaved
     | RunCompleted

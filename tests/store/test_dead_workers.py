@@ -1,8 +1,10 @@
-"""A worker killed mid-run (SIGKILL, no chance to write anything more): its runs do not stay
-``running`` in the store. Another worker marks them ``interrupted`` when a follower or a stop
-request finds the dead worker's lease lapsed, or when it starts and finds runs no live worker
-holds; followers get the protocol's error instead of waiting forever. Without Redis nothing
-proves a run's worker is gone, and a starting worker leaves such runs alone.
+"""A worker killed mid-run (SIGKILL, no chance to write anything more) whose runs nobody takes
+over (the surviving workers here have takeover off; ``test_takeover_workers`` has them on):
+its runs do not stay ``running`` in the store. Another worker marks them ``interrupted`` when
+a follower or a stop request finds the dead worker's lease lapsed, or when it starts and finds
+runs no live worker holds; followers get the protocol's error instead of waiting forever.
+Without Redis nothing proves a run's worker is gone, and a starting worker leaves such runs
+alone.
 
 Workers are real uvicorn processes on SQLite and PostgreSQL, sharing a Redis namespace.
 """
@@ -58,7 +60,7 @@ app = create_app(
     agent,
     settings=Settings(host="127.0.0.1"),
     store=SqlConversationStore(create_engine(database_url)),
-    broker=RedisBroker(redis_url, prefix=prefix, lease=float(lease)),
+    broker=RedisBroker(redis_url, prefix=prefix, lease=float(lease), takeover=False),
 )
 uvicorn.run(app, host="127.0.0.1", port=int(port), log_level="warning")
 """
@@ -186,7 +188,10 @@ def test_a_follower_and_a_stop_request_mark_a_killed_workers_runs_interrupted(
 ) -> None:
     # The peer starts (and looks for runs of dead workers) before the runs exist: only the
     # follower and the stop request below can mark them.
-    peer = Peer(database_url, RedisBroker(REDIS_URL, prefix=prefix, lease=LEASE, block_ms=300))
+    peer = Peer(
+        database_url,
+        RedisBroker(REDIS_URL, prefix=prefix, lease=LEASE, block_ms=300, takeover=False),
+    )
     peers.append(peer)
     peer.looked()
     workers.append(Worker(database_url, prefix, tmp_path / "worker.log"))
@@ -239,7 +244,7 @@ def test_a_starting_worker_marks_the_runs_no_live_worker_holds(
     assert (alone.status(dead), alone.status(alive)) == ("running", "running")
 
     # Right after the kill the dead worker's lease has not lapsed yet: the look waits for it.
-    peer = Peer(database_url, RedisBroker(REDIS_URL, prefix=prefix, lease=LEASE))
+    peer = Peer(database_url, RedisBroker(REDIS_URL, prefix=prefix, lease=LEASE, takeover=False))
     peers.append(peer)
     peer.looked()
     assert (peer.status(dead), peer.status(alive)) == ("interrupted", "running")

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agentstream.agent.summaries import ContextSummary
 from agentstream.attachments.owned import AttachmentContent, AttachmentKeeper
@@ -13,6 +13,9 @@ from agentstream.attachments.types import Attachment
 from agentstream.messages import Message
 from agentstream.pending import Answers, ClientTool
 from agentstream.principal import ANONYMOUS, Principal
+
+if TYPE_CHECKING:
+    from agentstream.agent.resumption import Resumption
 
 __all__ = ["AnswerCheck", "CancelToken", "Retry", "RunInput"]
 
@@ -119,6 +122,14 @@ class RunInput:
     answer_checks: Sequence[AnswerCheck] = ()
     """Checks on the final answer for this run, after the agent's own."""
     cancel: CancelToken | None = None
+    resume: Resumption | None = None
+    """Go on with a run that a worker that died had begun (its ``history`` then ends with
+    the run's own stored messages, its question included): see
+    :mod:`agentstream.agent.resumption`."""
+    durable: Callable[[], Awaitable[None]] | None = None
+    """Waits until the events emitted so far are where another worker can read them (the
+    run's shared log); awaited before a round's tools start, so that a worker taking the run
+    over knows every call whose tool may have run."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -37,6 +37,7 @@ from agentstream.agent.compaction import Compaction
 from agentstream.agent.files import RunFiles
 from agentstream.agent.inputs import AnswerCheck, CancelToken, Retry, RunInput
 from agentstream.agent.outlet import EventOutlet
+from agentstream.agent.resumption import Resumption
 from agentstream.agent.summaries import ContextSummary, Summarizer, with_summary
 from agentstream.agent.tool_calls import ToolCalls
 from agentstream.agent.turns import TurnBuilder
@@ -53,6 +54,7 @@ from agentstream.events import (
     RunCompleted,
     RunEvent,
     RunFailed,
+    RunResumed,
     RunStarted,
     RunUsage,
     RunWarning,
@@ -76,6 +78,7 @@ from agentstream.messages import (
     UserMessage,
 )
 from agentstream.pending import (
+    ClientTool,
     open_calls,
     provider_history,
 )
@@ -239,23 +242,27 @@ class Loop:
             ToolSpec(name=t.name, description=t.description, parameters=t.parameters)
             for t in client.values()
         )
-        self._outlet.emit(
-            RunStarted(
-                run_id=self.run_id,
-                seq=self._outlet.next_seq(),
-                conversation_id=run_input.conversation_id,
-                conversation_title=run_input.conversation_title,
-                user_id=run_input.principal.user_id,
-                model=f"{self.provider.name}:{self.provider.model}",
-                tool_names=(*by_name, *client),
-            )
-        )
-        if run_input.state is not None:
+        resume = run_input.resume
+        if resume is None:
             self._outlet.emit(
-                StateSnapshot(
-                    run_id=self.run_id, seq=self._outlet.next_seq(), state=self._calls.state
+                RunStarted(
+                    run_id=self.run_id,
+                    seq=self._outlet.next_seq(),
+                    conversation_id=run_input.conversation_id,
+                    conversation_title=run_input.conversation_title,
+                    user_id=run_input.principal.user_id,
+                    model=f"{self.provider.name}:{self.provider.model}",
+                    tool_names=(*by_name, *client),
                 )
             )
+            if run_input.state is not None:
+                self._outlet.emit(
+                    StateSnapshot(
+                        run_id=self.run_id, seq=self._outlet.next_seq(), state=self._calls.state
+                    )
+                )
+        else:
+            self._resumed(resume)
         if fallback is not None:
             self._outlet.emit(replace(fallback, seq=self._outlet.next_seq()))
         # Let the runs starting alongside this one send their first event before this one
@@ -264,14 +271,16 @@ class Loop:
         await asyncio.sleep(0)
         messages: list[Message] = list(run_input.history)
         waiting = open_calls(messages)
-        if waiting and run_input.answers:
+        if resume is not None:
+            pass  # the history ends with the run's own stored messages, its question included
+        elif waiting and run_input.answers:
             await self._calls.answer(
                 messages, waiting, run_input.answers, by_name, self.new_messages.append
             )
         elif messages and isinstance(messages[-1], ToolResultsMessage) and messages[-1].pending:
             # A new message instead of answers: the open calls get "not answered" results.
             messages = provider_history(messages, keep_open=False)
-        if run_input.message or run_input.attachments or not run_input.answers:
+        if resume is None and (run_input.message or run_input.attachments or not run_input.answers):
             messages.append(
                 UserMessage(content=run_input.message, attachments=tuple(run_input.attachments))
             )
@@ -301,10 +310,16 @@ class Loop:
             options={**agent.model_options, **run_input.model_options},
         )
         budget.summarized(self._summary)
-        for turn in range(max_turns):
-            self._outlet.emit(
-                TurnStarted(run_id=self.run_id, seq=self._outlet.next_seq(), turn=turn)
-            )
+        first = 0
+        if resume is not None:
+            if await self._finish_rounds(resume, messages, by_name, client):
+                return
+            first = resume.turn
+        for turn in range(first, max_turns):
+            if not (resume is not None and turn == first and resume.turn_open):
+                self._outlet.emit(
+                    TurnStarted(run_id=self.run_id, seq=self._outlet.next_seq(), turn=turn)
+                )
             assistant = await self._model_turn(turn, messages, template, budget, files)
             self._add(messages, assistant)
             if run_input.cancel is not None and run_input.cancel.cancelled:
@@ -343,6 +358,52 @@ class Loop:
                 return
         self._add(messages, self._calls.unfinished("Not run: " + MAX_TURNS_MESSAGE, "error"))
         self._fail("max_turns", MAX_TURNS_MESSAGE)
+
+    def _resumed(self, resume: Resumption) -> None:
+        """Go on with a run taken over from a worker that died: its numbering and answer so
+        far, the part it left open ended, and ``run_resumed`` said."""
+        outlet = self._outlet
+        outlet.seq = resume.seq
+        self._parts = resume.parts
+        self._segments = list(resume.segments)
+        self._usage = resume.usage
+        self._calls.resumed(resume)
+        if resume.open_part is not None:
+            self._open = resume.open_part
+            self._end_part()
+        outlet.emit(RunResumed(run_id=self.run_id, seq=outlet.next_seq()))
+
+    async def _finish_rounds(
+        self,
+        resume: Resumption,
+        messages: list[Message],
+        tools: dict[str, Tool],
+        client: dict[str, ClientTool],
+    ) -> bool:
+        """Finish the tool rounds of a run taken over that the store does not hold (see
+        :meth:`ToolCalls.finish`); whether the run ended there (a round waits for the
+        client or an approval)."""
+        for round_ in resume.rounds:
+            self._add(messages, round_.assistant)
+            self._segments.append(round_.assistant.text)
+            self._calls.running = list(round_.calls)
+            results = await self._calls.finish(
+                round_, tools, client, text_offset=len(self._message())
+            )
+            self._add(messages, results)
+            if not round_.ended:
+                self._outlet.emit(
+                    TurnFinished(
+                        run_id=self.run_id,
+                        seq=self._outlet.next_seq(),
+                        turn=round_.turn,
+                        reason="tool_calls",
+                    )
+                )
+            if results.pending:
+                self._complete(results.pending)
+                return True
+        return False
 
     async def _model_turn(
         self,

@@ -14,12 +14,13 @@ import asyncio
 import json
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from agentstream.agent.inputs import RunInput
 from agentstream.agent.outlet import EventOutlet
+from agentstream.agent.resumption import NOT_RETRIED_MESSAGE, Resumption, Round
 from agentstream.agent.turns import PendingCall
 from agentstream.events import (
     Payload,
@@ -28,6 +29,7 @@ from agentstream.events import (
     StateDelta,
     ToolCallArgs,
     ToolCallFinished,
+    ToolError,
     ToolHistoryEntry,
     ToolProgress,
 )
@@ -93,6 +95,13 @@ class ToolCalls:
         self._event_loop = asyncio.get_running_loop()
         self._thread = threading.get_ident()
 
+    def resumed(self, resume: Resumption) -> None:
+        """Go on from where a run taken over stands: its call indexes, tool history and
+        payloads so far."""
+        self._count = resume.calls
+        self.history = list(resume.tool_history)
+        self.payloads = list(resume.payloads)
+
     def call(
         self, call_id: str, name: str, provider_data: dict[str, Any] | None = None
     ) -> PendingCall:
@@ -113,12 +122,14 @@ class ToolCalls:
         *,
         approved: bool = False,
         text_offset: int = 0,
+        calls: Sequence[PendingCall] | None = None,
     ) -> ToolResultsMessage:
-        """Run the round's calls (:attr:`running`); calls to frontend tools (``client``) and
-        calls that need approval (unless ``approved``) are not run but returned as
-        ``pending``. Each call's history entry records ``text_offset``, where the answer's
-        text stood."""
-        outlet, calls = self._outlet, self.running
+        """Run the round's calls (:attr:`running`, or those of them in ``calls``); calls to
+        frontend tools (``client``) and calls that need approval (unless ``approved``) are
+        not run but returned as ``pending``. Each call's history entry records
+        ``text_offset``, where the answer's text stood."""
+        outlet = self._outlet
+        calls = self.running if calls is None else calls
         ready: list[tuple[PendingCall, PreparedCall, ToolContext]] = []
         waiting: list[PendingToolCall] = []
         for call in calls:
@@ -166,6 +177,10 @@ class ToolCalls:
                 )
             else:
                 ready.append((call, prepared, ctx))
+        if ready and self._input.durable is not None:
+            # Every call that may run is in the shared log before any tool starts: a worker
+            # that takes the run over never runs a call it cannot see.
+            await self._input.durable()
         if len(ready) == 1:
             await self._run_one(*ready[0], text_offset)
         elif ready:
@@ -175,6 +190,51 @@ class ToolCalls:
         return ToolResultsMessage(
             results=tuple(self._finished[c.call_id] for c in calls if c.call_id in self._finished),
             pending=tuple(waiting),
+        )
+
+    async def finish(
+        self,
+        round_: Round,
+        tools: dict[str, Tool],
+        client: Mapping[str, ClientTool] | None,
+        text_offset: int,
+    ) -> ToolResultsMessage:
+        """Finish a round that a worker that died had begun (see
+        :mod:`agentstream.agent.resumption`): a call whose result is in the log keeps it; a
+        call whose tool never started, or whose tool is idempotent, is run (or waits for
+        the client or an approval, as it would have); any other call may have done its work
+        and is not run again: its result says so (``interrupted``), for the model to tell."""
+        self.running = list(round_.calls)
+        again: list[PendingCall] = []
+        for call in round_.calls:
+            done = round_.finished.get(call.call_id)
+            tool = tools.get(call.name)
+            if done is not None:
+                self._finished[call.call_id] = ToolResultPart(
+                    tool_call_id=call.call_id,
+                    name=call.name,
+                    content=done.result,
+                    outcome=done.outcome,
+                    attachments=done.attachments,
+                )
+            elif (
+                call.call_id not in round_.started
+                or (client is not None and call.name in client)
+                or tool is None
+                or tool.idempotent
+                or tool.needs_approval(
+                    ToolCall(id=call.call_id, name=call.name, arguments=call.parsed_arguments())
+                )
+            ):
+                again.append(call)
+            else:
+                self._finish(call, call.parsed_arguments(), _NOT_RETRIED, text_offset)
+        ran = await self.run(tools, client, text_offset=text_offset, calls=again)
+        return ToolResultsMessage(
+            results=tuple(
+                self._finished[c.call_id] for c in round_.calls if c.call_id in self._finished
+            ),
+            pending=ran.pending,
         )
 
     async def answer(
@@ -384,6 +444,14 @@ class ToolCalls:
                 data=progress.data,
             )
         )
+
+
+_NOT_RETRIED = CallOutcome(
+    result=json.dumps({"error": NOT_RETRIED_MESSAGE}),
+    output={"error": NOT_RETRIED_MESSAGE},
+    outcome="interrupted",
+    error=ToolError(kind="interrupted", message=NOT_RETRIED_MESSAGE),
+)
 
 
 def _client_call(call: PendingCall) -> tuple[dict[str, Any], CallOutcome | None]:

@@ -35,6 +35,7 @@ from agentstream.events import (
     RunCompleted,
     RunEvent,
     RunFailed,
+    RunResumed,
     RunStarted,
     RunWarning,
     StateDelta,
@@ -226,6 +227,8 @@ class TerminalRenderer:
                 self._line(f"[dim]state: {escape(changed)}[/]")
             case StateSnapshot():
                 pass
+            case RunResumed(notice=notice):
+                self._line(f"[yellow]{notice}[/]")
             case AnswerShaped():
                 self._choices(event)
             case RunCompleted(usage=usage):

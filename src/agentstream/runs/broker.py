@@ -22,11 +22,13 @@ __all__ = [
     "INTERRUPTED_KIND",
     "WORKER_LOST_MESSAGE",
     "CancelHandler",
+    "Claim",
     "Handoff",
     "HandsOver",
     "LogEnd",
     "OrphanHandler",
     "RunBroker",
+    "TakeoverHandler",
     "conversation_key",
 ]
 
@@ -35,8 +37,31 @@ CancelHandler = Callable[[str, Principal, str], bool]
 owns it, and says whether it did."""
 
 OrphanHandler = Callable[[str], None]
-"""Called with the id of a run whose worker is gone (its lease lapsed before its last event):
-the runner records it as interrupted in the store."""
+"""Called with the id of a run whose worker is gone (its lease lapsed before its last event)
+and that nobody took over: the runner records it as interrupted in the store."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Claim:
+    """A run whose worker is gone, claimed by this worker (and by no other) to go on with:
+    its lease is this worker's now. ``request`` is what the run was opened with
+    (:meth:`RunBroker.open_run`), ``events`` its log so far, ``takeovers`` how many times it
+    has been claimed (a run that kills every worker it lands on is not taken over forever)."""
+
+    run_id: str
+    request: str | None
+    reader: Mapping[str, Any] | None
+    events: Sequence[RunEvent]
+    takeovers: int
+    give_up: bool = False
+    """Taken over too often already: the run ends as interrupted rather than again."""
+    cancel: str | None = None
+    """Why a stop request reached the run while it had no worker (``None``: none did)."""
+
+
+TakeoverHandler = Callable[[Claim], Awaitable[None]]
+"""Called with each run this worker claimed: the runner continues it, or ends it as
+interrupted when it cannot (see :mod:`agentstream.runs.takeover`)."""
 
 WORKER_LOST_MESSAGE = "The server running this answer stopped before it finished."
 """Why a run whose worker died ended: its followers' ``run_failed`` and the store's mark; also
@@ -62,19 +87,34 @@ def conversation_key(principal: Principal, conversation_id: str) -> str:
 
 
 class RunBroker(Protocol):
-    async def start(self, on_cancel: CancelHandler, on_orphan: OrphanHandler | None = None) -> None:
+    async def start(
+        self,
+        on_cancel: CancelHandler,
+        on_orphan: OrphanHandler | None = None,
+        on_takeover: TakeoverHandler | None = None,
+    ) -> None:
         """Begin listening for cancel requests from other workers. ``on_orphan`` hears of
-        runs found without a live worker (a follower or a stop request that finds the
-        worker's lease lapsed)."""
+        runs found without a live worker that nobody took over (a follower or a stop
+        request that finds the worker's lease lapsed); ``on_takeover`` is given the runs
+        of workers that died that this worker claimed (a broker whose runs cannot outlive
+        their process never calls it)."""
         ...
 
     async def aclose(self) -> None: ...
 
     async def open_run(
-        self, run_id: str, owner: Principal, reader: Mapping[str, Any] | None = None
+        self,
+        run_id: str,
+        owner: Principal,
+        reader: Mapping[str, Any] | None = None,
+        *,
+        request: str | None = None,
     ) -> None:
         """Open a run's log. ``reader`` is what a reader on any worker needs to continue the
-        run in the protocol that started it (JSON-able; the dialect's name and options)."""
+        run in the protocol that started it (JSON-able; the dialect's name and options);
+        ``request`` what a worker needs to go on with the run if this one dies
+        (:func:`~agentstream.runs.takeover.request_record`; ``None``: it cannot be). A run
+        this worker claimed (:class:`Claim`) is opened again, with the log it has."""
         ...
 
     async def hold(self, run_id: str, owner: Principal, conversation_id: str) -> str | None:
@@ -114,6 +154,11 @@ class RunBroker(Protocol):
 
     def publish(self, event: RunEvent) -> None:
         """Queue an event of an open run; never blocks."""
+        ...
+
+    async def flushed(self) -> None:
+        """Until the events published so far are where every worker reads them (at once
+        for a broker of one process). Awaited before a round's tools start."""
         ...
 
     def has_after(self, run_id: str, seq: int) -> bool:

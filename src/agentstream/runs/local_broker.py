@@ -19,6 +19,7 @@ from agentstream.runs.broker import (
     Handoff,
     LogEnd,
     OrphanHandler,
+    TakeoverHandler,
     conversation_key,
 )
 from agentstream.runs.store import SharedTurns
@@ -121,9 +122,15 @@ class LocalBroker:
         self._shared: dict[str, tuple[Principal, str]] = {}
         """The conversation each run of this process holds in the store (``turns``)."""
 
-    async def start(self, on_cancel: CancelHandler, on_orphan: OrphanHandler | None = None) -> None:
+    async def start(
+        self,
+        on_cancel: CancelHandler,
+        on_orphan: OrphanHandler | None = None,
+        on_takeover: TakeoverHandler | None = None,
+    ) -> None:
         """Several runners (agents) in one process may share the broker. A run of this
-        process cannot outlive its worker, so ``on_orphan`` is never called."""
+        process cannot outlive its worker, so ``on_orphan`` and ``on_takeover`` are never
+        called."""
         self._handlers.append(on_cancel)
 
     async def aclose(self) -> None:
@@ -131,7 +138,12 @@ class LocalBroker:
         self._finished.clear()
 
     async def open_run(
-        self, run_id: str, owner: Principal, reader: Mapping[str, Any] | None = None
+        self,
+        run_id: str,
+        owner: Principal,
+        reader: Mapping[str, Any] | None = None,
+        *,
+        request: str | None = None,
     ) -> None:
         self._finished.pop(run_id, None)
         self._runs[run_id] = _LocalRun(owner=owner.owner, reader=reader)
@@ -224,6 +236,9 @@ class LocalBroker:
             cursor.stop_taking()
         run.taking = []
         run.wake()
+
+    async def flushed(self) -> None:
+        """At once: the log is this process's memory."""
 
     def publish(self, event: RunEvent) -> None:
         run = self._runs.get(event.run_id)

@@ -1,6 +1,7 @@
 """Runs shared by several workers through Redis: each run's events in a Redis stream that
-any worker can replay and follow, cancel requests on a channel, and leases that tell a live
-worker's runs from a dead one's."""
+any worker can replay and follow, cancel requests on a channel, leases that tell a live
+worker's runs from a dead one's, and the claim by which one live worker takes over each run
+of a worker that died (see :mod:`agentstream.runs.takeover`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import uuid
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
@@ -26,9 +28,11 @@ from agentstream.runs.broker import (
     INTERRUPTED_KIND,
     WORKER_LOST_MESSAGE,
     CancelHandler,
+    Claim,
     Handoff,
     LogEnd,
     OrphanHandler,
+    TakeoverHandler,
     conversation_key,
 )
 from agentstream.runs.local_broker import LocalBroker
@@ -56,6 +60,24 @@ return false
 """Take the conversation's ``active:`` key unless a run with a live lease holds it, and take
 this run's lease with it (so no other worker sees the new holder without one)."""
 
+_CLAIM = """
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return -1
+end
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+local claims = redis.call('INCR', KEYS[2])
+redis.call('EXPIRE', KEYS[2], ARGV[3])
+return claims
+"""
+"""Take the lease of a run that has none (its worker died, or handed it over as it stopped),
+atomically, so that exactly one worker goes on with it; count the takeovers. -1: a worker
+holds it."""
+
+MAX_TAKEOVERS = 3
+"""How many times one run is taken over: a run whose work kills every worker it lands on (a
+tool that crashes the process) ends as interrupted instead of taking the workers down one
+after the other."""
+
 _RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   return redis.call('DEL', KEYS[1])
@@ -76,10 +98,16 @@ class RedisBroker:
     to Redis); only what needs another worker (following or stopping its runs) fails, as
     :class:`BrokerUnavailable`. A worker renews a short lease (``{id}:alive``) on each of its
     runs; a reader that finds the lease gone before the run's last event knows the worker
-    died, ends the run for its client with ``run_failed`` rather than waiting forever, and
-    reports it (``on_orphan``) so the store records the run as interrupted. A worker that
-    stops before its runs end gives them up (:meth:`hand_over`): their leases go at once,
-    for another worker to take them over.
+    died. Every worker looks for such runs (``{prefix}runs`` lists the runs whose worker has
+    not closed them; a look costs one set read and one lease read per listed run, every
+    :attr:`scan_seconds`, nothing per event) and claims each one it finds with one atomic
+    script: the one worker whose claim wins takes the lease and goes on with the run
+    (``on_takeover``), and a follower waits through the lapse (up to a lease more) instead
+    of failing. A run nobody can go on with (``takeover=False``, or too many takeovers)
+    ends for its followers with ``run_failed`` and is reported (``on_orphan``) so the
+    store records it as interrupted. A worker that stops before its runs
+    end gives them up (:meth:`hand_over`): their leases go at once, for another worker to
+    take them over.
     """
 
     def __init__(
@@ -91,6 +119,7 @@ class RedisBroker:
         lease: float = 15.0,
         max_events: int = 100_000,
         block_ms: int = 5_000,
+        takeover: bool = True,
     ) -> None:
         # A blocking XREAD holds the socket silent for ``block_ms``: the socket timeout must
         # be longer, or a quiet run (a slow tool, a thinking model) breaks its followers.
@@ -102,6 +131,9 @@ class RedisBroker:
         self._lease = lease
         self._max_events = max_events
         self._block_ms = block_ms
+        self._takeover = takeover
+        self.scan_seconds = min(1.0, lease / 3)
+        """How often this worker looks for runs whose worker died."""
         self._local = LocalBroker()
         self._mine: set[str] = set()
         """Runs of this worker that have not ended: their leases are renewed."""
@@ -115,17 +147,28 @@ class RedisBroker:
         self._redis_back = asyncio.Event()
         """Set when a request finds Redis answering after an outage: the cancel listener
         resubscribes at once instead of waiting out its backoff."""
+        self._worker = uuid.uuid4().hex
+        """This worker's mark on the leases it takes."""
         self._active_keys: dict[str, str] = {}
         """The ``active:`` key of each run of this worker that holds a conversation."""
         self._hold_script = self._redis.register_script(_HOLD)
         self._release_script = self._redis.register_script(_RELEASE)
+        self._claim_script = self._redis.register_script(_CLAIM)
         self._on_orphan: OrphanHandler | None = None
         self._renewing = asyncio.Lock()
         """Held while leases are renewed: a lease given up (:meth:`hand_over`) is deleted
         after a renewal in flight, never before it (which would bring it back)."""
+        self._on_takeover: TakeoverHandler | None = None
+        self._claimed: dict[str, Sequence[RunEvent]] = {}
+        """The log of each run claimed here and not yet opened again (:meth:`open_run`)."""
+        self._taking: set[asyncio.Task[None]] = set()
 
     def _key(self, run_id: str) -> str:
         return f"{self._prefix}run:{run_id}"
+
+    @property
+    def _runs_key(self) -> str:
+        return f"{self._prefix}runs"
 
     @property
     def _channel(self) -> str:
@@ -147,13 +190,21 @@ class RedisBroker:
             if self.on_availability is not None:
                 self.on_availability(True)
 
-    async def start(self, on_cancel: CancelHandler, on_orphan: OrphanHandler | None = None) -> None:
+    async def start(
+        self,
+        on_cancel: CancelHandler,
+        on_orphan: OrphanHandler | None = None,
+        on_takeover: TakeoverHandler | None = None,
+    ) -> None:
         await self._local.start(on_cancel)
         self._on_orphan = on_orphan
+        self._on_takeover = on_takeover if self._takeover else None
         self._tasks = [
             asyncio.create_task(self._listen(on_cancel)),
             asyncio.create_task(self._renew_leases()),
         ]
+        if self._on_takeover is not None:
+            self._tasks.append(asyncio.create_task(self._look_for_lost_runs()))
 
     async def _listen(self, on_cancel: CancelHandler) -> None:
         """Stop requests from other workers, resubscribing with backoff after an outage, and
@@ -219,8 +270,79 @@ class RedisBroker:
             except (aioredis.RedisError, OSError) as exc:
                 self._unavailable(exc)
 
+    async def _look_for_lost_runs(self) -> None:
+        """Every :attr:`scan_seconds`, claim the listed runs that have no lease and have not
+        ended (a lease lapsed, or deleted by a worker that handed its runs over)."""
+        while True:
+            await asyncio.sleep(self.scan_seconds)
+            try:
+                await self._claim_lost_runs()
+            except (aioredis.RedisError, OSError) as exc:
+                self._unavailable(exc)
+            except Exception:
+                log.exception("could not look for runs of workers that died")
+
+    async def _claim_lost_runs(self) -> None:
+        listed = [_text(r) or "" for r in await self._redis.smembers(self._runs_key)]
+        others = [r for r in listed if r not in self._mine and not self._local.has(r)]
+        if not others:
+            return
+        leases = await self._redis.mget([self._key(r) + ":alive" for r in others])
+        for run_id, lease in zip(others, leases, strict=True):
+            if lease is not None:
+                continue
+            key = self._key(run_id)
+            if not await self._redis.exists(key + ":owner") or await self._ended(key):
+                await self._redis.srem(self._runs_key, run_id)  # ended, or expired
+                continue
+            claims = await self._claim_script(
+                keys=[key + ":alive", key + ":claims"],
+                args=[self._worker, _seconds(self._lease), self._ttl],
+            )
+            if int(claims) < 0:
+                continue  # another worker was quicker
+            self._mine.add(run_id)  # its lease is renewed here from now
+            task = asyncio.create_task(self._take_over(run_id, int(claims)))
+            self._taking.add(task)
+            task.add_done_callback(self._taking.discard)
+
+    async def _take_over(self, run_id: str, claims: int) -> None:
+        """Hand a run this worker claimed to the runner, with its request and its log."""
+        key = self._key(run_id)
+        try:
+            request, reader, cancel = await self._redis.mget(
+                key + ":request", key + ":reader", key + ":cancel"
+            )
+            entries: Any = await self._redis.xrange(key)
+        except (aioredis.RedisError, OSError) as exc:
+            self._unavailable(exc)
+            self._mine.discard(run_id)  # its lease lapses again: another worker may try
+            return
+        events = [event_from_json(fields[b"e"]) for _, fields in entries]
+        self._claimed[run_id] = events
+        found = json.loads(reader) if reader is not None else None
+        claim = Claim(
+            run_id=run_id,
+            request=_text(request),
+            reader=found if isinstance(found, dict) else None,
+            events=events,
+            takeovers=claims,
+            give_up=claims > MAX_TAKEOVERS,
+            cancel=_text(cancel),
+        )
+        log.warning("took over run %s from a worker that stopped (takeover %d)", run_id, claims)
+        assert self._on_takeover is not None
+        try:
+            await self._on_takeover(claim)
+        except Exception:
+            log.exception("could not take over run %s", run_id)
+        finally:
+            if not self._local.has(run_id):  # never opened again: let another worker try
+                self._claimed.pop(run_id, None)
+                self._mine.discard(run_id)
+
     async def aclose(self) -> None:
-        await _cancel_until_done(self._tasks)
+        await _cancel_until_done([*self._tasks, *self._taking])
         await self._flush()
         await self._local.aclose()
         await self._redis.aclose()
@@ -229,15 +351,25 @@ class RedisBroker:
         return f"{self._prefix}active:{conversation_key(principal, conversation_id)}"
 
     async def open_run(
-        self, run_id: str, owner: Principal, reader: Mapping[str, Any] | None = None
+        self,
+        run_id: str,
+        owner: Principal,
+        reader: Mapping[str, Any] | None = None,
+        *,
+        request: str | None = None,
     ) -> None:
         await self._local.open_run(run_id, owner, reader)
+        for event in self._claimed.pop(run_id, ()):
+            self._local.publish(event)  # a run taken over: readers here replay it whole
         self._mine.add(run_id)
         key = self._key(run_id)
         pipe = self._redis.pipeline(transaction=False)
         pipe.set(key + ":owner", owner.owner, ex=self._ttl)
         pipe.set(key + ":reader", json.dumps(reader), ex=self._ttl)
-        pipe.set(key + ":alive", 1, ex=_seconds(self._lease))
+        pipe.set(key + ":alive", self._worker, ex=_seconds(self._lease))
+        if request is not None:
+            pipe.set(key + ":request", request, ex=self._ttl)
+            pipe.sadd(self._runs_key, run_id)
         try:
             await pipe.execute()
             self._available()
@@ -337,6 +469,13 @@ class RedisBroker:
             raise
         self._available()
 
+    async def flushed(self) -> None:
+        """Until the flush under way has written what was published so far (it goes on
+        until nothing is left; none under way: nothing is left)."""
+        flushing = self._flushing
+        if flushing is not None and not flushing.done():
+            await asyncio.shield(flushing)
+
     def has_after(self, run_id: str, seq: int) -> bool:
         return self._local.has_after(run_id, seq)
 
@@ -350,8 +489,12 @@ class RedisBroker:
             await asyncio.shield(self._flushing)
         await self._flush()
         await self.release(run_id)
+        key = self._key(run_id)
         with contextlib.suppress(aioredis.RedisError, OSError):
-            await self._redis.delete(self._key(run_id) + ":alive")
+            pipe = self._redis.pipeline(transaction=False)
+            pipe.srem(self._runs_key, run_id)
+            pipe.delete(key + ":alive", key + ":request", key + ":cancel")
+            await pipe.execute()
 
     async def active_run(self, conversation_id: str, requester: Principal) -> str | None:
         found = await self._local.active_run(conversation_id, requester)
@@ -406,6 +549,8 @@ class RedisBroker:
                     # was dropped.
                     if await self._redis.xread({key: last}, count=1):
                         continue
+                    if await self._taken_over(key):
+                        continue  # another worker goes on with it: its events follow
                     self._orphaned(run_id)
                     yield RunFailed(
                         run_id=run_id,
@@ -448,9 +593,13 @@ class RedisBroker:
                 return False  # someone else's, or unknown
             if alive is None:
                 # No worker is running it any more: nothing to stop, but if it never ended,
-                # its worker died.
-                if not await self._ended(key):
-                    self._orphaned(run_id)
+                # its worker died. The worker that takes it over stops it at once.
+                if await self._ended(key):
+                    return False
+                if self._takeover:
+                    await self._redis.set(key + ":cancel", reason, ex=self._ttl)
+                    return True
+                self._orphaned(run_id)
                 return False
             body = {
                 "run_id": run_id,
@@ -464,6 +613,18 @@ class RedisBroker:
             raise BrokerUnavailable("runs of other workers cannot be reached") from exc
         self._available()
         return True
+
+    async def _taken_over(self, key: str) -> bool:
+        """Whether a worker takes the run over within a lease (and a look) of its lapse:
+        the time every live worker has to find and claim it."""
+        if not self._takeover:
+            return False
+        deadline = asyncio.get_running_loop().time() + self._lease + 2 * self.scan_seconds
+        while asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(min(0.2, self.scan_seconds))
+            if await self._redis.exists(key + ":alive"):
+                return True
+        return False
 
     def _orphaned(self, run_id: str) -> None:
         if self._on_orphan is not None:
@@ -494,9 +655,12 @@ class RedisBroker:
         if isinstance(event, TERMINAL_EVENTS):
             return LogEnd(event.seq, True)
         seq = -1 if event is None else event.seq
-        # No lease: the worker died, and :meth:`replay` ends the run with a failure of its own
-        # at ``seq + 1``; a client that has that one has everything.
-        return LogEnd(seq, False) if alive is not None else LogEnd(seq + 1, True)
+        # No lease: the worker died. Another takes the run over, or (takeover off)
+        # :meth:`replay` ends the run with a failure of its own at ``seq + 1``; a client
+        # that has that one has everything.
+        if alive is not None or self._takeover:
+            return LogEnd(seq, False)
+        return LogEnd(seq + 1, True)
 
     async def abandoned(self, running: Callable[[], Awaitable[Sequence[str]]]) -> Sequence[str]:
         """The runs listed now (other than this worker's) without a lease one lease period

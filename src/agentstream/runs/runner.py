@@ -21,6 +21,8 @@ finish and their readers read them to the end, and gives up the rest when its ti
 handed over to another worker when the broker's runs outlive this process
 (:class:`~agentstream.runs.broker.HandsOver`: Redis), else stopped and stored as
 ``interrupted`` with their partial answers.
+With a shared broker it also goes on with the runs of workers that died that its broker
+claimed (:meth:`Runner.take_over`, :mod:`agentstream.runs.takeover`).
 """
 
 from __future__ import annotations
@@ -39,12 +41,13 @@ from agentstream.attachments.limits import AttachmentLimits
 from agentstream.attachments.owned import AttachmentKeeper, OwnedAttachments
 from agentstream.attachments.types import Attachment
 from agentstream.errors import Draining
+from agentstream.events import RunFailed
 from agentstream.ids import uuid7
 from agentstream.messages import Message
 from agentstream.pending import InvalidAnswers, check_answers, open_calls
 from agentstream.principal import Principal
 from agentstream.providers.profiles import cannot_read
-from agentstream.runs.broker import WORKER_LOST_MESSAGE, HandsOver, RunBroker
+from agentstream.runs.broker import WORKER_LOST_MESSAGE, Claim, HandsOver, RunBroker
 from agentstream.runs.hooks import NoHooks, Preparation, RunHooks, ToolContributor
 from agentstream.runs.limits import Admission, Limiter
 from agentstream.runs.local_broker import LocalBroker
@@ -57,7 +60,14 @@ from agentstream.runs.store import (
     InterruptedRuns,
     KeptSummaries,
     QueuedRuns,
+    ResumableRuns,
     StartedRun,
+)
+from agentstream.runs.takeover import (
+    CannotResume,
+    request_from_record,
+    request_record,
+    resumption,
 )
 from agentstream.runs.titles import TitleWriter
 from agentstream.runs.turns import take_turn, wait_turn
@@ -122,7 +132,7 @@ class Runner:
     async def start(self) -> None:
         """Listen for cancel requests from other workers (with a shared broker), and mark
         ``interrupted`` the runs that workers which died left ``running`` in the store."""
-        await self.broker.start(self.cancel, self._orphaned)
+        await self.broker.start(self.cancel, self._orphaned, self.take_over)
         if self.limiter is not None:
             await self.limiter.start()
         if isinstance(self.store, InterruptedRuns):
@@ -355,7 +365,12 @@ class Runner:
                 reader = {**(reader or {}), **session.carried}
             # Opened last: once open, the run's task is what closes it, so the broker never
             # holds a run that cannot end.
-            await self.broker.open_run(run_id, request.principal, reader)
+            await self.broker.open_run(
+                run_id,
+                request.principal,
+                reader,
+                request=_record(request, run_id, conversation_id, reader),
+            )
         except BaseException:
             if session is not None:
                 session.unwatch()
@@ -512,6 +527,7 @@ class Runner:
             cancel=CancelToken(),
             answers=request.answers or None,
             client_tools=request.client_tools,
+            durable=self.broker.flushed,
         )
         run_input = self._summarized(self._run_input(request, prep, unprepared), read, request)
         # The answers' message: the store committed it with the start.
@@ -532,6 +548,93 @@ class Runner:
             tool_options=request.tool_options if prep.tool_options is None else prep.tool_options,
             answer_checks=prep.answer_checks,
         )
+
+    async def take_over(self, claim: Claim) -> None:
+        """Go on with a run of a worker that died, claimed by this worker's broker: rebuilt
+        from its request, its stored messages and its log (:mod:`agentstream.runs.takeover`)
+        and continued under its id. A run that cannot be (its request was not kept, it was
+        taken over too often, its log is incomplete, the store has no such run) ends as
+        interrupted, for its followers too. The store not answering is left to the next
+        worker: the claim lapses with the lease."""
+        try:
+            session = await self._resumed(claim)
+        except (CannotResume, LookupError, ValueError) as exc:
+            log.warning("run %s cannot be continued: %s", claim.run_id, exc)
+            await self._end_lost(claim)
+            return
+        run_id = session.run_id
+        self._active[run_id] = session
+        task = session.start()
+        self._runs.add(task)
+        task.add_done_callback(self._runs.discard)
+        if claim.cancel is not None:
+            session.cancel(claim.cancel)  # stopped while it had no worker
+
+    async def _resumed(self, claim: Claim) -> RunSession:
+        """The claimed run's session, its log opened here again."""
+        store = self.store
+        if claim.request is None:
+            raise CannotResume("its request was not kept")
+        if claim.give_up:
+            raise CannotResume(f"it was taken over {claim.takeovers - 1} times already")
+        if not isinstance(store, ResumableRuns):
+            raise CannotResume("the store cannot read a run back")
+        request = request_from_record(claim.request)
+        conversation_id = request.conversation_id
+        if conversation_id is None:
+            raise CannotResume("the run has no conversation")
+        stored = await store.resume_context(
+            request.principal, conversation_id, claim.run_id, self._history_bound(request)
+        )
+        if not stored.running:
+            raise CannotResume("the run has ended in the store")
+        resume = resumption(stored.messages, claim.events)
+        history = list(stored.context.history)
+        prep = await self.hooks.prepare(self.agent, request, history, list(stored.context.payloads))
+        unprepared = RunInput(
+            message=request.message,
+            files=self.attachments,
+            keeper=self.attachments if isinstance(self.attachments, AttachmentKeeper) else None,
+            history=[*history, *stored.messages],
+            principal=request.principal,
+            context=request.context,
+            conversation_id=conversation_id,
+            conversation_title=stored.context.title,
+            run_id=claim.run_id,
+            model=request.model,
+            temperature=request.temperature,
+            max_tokens=request.max_tokens,
+            model_options=request.model_options,
+            tool_options=request.tool_options,
+            cancel=CancelToken(),
+            client_tools=request.client_tools,
+            resume=resume,
+            durable=self.broker.flushed,
+        )
+        session = RunSession(self, request, self._run_input(request, prep, unprepared))
+        if await self.broker.hold(claim.run_id, request.principal, _turn_id(conversation_id)):
+            raise CannotResume("its conversation is held by another run")
+        session.watch()
+        await self.broker.open_run(
+            claim.run_id, request.principal, claim.reader, request=claim.request
+        )
+        return session
+
+    async def _end_lost(self, claim: Claim) -> None:
+        """End a claimed run that cannot be continued as its worker's death would have:
+        ``run_failed`` (``interrupted``) after its log, and marked so in the store."""
+        events = claim.events
+        owner = _owner_of(claim)
+        if owner is not None:
+            await self.broker.open_run(claim.run_id, owner, claim.reader)
+            seq = events[-1].seq + 1 if events else 0
+            self.broker.publish(
+                RunFailed(
+                    run_id=claim.run_id, seq=seq, kind="interrupted", message=WORKER_LOST_MESSAGE
+                )
+            )
+            await self.broker.close_run(claim.run_id)
+        self._orphaned(claim.run_id)
 
     def cancel(self, run_id: str, principal: Principal, reason: str = "cancelled") -> bool:
         """Cancel a run in progress in this process if ``principal`` owns it."""
@@ -580,6 +683,33 @@ class Runner:
                 await self.store.set_generated_title(principal, conversation_id, title)
         except Exception:
             log.exception("could not write a title for conversation %s", conversation_id)
+
+
+def _record(
+    request: RunRequest, run_id: str, conversation_id: str | None, reader: Any
+) -> str | None:
+    """What another worker needs to go on with the run (:func:`request_record`): the
+    request as it runs, in its conversation (a new one has its id now). ``None`` for a run
+    outside the store (its history was the client's) or a request JSON cannot hold."""
+    if conversation_id is None or request.history is not None:
+        return None
+    return request_record(
+        replace(
+            request,
+            run_id=run_id,
+            conversation_id=conversation_id,
+            create_conversation=False,
+            reader=reader,
+        )
+    )
+
+
+def _owner_of(claim: Claim) -> Principal | None:
+    """Who a claimed run answers: from its request, else its log's first event."""
+    if claim.request is not None:
+        with contextlib.suppress(ValueError):
+            return request_from_record(claim.request).principal
+    return None
 
 
 def _turn_id(conversation_id: str) -> str:

@@ -8,15 +8,15 @@ else with these methods works too (a test double, a remote service).
 Beside them, a store may offer optional capabilities, each a named protocol the server checks
 for with ``isinstance``: :class:`InterruptedRuns` (the runs of workers that died are marked
 ``interrupted`` instead of left ``running``), :class:`QueuedRuns` (a message queued behind the
-answer in progress reads the history again when its turn comes), :class:`SharedTurns`
-(processes sharing its database take turns in a conversation without Redis),
-:class:`SharedStates` (the changes tools make to a conversation's shared state are kept),
-:class:`ConversationReader`
-(the conversations
-REST API and the AI SDK's reload read conversations back) and :class:`ConversationEditor`
-(people rename and delete them), :class:`ConversationTree` (people switch between the
-branches of a conversation, edit a question and ask for another answer) and
-:class:`UsageReader` (the usage report, ``GET /api/usage``).
+answer in progress reads the history again when its turn comes), :class:`ResumableRuns` (a
+worker takes over the runs of a worker that died), :class:`SharedTurns` (processes sharing
+its database take turns in a conversation without Redis), :class:`SharedStates` (the
+changes tools make to a conversation's shared state are kept), :class:`KeptSummaries` (the
+summaries runs write of a long conversation's start are kept), :class:`ConversationReader`
+(the conversations REST API and the AI SDK's reload read conversations back) and
+:class:`ConversationEditor` (people rename and delete them), :class:`ConversationTree`
+(people switch between the branches of a conversation, edit a question and ask for another
+answer) and :class:`UsageReader` (the usage report, ``GET /api/usage``).
 """
 
 from __future__ import annotations
@@ -47,6 +47,8 @@ __all__ = [
     "KeptSummaries",
     "ObservedCommits",
     "QueuedRuns",
+    "ResumableRuns",
+    "ResumedRun",
     "RunStatus",
     "SharedStates",
     "SharedTurns",
@@ -252,6 +254,39 @@ class QueuedRuns(Protocol):
     ) -> Sequence[str]:
         """The conversation's runs before ``run_id`` still marked ``running``, oldest first
         (queued messages are answered in the order they were stored)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResumedRun:
+    """What a worker taking a run over reads of it (:class:`ResumableRuns`)."""
+
+    context: StartedRun
+    """The history and payloads before the run, as :meth:`QueuedRuns.run_context` reads
+    them."""
+    messages: Sequence[Message]
+    """The run's own messages so far: its question (or the answers it started from), then
+    each tool round it committed."""
+    running: bool
+    """The run has not ended in the store (one that has is not taken over)."""
+
+
+@runtime_checkable
+class ResumableRuns(Protocol):
+    """What a store offers (optionally) so that a run whose worker died is continued by
+    another worker from its last committed tool round (see
+    :mod:`agentstream.runs.takeover`); without it, such runs end as interrupted."""
+
+    async def resume_context(
+        self,
+        principal: Principal,
+        conversation_id: str,
+        run_id: str,
+        history_bound: int | None = None,
+    ) -> ResumedRun:
+        """The run as it stands in the store. Raises :class:`ConversationNotFound` for a
+        conversation that is not the principal's (and
+        :class:`~agentstream.errors.UnknownRun` for a run it does not hold)."""
         ...
 
 

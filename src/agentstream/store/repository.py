@@ -58,6 +58,8 @@ from agentstream.runs.store import (
     InterruptedRuns,
     ObservedCommits,
     QueuedRuns,
+    ResumableRuns,
+    ResumedRun,
     RunStatus,
     SharedStates,
     SharedTurns,
@@ -88,10 +90,12 @@ from agentstream.store.errors import (
     StoreNotMigrated,
     UnknownRun,
 )
+from agentstream.store.history import load_messages
 from agentstream.store.migrate import current_revision, head_revision, upgrade
 from agentstream.store.models import (
     TITLE_LENGTH,
     ConversationRow,
+    MessageRow,
     RunRow,
     UsageRow,
     utcnow,
@@ -697,6 +701,29 @@ class SqlConversationStore:
                 state=state,
             )
 
+    async def resume_context(
+        self,
+        principal: Principal,
+        conversation_id: str,
+        run_id: str,
+        history_bound: int | None = None,
+    ) -> ResumedRun:
+        """The run as it stands (see :class:`~agentstream.runs.store.ResumableRuns`): what
+        :meth:`run_context` reads, and the run's own messages in the order it wrote them."""
+        context = await self.run_context(principal, conversation_id, run_id, history_bound)
+        async with self._reads() as session:
+            status = await session.scalar(select(RunRow.status).where(RunRow.id == run_id))
+            bodies = await session.scalars(
+                select(MessageRow.body)
+                .where(
+                    MessageRow.conversation_id == context.conversation_id,
+                    MessageRow.run_id == run_id,
+                )
+                .order_by(MessageRow.seq)
+            )
+            messages = load_messages(bodies)
+        return ResumedRun(context=context, messages=messages, running=status == "running")
+
     async def runs_before(
         self, principal: Principal, conversation_id: str, run_id: str
     ) -> list[str]:
@@ -921,6 +948,9 @@ if TYPE_CHECKING:
         return store
 
     def _reads_queued_runs(store: SqlConversationStore) -> QueuedRuns:
+        return store
+
+    def _resumes_runs(store: SqlConversationStore) -> ResumableRuns:
         return store
 
     def _shares_turns(store: SqlConversationStore) -> SharedTurns:

@@ -68,6 +68,11 @@ class Tool:
     """Who may call it: the model, and (with ``"app"``) a view of the same source, as the
     user who sees the view. A Python tool is callable from a view only when it says so; an
     MCP server's tools say it in ``_meta.ui.visibility``."""
+    idempotent: bool = False
+    """Running a call twice does no more than running it once (a lookup, a read, a write keyed
+    by the call). A call that was running when its worker died is run again by the worker
+    that takes the run over only if its tool says so; any other gets an "interrupted, not run
+    again" result (see ``docs/guides/durable-runs.md``)."""
     validate: Callable[[dict[str, Any]], dict[str, Any]] = field(repr=False)
 
     def with_hooks(
@@ -105,6 +110,7 @@ class Tool:
         requires_approval: ApprovalPolicy = False,
         view: ToolView | None = None,
         visibility: tuple[Visibility, ...] = ("model",),
+        idempotent: bool = False,
     ) -> Tool:
         """A tool from an explicit JSON Schema (tools loaded from a catalogue or a remote
         service). Arguments are checked with the schema and passed as keyword arguments."""
@@ -126,6 +132,7 @@ class Tool:
             requires_approval=requires_approval,
             view=view,
             visibility=visibility,
+            idempotent=idempotent,
             validate=validate,
         )
 
@@ -152,6 +159,7 @@ def tool(
     requires_approval: ApprovalPolicy = False,
     view: View | None = None,
     visibility: Sequence[Visibility] = ("model",),
+    idempotent: bool = False,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -169,6 +177,7 @@ def tool(
     requires_approval: ApprovalPolicy = False,
     view: View | None = None,
     visibility: Sequence[Visibility] = ("model",),
+    idempotent: bool = False,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make a tool from a typed function (sync or async, plain or generator)::
 
@@ -196,6 +205,8 @@ def tool(
 
         @tool(view=View(path=Path(__file__).parent / "preview.html"))
         def preview_workflow(workflow: dict) -> dict: ...
+    ``idempotent=True`` says a call may be run again when the worker running it died before
+    it returned (see :attr:`Tool.idempotent`).
     """
     shown = tuple(visibility)
     if not shown or any(v not in ("model", "app") for v in shown):
@@ -232,6 +243,7 @@ def tool(
                 source=LOCAL_SOURCE, uri=f"ui://{LOCAL_SOURCE}/{tool_name}", content=view
             ),
             visibility=shown,
+            idempotent=idempotent,
             validate=_pydantic_validator(model),
         )
 

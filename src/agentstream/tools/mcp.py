@@ -314,6 +314,9 @@ class MCPTools:
             requires_approval=remote_name in self.requires_approval,
             view=view,
             visibility=visibility,
+            # The server's word that calling it again with the same arguments changes nothing
+            # more: a call cut short by a worker that died may then be run again.
+            idempotent=bool(spec.annotations and spec.annotations.idempotent_hint),
         )
 
     def _ui(self, spec: Any) -> tuple[ToolView | None, tuple[Visibility, ...]]:

@@ -97,6 +97,7 @@ from agentstream.events import (
     RunCompleted,
     RunEvent,
     RunFailed,
+    RunResumed,
     RunStarted,
     RunWarning,
     StateDelta,
@@ -252,6 +253,9 @@ class AgUiEncoder:
                     "toolCallId": call_id,
                 }
                 return (_frame(CustomEvent(name="payload", value=value)),)
+            case RunResumed(notice=notice):
+                # The interrupted message has ended; the continuation is a new message.
+                return (_frame(CustomEvent(name="run_resumed", value={"message": notice})),)
             case RunWarning(code=code, message=message):
                 warning = CustomEvent(name="warning", value={"code": code, "message": message})
                 return (_frame(warning),)

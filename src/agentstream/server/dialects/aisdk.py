@@ -59,6 +59,7 @@ from agentstream.events import (
     RunCompleted,
     RunEvent,
     RunFailed,
+    RunResumed,
     RunStarted,
     RunWarning,
     StateDelta,
@@ -371,6 +372,10 @@ class AiSdkEncoder:
                 self._usage = self._usage + usage
                 metadata = {"type": "message-metadata", "messageMetadata": self._metadata()}
                 return (("metadata", dumps(metadata)),)
+            case RunResumed(notice=notice):
+                # The interrupted part has ended; the continuation comes in new ones.
+                resumed = {"type": "data-resumed", "data": {"message": notice}, "transient": True}
+                return (("data", dumps(resumed)),)
             case RunWarning(code=code, message=message):
                 warning = {
                     "type": "data-warning",

@@ -37,6 +37,7 @@ from agentstream.events import (
     RunCompleted,
     RunEvent,
     RunFailed,
+    RunResumed,
     RunStarted,
     RunWarning,
     StateDelta,
@@ -152,6 +153,8 @@ class OpsEncoder:
                 return (self._tool_finished(event),)
             case RunWarning(code=code, message=message):
                 return (("warning", dumps({"type": "warning", "code": code, "message": message})),)
+            case RunResumed():  # no parts to restart: the notice, as text
+                return self.encode(event.as_text())
             case ConversationSaved(conversation=conversation):
                 update = {
                     "type": "conversation",

@@ -57,6 +57,7 @@ from agentstream.events import (
     RunCompleted,
     RunEvent,
     RunFailed,
+    RunResumed,
     RunStarted,
     RunWarning,
     StateDelta,
@@ -211,6 +212,8 @@ class PlaygroundEncoder:
 
     def encode(self, event: RunEvent) -> Sequence[Frame]:
         match event:
+            case RunResumed():  # no parts to restart: the notice, as text
+                return self.encode(event.as_text())
             case TextDelta(text=text):
                 if self.markdown:
                     delta = '{"format":"markdown","text":' + quote(text) + "}"

@@ -56,6 +56,7 @@ from agentstream.events import (
     RunCompleted,
     RunEvent,
     RunFailed,
+    RunResumed,
     RunStarted,
     RunWarning,
     StateDelta,
@@ -258,6 +259,8 @@ class TrayEncoder:
         match event:
             case TextDelta(text=text):
                 return (_text_delta(text),)
+            case RunResumed():  # no parts to restart: the notice, as text
+                return (_text_delta(event.as_text().text),)
             case RunStarted(run_id=run_id, conversation_id=conversation_id):
                 self.conversation_id = conversation_id
                 status = {

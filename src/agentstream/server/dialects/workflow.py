@@ -36,6 +36,7 @@ from agentstream.events import (
     RunCompleted,
     RunEvent,
     RunFailed,
+    RunResumed,
     RunStarted,
     RunWarning,
     StateDelta,
@@ -142,6 +143,8 @@ class WorkflowEncoder:
         match event:
             case TextDelta(text=text):
                 return (("content_chunk", '{"chunk":' + quote(text) + "}"),)
+            case RunResumed():  # no parts to restart: the notice, as text
+                return self.encode(event.as_text())
             case TurnStarted(turn=turn):
                 return (("message_start", f'{{"turn":{turn}}}'),)
             case ToolCallStarted(call_id=call_id, name=name):

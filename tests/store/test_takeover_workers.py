@@ -1,0 +1,243 @@
+"""A worker killed in the middle of a run (SIGKILL: nothing more is written) does not cost the
+run: another worker takes it over from its last finished tool round, under the same id and in
+the same event log, and the run completes. Followers on the surviving workers see it
+complete (never ``run_failed``); the store holds one complete answer; a tool that must not
+run twice ran at most once, and an idempotent one cut short ran again.
+
+Three real worker processes (uvicorn) on PostgreSQL and Redis; each run is killed at a
+different point: while the model writes, while a tool runs, between two rounds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import select
+
+from agentstream.store import create_engine
+from agentstream.store.models import MessageRow, RunRow
+from tests.server.helpers import wait_until
+
+from .test_e2e_server import free_port
+
+REDIS_URL = "redis://127.0.0.1:6379/0"
+LEASE = 2.0
+"""Seconds: short, so that a dead worker's lease lapses quickly."""
+WORKER = Path(__file__).with_name("takeover_worker.py")
+ANSWER = (
+    "Charging the card now. \n\nCharged; looking the order up. \n\n"
+    + " ".join(f"word{n}" for n in range(60))
+    + " done."
+)
+
+
+class Worker:
+    def __init__(self, database_url: str, prefix: str, log: Path, ledger: Path) -> None:
+        port = free_port()
+        self.url = f"http://127.0.0.1:{port}"
+        self._log = log.open("ab")
+        self.process = subprocess.Popen(
+            [sys.executable, str(WORKER), database_url, REDIS_URL, prefix, str(LEASE)]
+            + [str(port), str(ledger)],
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONPATH": os.pathsep.join(map(str, _paths()))},
+        )
+        if not wait_until(self._ready, timeout=180):
+            self.stop()
+            raise RuntimeError(f"the worker did not start:\n{log.read_text()}")
+
+    def _ready(self) -> bool:
+        assert self.process.poll() is None, "the worker exited"
+        try:
+            return httpx.get(f"{self.url}/api/chat/models", timeout=1).status_code == 200
+        except httpx.TransportError:
+            return False
+
+    def start_run(self) -> tuple[str, str]:
+        """A detached chat-tray run, left running: (run id, conversation id)."""
+        with (
+            httpx.Client(base_url=self.url, timeout=10) as client,
+            client.stream(
+                "POST", "/api/chat/stream", json={"message": "go", "detach": True}
+            ) as response,
+        ):
+            assert response.status_code == 200
+            for line in response.iter_lines():
+                if line.startswith("data: "):
+                    start = json.loads(line[6:])
+                    return response.headers["x-run-id"], start["conversation_id"]
+        raise AssertionError("no frame")
+
+    def kill(self) -> float:
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=10)
+        return time.monotonic()
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+        self._log.close()
+
+
+def _paths() -> list[Path]:
+    root = Path(__file__).parents[2]
+    return [root / "src", root]
+
+
+@dataclass
+class Follower:
+    """Follows a run on a worker in a thread: the frames it reads, and when each came."""
+
+    url: str
+    run_id: str
+    frames: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
+    error: BaseException | None = None
+
+    def __post_init__(self) -> None:
+        self._thread = threading.Thread(target=self._follow, daemon=True)
+        self._thread.start()
+
+    def _follow(self) -> None:
+        try:
+            with (
+                httpx.Client(base_url=self.url, timeout=60) as client,
+                client.stream("GET", f"/api/runs/{self.run_id}/stream") as response,
+            ):
+                assert response.status_code == 200
+                for line in response.iter_lines():
+                    if line.startswith("data: "):
+                        self.frames.append((time.monotonic(), json.loads(line[6:])))
+        except BaseException as exc:  # noqa: BLE001 - reported by the test
+            self.error = exc
+
+    def saw(self, check: Callable[[dict[str, Any]], bool]) -> bool:
+        return any(check(frame) for _, frame in list(self.frames))
+
+    def join(self) -> list[dict[str, Any]]:
+        self._thread.join(timeout=90)
+        assert not self._thread.is_alive(), "the follower never saw the run end"
+        assert self.error is None, self.error
+        return [frame for _, frame in self.frames]
+
+
+@pytest.fixture
+def prefix() -> str:
+    return f"agentstream-test:{uuid.uuid4().hex}:"
+
+
+@pytest.fixture
+def pool(postgres_url: str, prefix: str, tmp_path: Path) -> Iterator[list[Worker]]:
+    """Three workers; the test starts a new one for each it kills."""
+    ledger = tmp_path / "ledger.txt"
+    ledger.touch()
+    workers = [Worker(postgres_url, prefix, tmp_path / f"worker{n}.log", ledger) for n in range(3)]
+    yield workers
+    for worker in workers:
+        worker.stop()
+
+
+def _text_so_far(follower: Follower) -> str:
+    return "".join(f["text"] for _, f in list(follower.frames) if f["type"] == "text_delta")
+
+
+KILL_POINTS: dict[str, Callable[[Follower], bool]] = {
+    # The last model turn is streaming (after both tools).
+    "mid-text": lambda f: "word5 " in _text_so_far(f),
+    # The tool that must not run twice has started and not returned.
+    "mid-tool": lambda f: f.saw(lambda x: x["type"] == "tool_start" and x["tool"] == "charge"),
+    # The first round has ended: its result is in, the next model turn has not begun.
+    "between-rounds": lambda f: f.saw(
+        lambda x: x["type"] == "tool_complete" and x["tool"] == "charge"
+    ),
+}
+
+
+def _row(database_url: str, run_id: str) -> tuple[Any, list[Any]]:
+    async def read() -> tuple[Any, list[Any]]:
+        engine = create_engine(database_url)
+        try:
+            async with engine.connect() as connection:
+                run = (await connection.execute(select(RunRow).where(RunRow.id == run_id))).one()
+                messages = (
+                    await connection.execute(
+                        select(MessageRow.role, MessageRow.body, MessageRow.status)
+                        .where(MessageRow.run_id == run_id)
+                        .order_by(MessageRow.seq)
+                    )
+                ).all()
+                return run, list(messages)
+        finally:
+            await engine.dispose()
+
+    return asyncio.run(read())
+
+
+def _ledger(tmp_path: Path, run_id: str) -> list[tuple[str, str]]:
+    lines = (tmp_path / "ledger.txt").read_text().splitlines()
+    return [
+        (tool, what) for run, tool, _, what in (line.split() for line in lines) if run == run_id
+    ]
+
+
+@pytest.mark.parametrize("point", list(KILL_POINTS))
+def test_a_killed_workers_run_completes_on_another(
+    point: str, postgres_url: str, prefix: str, tmp_path: Path, pool: list[Worker]
+) -> None:
+    owner, *survivors = pool
+    run_id, _ = owner.start_run()
+    followers = [Follower(worker.url, run_id) for worker in survivors]
+    assert wait_until(lambda: KILL_POINTS[point](followers[0]), timeout=60), point
+    died = owner.kill()
+
+    seen = [follower.join() for follower in followers]
+    for frames in seen:
+        kinds = [frame["type"] for frame in frames]
+        assert "error" not in kinds, frames
+        assert kinds[-1] == "complete", frames
+    first = min(t for t, _ in followers[0].frames if t > died)
+    if os.environ.get("SHOW_FRAMES"):
+        print(*seen[0], sep="\n")
+    print(f"\n{point}: first event from the successor {first - died:.2f} s after the kill")
+
+    run, messages = _row(postgres_url, run_id)
+    assert run.status == "completed"
+    assert run.answer == ANSWER
+    assert [m.role for m in messages] == [
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "tool",
+        "assistant",
+    ]
+    assert all(m.status == "complete" for m in messages)
+
+    ran = _ledger(tmp_path, run_id)
+    assert ran.count(("charge", "start")) == 1  # never twice, whatever the point
+    if point == "mid-tool":
+        # Cut short: not run again, and the model was told so.
+        assert ("charge", "end") not in ran
+        result = messages[2].body["results"][0]
+        assert (result["name"], result["outcome"]) == ("charge", "interrupted")
+        assert "not run again" in result["content"]
+    assert ran.count(("lookup", "end")) == 1
