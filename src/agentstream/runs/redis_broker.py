@@ -549,7 +549,7 @@ class RedisBroker:
                     # was dropped.
                     if await self._redis.xread({key: last}, count=1):
                         continue
-                    if await self._taken_over(key):
+                    if await self._taken_over(run_id):
                         continue  # another worker goes on with it: its events follow
                     self._orphaned(run_id)
                     yield RunFailed(
@@ -596,7 +596,7 @@ class RedisBroker:
                 # its worker died. The worker that takes it over stops it at once.
                 if await self._ended(key):
                     return False
-                if self._takeover:
+                if await self._resumable(run_id):
                     await self._redis.set(key + ":cancel", reason, ex=self._ttl)
                     return True
                 self._orphaned(run_id)
@@ -614,11 +614,17 @@ class RedisBroker:
         self._available()
         return True
 
-    async def _taken_over(self, key: str) -> bool:
+    async def _resumable(self, run_id: str) -> bool:
+        """Whether a worker may take the run over (takeover on, its request kept)."""
+        return self._takeover and bool(await self._redis.sismember(self._runs_key, run_id))
+
+    async def _taken_over(self, run_id: str) -> bool:
         """Whether a worker takes the run over within a lease (and a look) of its lapse:
-        the time every live worker has to find and claim it."""
-        if not self._takeover:
+        the time every live worker has to find and claim it. A run that cannot be taken
+        over (not listed: its request was not kept) is not waited for."""
+        if not await self._resumable(run_id):
             return False
+        key = self._key(run_id)
         deadline = asyncio.get_running_loop().time() + self._lease + 2 * self.scan_seconds
         while asyncio.get_running_loop().time() < deadline:
             await asyncio.sleep(min(0.2, self.scan_seconds))
@@ -648,6 +654,7 @@ class RedisBroker:
             if _text(owner) != requester.owner:
                 raise RunNotFound(run_id)
             event = await self._last_event(key)
+            going = alive is not None or await self._resumable(run_id)
         except (aioredis.RedisError, OSError) as exc:
             self._unavailable(exc)
             raise BrokerUnavailable("runs of other workers cannot be reached") from exc
@@ -655,12 +662,10 @@ class RedisBroker:
         if isinstance(event, TERMINAL_EVENTS):
             return LogEnd(event.seq, True)
         seq = -1 if event is None else event.seq
-        # No lease: the worker died. Another takes the run over, or (takeover off)
+        # No lease: the worker died. Another takes the run over (it goes on), or
         # :meth:`replay` ends the run with a failure of its own at ``seq + 1``; a client
         # that has that one has everything.
-        if alive is not None or self._takeover:
-            return LogEnd(seq, False)
-        return LogEnd(seq + 1, True)
+        return LogEnd(seq, False) if going else LogEnd(seq + 1, True)
 
     async def abandoned(self, running: Callable[[], Awaitable[Sequence[str]]]) -> Sequence[str]:
         """The runs listed now (other than this worker's) without a lease one lease period
