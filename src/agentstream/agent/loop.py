@@ -384,14 +384,21 @@ class Loop:
         :meth:`ToolCalls.finish`); whether the run ended there (a round waits for the
         client or an approval)."""
         for round_ in resume.rounds:
-            self._add(messages, round_.assistant)
-            self._segments.append(round_.assistant.text)
-            self._calls.running = list(round_.calls)
+            if round_.assistant is not None:
+                self._add(messages, round_.assistant)
+                self._segments.append(round_.assistant.text)
             results = await self._calls.finish(
-                round_, tools, client, text_offset=len(self._message())
+                round_,
+                tools,
+                client,
+                text_offset=len(self._message()),
+                approved=round_.assistant is None,
             )
             self._add(messages, results)
-            if not round_.ended:
+            if round_.assistant is None:
+                # The approved calls' results join those of the turn they answer.
+                messages[:] = provider_history(messages, keep_open=False)
+            elif not round_.ended:
                 self._outlet.emit(
                     TurnFinished(
                         run_id=self.run_id,

@@ -37,13 +37,15 @@ tool is not declared idempotent."""
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Round:
-    """A tool round in the run's log that the store does not hold: the model's turn that
-    asked for the calls (its text and calls, rebuilt from the log: reasoning and vendor data
-    are not in the log and are left out), which calls' tools started, and the results of
-    those that finished."""
+    """A tool round that the store does not hold the end of: the model's turn that asked for
+    the calls (its text and calls, rebuilt from the log: reasoning and vendor data are not in
+    the log and are left out), which calls' tools may have started (their arguments are in
+    the log), and the results of those that finished."""
 
     turn: int
-    assistant: AssistantMessage
+    assistant: AssistantMessage | None
+    """``None``: the calls are those a person approved, of the open turn the run answers
+    (their results join that turn's; see :mod:`agentstream.pending`)."""
     calls: tuple[PendingCall, ...]
     started: frozenset[str] = frozenset()
     finished: Mapping[str, ToolCallFinished] = field(default_factory=dict)

@@ -198,12 +198,15 @@ class ToolCalls:
         tools: dict[str, Tool],
         client: Mapping[str, ClientTool] | None,
         text_offset: int,
+        *,
+        approved: bool = False,
     ) -> ToolResultsMessage:
         """Finish a round that a worker that died had begun (see
         :mod:`agentstream.agent.resumption`): a call whose result is in the log keeps it; a
         call whose tool never started, or whose tool is idempotent, is run (or waits for
-        the client or an approval, as it would have); any other call may have done its work
-        and is not run again: its result says so (``interrupted``), for the model to tell."""
+        the client or an approval, as it would have; ``approved``: the calls are approved
+        already); any other call may have done its work and is not run again: its result
+        says so (``interrupted``), for the model to tell."""
         self.running = list(round_.calls)
         again: list[PendingCall] = []
         for call in round_.calls:
@@ -222,14 +225,17 @@ class ToolCalls:
                 or (client is not None and call.name in client)
                 or tool is None
                 or tool.idempotent
-                or tool.needs_approval(
-                    ToolCall(id=call.call_id, name=call.name, arguments=call.parsed_arguments())
+                or (
+                    not approved
+                    and tool.needs_approval(
+                        ToolCall(id=call.call_id, name=call.name, arguments=call.parsed_arguments())
+                    )
                 )
             ):
                 again.append(call)
             else:
                 self._finish(call, call.parsed_arguments(), _NOT_RETRIED, text_offset)
-        ran = await self.run(tools, client, text_offset=text_offset, calls=again)
+        ran = await self.run(tools, client, approved=approved, text_offset=text_offset, calls=again)
         return ToolResultsMessage(
             results=tuple(
                 self._finished[c.call_id] for c in round_.calls if c.call_id in self._finished

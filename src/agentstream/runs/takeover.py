@@ -60,7 +60,13 @@ from agentstream.events import (
     Usage,
     UsageEvent,
 )
-from agentstream.messages import TURN_SEPARATOR, AssistantMessage, Message, ToolCall
+from agentstream.messages import (
+    TURN_SEPARATOR,
+    AssistantMessage,
+    Message,
+    ToolCall,
+    ToolResultsMessage,
+)
 from agentstream.runs.request import RunRequest
 
 __all__ = ["CannotResume", "request_from_record", "request_record", "resumption"]
@@ -107,6 +113,7 @@ def resumption(stored: Sequence[Message], events: Sequence[RunEvent]) -> Resumpt
     log that does not start with the run's first event (trimmed, or expired)."""
     if events and events[0].seq != 0:
         raise CannotResume("the run's log does not start with its first event")
+    answering = _Turn(-1)  # the approved calls a run answering a person runs first
     turns: list[_Turn] = []
     parts, open_part, calls = 0, None, 0
     usage = Usage()
@@ -125,13 +132,15 @@ def resumption(stored: Sequence[Message], events: Sequence[RunEvent]) -> Resumpt
                 open_part = None
             case ToolCallStarted(index=index):
                 calls = max(calls, index + 1)
-            case ToolCallArgs(call_id=call_id, index=index) if turns:
+            case ToolCallArgs(call_id=call_id, index=index):
                 calls = max(calls, index + 1)
-                if not turns[-1].args:
-                    turns[-1].offset = streamed
-                turns[-1].args.setdefault(call_id, event)
-            case ToolCallFinished(call_id=call_id) if turns:
-                turns[-1].finished[call_id] = event
+                current = turns[-1] if turns else answering
+                if not current.args:
+                    current.offset = streamed
+                current.args.setdefault(call_id, event)
+            case ToolCallFinished(call_id=call_id, index=index):
+                calls = max(calls, index + 1)
+                (turns[-1] if turns else answering).finished[call_id] = event
             case TurnFinished() if turns:
                 turns[-1].ended = True
             case UsageEvent(usage=used):
@@ -151,11 +160,16 @@ def resumption(stored: Sequence[Message], events: Sequence[RunEvent]) -> Resumpt
         for call in message.tool_calls
     }
     segments = [m.text for m in stored if isinstance(m, AssistantMessage)]
-    rounds = [
-        _round(turn, bool(any(segments)))
-        for turn in turns
-        if turn.args and not stored_calls.issuperset(turn.args)
-    ]
+    rounds: list[Round] = []
+    said = any(segments)  # the answer has text before the round (then a separator begins it)
+    for logged in turns:
+        if logged.args and not stored_calls.issuperset(logged.args):
+            rounds.append(_round(logged, said))
+            said = said or bool(rounds[-1].assistant and rounds[-1].assistant.text)
+    approvals = _approvals(stored, answering, calls)
+    if approvals is not None:
+        rounds.insert(0, approvals)
+        calls = max(calls, *(call.index + 1 for call in approvals.calls))
     last = turns[-1] if turns else None
     if last is None:
         turn, turn_open = 0, False
@@ -172,7 +186,7 @@ def resumption(stored: Sequence[Message], events: Sequence[RunEvent]) -> Resumpt
         calls=calls,
         segments=tuple(segments),
         usage=usage,
-        tool_history=tuple(_history(turns)),
+        tool_history=tuple(_history([answering, *turns])),
         payloads=tuple(payloads),
         rounds=tuple(rounds),
     )
@@ -200,6 +214,40 @@ def _round(turn: _Turn, after_text: bool) -> Round:
         started=frozenset(turn.args),
         finished=dict(turn.finished),
         ended=turn.ended,
+    )
+
+
+def _approvals(stored: Sequence[Message], answering: _Turn, calls: int) -> Round | None:
+    """The round of approved calls a run answering a person runs before its first turn,
+    if their results are not stored: the run's first stored message records the answers,
+    with the approved calls still pending (:func:`~agentstream.pending.answered_message`)."""
+    opened = stored[0] if stored and isinstance(stored[0], ToolResultsMessage) else None
+    if opened is None:
+        return None
+    approved = [p for p in opened.pending if p.waiting_for == "approved"]
+    answered = {
+        part.tool_call_id
+        for message in stored[1:]
+        if isinstance(message, ToolResultsMessage)
+        for part in message.results
+    }
+    if not approved or any(p.call_id in answered for p in approved):
+        return None
+    pending = []
+    for p in approved:
+        logged = answering.args.get(p.call_id)
+        if logged is not None:
+            index = logged.index
+        else:
+            index, calls = calls, calls + 1
+        pending.append(PendingCall(p.call_id, p.name, index, fragments=[json.dumps(p.arguments)]))
+    return Round(
+        turn=-1,
+        assistant=None,
+        calls=tuple(pending),
+        started=frozenset(answering.args),
+        finished=dict(answering.finished),
+        ended=True,
     )
 
 
