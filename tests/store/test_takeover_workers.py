@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -28,10 +29,12 @@ import httpx
 import pytest
 from sqlalchemy import select
 
+from agentstream.runs import RedisBroker
 from agentstream.store import create_engine
 from agentstream.store.models import MessageRow, RunRow
 from tests.server.helpers import wait_until
 
+from .test_dead_workers import Peer
 from .test_e2e_server import free_port
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
@@ -241,3 +244,84 @@ def test_a_killed_workers_run_completes_on_another(
         assert (result["name"], result["outcome"]) == ("charge", "interrupted")
         assert "not run again" in result["content"]
     assert ran.count(("lookup", "end")) == 1
+
+
+def test_a_run_survives_the_death_of_its_owner_and_then_of_its_successor(
+    postgres_url: str, tmp_path: Path, pool: list[Worker]
+) -> None:
+    """Killed while its first tool runs, then again at a random point of its answer on the
+    worker that took it over: the last worker finishes it, and its follower there sees it
+    whole."""
+    owner, *survivors = pool
+    run_id, _ = owner.start_run()
+    followers = {worker.url: Follower(worker.url, run_id) for worker in survivors}
+    watching = next(iter(followers.values()))
+    assert wait_until(lambda: KILL_POINTS["mid-tool"](watching), timeout=60)
+    owner.kill()
+
+    def successor() -> Worker | None:
+        for index, worker in enumerate(survivors):
+            if f"took over run {run_id}" in (tmp_path / f"worker{index + 1}.log").read_text():
+                return worker
+        return None
+
+    assert wait_until(lambda: successor() is not None, timeout=30)
+    second = successor()
+    assert second is not None
+    last = next(worker for worker in survivors if worker is not second)
+    words = random.randrange(1, 50)
+    print(f"\nthe successor is killed after word{words}")
+    assert wait_until(lambda: f"word{words} " in _text_so_far(followers[last.url]), timeout=60)
+    second.kill()
+
+    frames = followers[last.url].join()
+    assert [f["type"] for f in frames][-1] == "complete"
+    assert "error" not in [f["type"] for f in frames]
+    run, messages = _row(postgres_url, run_id)
+    assert (run.status, run.answer) == ("completed", ANSWER)
+    assert [m.role for m in messages] == [
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "tool",
+        "assistant",
+    ]
+    ran = _ledger(tmp_path, run_id)
+    assert ran.count(("charge", "start")) == 1
+
+
+def test_a_run_nobody_can_continue_ends_as_interrupted(
+    postgres_url: str, prefix: str, tmp_path: Path
+) -> None:
+    """The only worker left cannot read the store: it claims the run, fails to rebuild it,
+    and lets the claim lapse for another to try; after a few tries the run ends for its
+    follower as a dead worker's run did before takeovers (``run_failed``, interrupted)."""
+    ledger = tmp_path / "ledger.txt"
+    ledger.touch()
+    owner = Worker(postgres_url, prefix, tmp_path / "owner.log", ledger)
+    # Its database is out of reach (nothing listens where it looks).
+    unreachable = postgres_url.replace("127.0.0.1:5432", f"127.0.0.1:{free_port()}")
+    assert unreachable != postgres_url
+    peer = Peer(unreachable, RedisBroker(REDIS_URL, prefix=prefix, lease=LEASE, block_ms=300))
+    try:
+        run_id, _ = owner.start_run()
+        with (
+            peer.server.client(timeout=90) as client,
+            client.stream("GET", f"/api/runs/{run_id}/stream") as response,
+        ):
+            assert response.status_code == 200
+            frames = []
+            for line in response.iter_lines():
+                if line.startswith("data: "):
+                    frames.append(json.loads(line[6:]))
+                    if len(frames) == 3:
+                        owner.kill()
+        assert frames[-1] == {
+            "type": "error",
+            "message": "The server running this answer stopped before it finished.",
+        }
+        assert ledger.read_text().count("charge") <= 2  # its start and end, once
+    finally:
+        owner.stop()
+        peer.server.stop()
