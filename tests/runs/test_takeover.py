@@ -38,6 +38,7 @@ from agentstream.runs.takeover import (
     request_record,
     resumption,
 )
+from agentstream.server.settings import Settings, SettingsError
 
 SCRIPT = {
     "turns": [
@@ -211,3 +212,17 @@ def test_a_request_is_kept_as_json_and_read_back() -> None:
         request_record(RunRequest(message="hi", principal=request.principal, context=object()))
         is None
     )
+
+
+def test_the_lease_and_takeover_settings_are_read_and_checked() -> None:
+    settings = Settings.from_env(
+        {"AGENTSTREAM_RUN_LEASE_SECONDS": "6", "AGENTSTREAM_RUN_TAKEOVER": "off"}
+    )
+    assert (settings.run_lease_seconds, settings.run_takeover) == (6.0, False)
+    assert (Settings.from_env({}).run_lease_seconds, Settings.from_env({}).run_takeover) == (
+        15.0,
+        True,
+    )
+    for bad in ("0", "0.5", "nan"):
+        with pytest.raises(SettingsError, match="AGENTSTREAM_RUN_LEASE_SECONDS must be at least 1"):
+            Settings.from_env({"AGENTSTREAM_RUN_LEASE_SECONDS": bad}).check()

@@ -143,7 +143,11 @@ def create_app(
     served = registry(tuple(dialects))
     if broker is None:
         broker = (
-            RedisBroker(settings.redis_url)
+            RedisBroker(
+                settings.redis_url,
+                lease=settings.run_lease_seconds,
+                takeover=settings.run_takeover,
+            )
             if settings.redis_url
             # Without Redis, processes sharing the database take turns through it.
             else LocalBroker(turns=store if isinstance(store, SharedTurns) else None)

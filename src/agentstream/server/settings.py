@@ -55,6 +55,11 @@ Every knob has an ``AGENTSTREAM_*`` variable so a deployment is configured witho
                                                  loopback clients and administrators (off)
     AGENTSTREAM_METRICS_PORT                     serve them on this port instead, to anyone
                                                  who reaches it
+    AGENTSTREAM_RUN_LEASE_SECONDS                with Redis: how long a worker's hold on its
+                                                 runs lasts unrenewed, so how soon the runs
+                                                 of a worker that died are taken over (15)
+    AGENTSTREAM_RUN_TAKEOVER                     off: the runs of a worker that died end as
+                                                 interrupted instead of being taken over (on)
     AGENTSTREAM_LIMIT_REQUESTS_PER_MINUTE        each user's limits (unset: none); per tenant
     AGENTSTREAM_LIMIT_CONCURRENT_RUNS            in the configuration file's [limits] table
     AGENTSTREAM_LIMIT_TOKENS_PER_DAY             (see agentstream.runs.limits)
@@ -160,6 +165,12 @@ class Settings:
     redis_url: str | None = field(default=None, repr=False)
     """Share runs between workers through Redis (replay, cancel from any worker); without
     it runs live in this process only. Not in ``repr``: the URL may hold a password."""
+    run_lease_seconds: float = 15.0
+    """With Redis: how long a worker's lease on its runs lasts unrenewed (it renews it every
+    third of that), so how soon a dead worker's runs are taken over."""
+    run_takeover: bool = True
+    """With Redis: a run whose worker died is continued by another worker (see
+    ``docs/guides/durable-runs.md``); off, it ends as interrupted."""
     admin_role: str = "admin"
     """Callers whose token carries this role are administrators: they read everyone's
     usage, and ``/metrics`` from anywhere (the local user is one in anonymous mode)."""
@@ -230,6 +241,9 @@ class Settings:
                 )
         if self.max_body_bytes <= 0:
             raise SettingsError("AGENTSTREAM_MAX_BODY_BYTES must be positive")
+        if not self.run_lease_seconds >= 1:  # NaN too
+            # Leases are whole seconds in Redis, renewed every third of one.
+            raise SettingsError("AGENTSTREAM_RUN_LEASE_SECONDS must be at least 1")
         if not _is_attachment_storage(self.attachment_storage):
             raise SettingsError(
                 "AGENTSTREAM_ATTACHMENT_STORAGE must be files, database or "
@@ -302,6 +316,8 @@ class Settings:
                 "drain_seconds": float(get("DRAIN_SECONDS") or cls.drain_seconds),
                 "diagnostics": _flag(get("DIAGNOSTICS")),
                 "redis_url": get("REDIS_URL"),
+                "run_lease_seconds": float(get("RUN_LEASE_SECONDS") or cls.run_lease_seconds),
+                "run_takeover": (get("RUN_TAKEOVER") or "on").lower() in _TRUE,
                 "config_file": Path(config) if (config := get("CONFIG")) else None,
                 "on_disconnect": cast(
                     DisconnectPolicy | None, (get("ON_DISCONNECT") or "").lower() or None
