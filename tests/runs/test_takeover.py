@@ -45,12 +45,14 @@ SCRIPT = {
         {
             "text": "Charging. ",
             "tool_calls": [{"name": "charge", "id": "c1", "arguments": {"amount": 5}}],
+            "usage": {"input_tokens": 10, "output_tokens": 3},
         },
         {
             "text": "Looking. ",
             "tool_calls": [{"name": "lookup", "id": "c2", "arguments": {"order": "A"}}],
+            "usage": {"input_tokens": 20, "output_tokens": 3},
         },
-        {"text": "All done, shipped."},
+        {"text": "All done, shipped.", "usage": {"input_tokens": 30, "output_tokens": 4}},
     ]
 }
 
@@ -116,6 +118,9 @@ async def test_a_run_cut_after_any_event_is_finished_by_another_loop(lagging: bo
         assert isinstance(done, RunCompleted), where
         assert done.message == answer.message, where
         assert [h.call_id for h in done.tool_history] == ["c1", "c2"], where
+        # What every model call used, the dead worker's too (a call redone is paid twice).
+        assert done.usage.input_tokens >= answer.usage.input_tokens == 60, where
+        assert run.usage.usage.input_tokens >= done.usage.input_tokens, where
 
         before = ran_before(log)
         # Never twice: a charge that may have run is not run again (and one that cannot

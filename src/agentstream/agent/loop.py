@@ -367,6 +367,7 @@ class Loop:
         self._parts = resume.parts
         self._segments = list(resume.segments)
         self._usage = resume.usage
+        self._meter.carried(resume.usage)
         self._calls.resumed(resume)
         if resume.open_part is not None:
             self._open = resume.open_part

@@ -50,6 +50,11 @@ class UsageMeter:
         self._prompt: Usage | None = None
         self._answering = False
 
+    def carried(self, usage: Usage) -> None:
+        """Count what earlier model calls of the run used (a run taken over from a worker
+        that died: what its log reported)."""
+        self._total = self._total + usage
+
     def begin(self, request: ChatRequest) -> None:
         """A model call is being made with ``request``."""
         self._request, self._prompt, self._answering = request, None, False
