@@ -156,6 +156,22 @@ const scenarios = {
     }
     return summary(agent, seen, { aborted, error });
   },
+
+  // A follower: the run's stream on another worker (FOLLOW_URL, the run's
+  // /api/runs/{id}/stream), read by the unchanged client through a GET instead of its POST
+  // (a run taken over from a worker that died, in the takeover tests).
+  async follow() {
+    class Follower extends HttpAgent {
+      requestInit() {
+        return { method: 'GET', headers: { Accept: 'text/event-stream' } };
+      }
+    }
+    const agent = new Follower({ url: process.env.FOLLOW_URL, threadId: process.env.THREAD_ID });
+    const seen = [];
+    agent.subscribe({ onEvent: ({ event }) => { seen.push(event); } });
+    await agent.runAgent({ runId: process.env.RUN_ID });
+    return summary(agent, seen);
+  },
 };
 
 const result = await scenarios[scenario]();

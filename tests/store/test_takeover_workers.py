@@ -32,6 +32,7 @@ from sqlalchemy import select
 from agentstream.runs import RedisBroker
 from agentstream.store import create_engine
 from agentstream.store.models import MessageRow, RunRow
+from tests.node_clients import run_client
 from tests.server.helpers import wait_until
 
 from .test_dead_workers import Peer
@@ -325,3 +326,58 @@ def test_a_run_nobody_can_continue_ends_as_interrupted(
     finally:
         owner.stop()
         peer.server.stop()
+
+
+def test_ag_ui_s_own_client_follows_a_run_across_its_takeover(pool: list[Worker]) -> None:
+    """``@ag-ui/client``'s HttpAgent, which throws on any event out of order, follows the run
+    on a surviving worker while its owner is killed in the middle of the answer: the message
+    cut short ends, ``run_resumed`` comes, the continuation is a new message, the run ends
+    with ``RUN_FINISHED``."""
+    owner, watched, followed = pool
+    thread, agui_run = str(uuid.uuid4()), str(uuid.uuid4())
+    body = {
+        "threadId": thread,
+        "runId": agui_run,
+        "messages": [{"id": "m1", "role": "user", "content": "go"}],
+        "tools": [],
+        "context": [],
+        "state": {},
+        "forwardedProps": {"onDisconnect": "detach"},
+    }
+    with (
+        httpx.Client(base_url=owner.url, timeout=10) as client,
+        client.stream("POST", "/ag-ui", json=body) as response,
+    ):
+        assert response.status_code == 200
+        run_id = response.headers["x-run-id"]
+    watcher = Follower(watched.url, run_id)
+    outcome: list[subprocess.CompletedProcess[str]] = []
+    env = {
+        **os.environ,
+        "BASE_URL": followed.url,
+        "FOLLOW_URL": f"{followed.url}/api/runs/{run_id}/stream",
+        "THREAD_ID": thread,
+        "RUN_ID": agui_run,
+    }
+    client_thread = threading.Thread(
+        target=lambda: outcome.append(run_client("agui_client.mjs", "follow", env=env))
+    )
+    client_thread.start()
+    assert wait_until(
+        lambda: watcher.saw(lambda f: "word5 " in str(f.get("delta", ""))), timeout=60
+    )
+    owner.kill()
+    client_thread.join(timeout=120)
+    ran = outcome[0]
+    assert ran.returncode == 0, ran.stderr
+    result = json.loads(ran.stdout)
+    types = result["types"]
+    assert types[-1] == "RUN_FINISHED" and "RUN_ERROR" not in types
+    resumed = types.index("CUSTOM")
+    assert result["events"][resumed]["name"] == "run_resumed"
+    assert types[resumed - 1] == "TEXT_MESSAGE_END"
+    assert types[resumed + 1] == "TEXT_MESSAGE_START"
+    texts = [
+        m["content"] for m in result["messages"] if m["role"] == "assistant" and m.get("content")
+    ]
+    assert texts[-1].endswith("word59 done.")
