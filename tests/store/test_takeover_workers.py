@@ -381,3 +381,49 @@ def test_ag_ui_s_own_client_follows_a_run_across_its_takeover(pool: list[Worker]
         m["content"] for m in result["messages"] if m["role"] == "assistant" and m.get("content")
     ]
     assert texts[-1].endswith("word59 done.")
+
+
+def test_the_ai_sdk_s_own_client_resumes_a_run_across_its_takeover(pool: list[Worker]) -> None:
+    """The AI SDK's client reconnects to the chat's stream on a surviving worker
+    (``reconnectToStream``) while its owner is killed in the middle of the answer: the text
+    part cut short ends, a new one carries the continuation, and the message finishes."""
+    owner, watched, followed = pool
+    chat = str(uuid.uuid4())
+    body = {
+        "id": chat,
+        "messages": [{"id": "m1", "role": "user", "parts": [{"type": "text", "text": "go"}]}],
+    }
+    with (
+        httpx.Client(base_url=owner.url, timeout=10) as client,
+        client.stream("POST", "/ai-sdk/chat", json=body) as response,
+    ):
+        assert response.status_code == 200
+        run_id = response.headers["x-run-id"]
+    watcher = Follower(watched.url, run_id)
+    outcome: list[subprocess.CompletedProcess[str]] = []
+    plan = json.dumps({"chatId": chat, "steps": [{"resume": True}, {"load": True}]})
+    env = {**os.environ, "BASE_URL": followed.url}
+    client_thread = threading.Thread(
+        target=lambda: outcome.append(run_client("aisdk_client.mjs", plan, env=env))
+    )
+    client_thread.start()
+    assert wait_until(
+        lambda: watcher.saw(lambda f: "word5 " in str(f.get("delta", ""))), timeout=60
+    )
+    owner.kill()
+    client_thread.join(timeout=120)
+    ran = outcome[0]
+    assert ran.returncode == 0, ran.stderr
+    result, loaded = json.loads(ran.stdout)
+    assert result["errors"] == []
+    kinds = [chunk["type"] for chunk in result["chunks"]]
+    resumed = kinds.index("data-resumed")
+    assert kinds[resumed - 1] == "text-end" and kinds[resumed + 1] == "text-start"
+    assert kinds[-1] == "finish"
+    texts = [p["text"] for p in result["message"]["parts"] if p["type"] == "text"]
+    assert texts[-1].endswith("word59 done.")
+    # What a reload shows: the answer once, without the attempt that was cut short.
+    assert loaded["errors"] == []
+    (stored,) = [m for m in loaded["messages"] if m["role"] == "assistant"]
+    text = "".join(p["text"] for p in stored["parts"] if p["type"] == "text")
+    assert text.count("word5 ") == 1 and text.endswith("word59 done.")
