@@ -13,6 +13,7 @@ from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
 
 seen_authorization: list[str | None] = []
 
@@ -20,7 +21,7 @@ seen_authorization: list[str | None] = []
 def weather() -> MCPServer:
     server = MCPServer("weather", log_level="ERROR")
 
-    @server.tool()
+    @server.tool(annotations=ToolAnnotations(readOnlyHint=True, idempotentHint=True))
     def get_weather(city: str) -> str:
         """Current weather for a city."""
         return f"18°C and sunny in {city}"

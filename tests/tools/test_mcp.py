@@ -63,6 +63,16 @@ async def test_tools_are_listed_filtered_and_cached(weather: MCPTools) -> None:
     assert weather._connections[None] is started  # the same server process, listed once
 
 
+async def test_a_tool_the_server_marks_idempotent_is_declared_so(
+    weather: MCPTools,
+) -> None:
+    """The server's ``idempotentHint`` is the tool's ``idempotent``; without it, a tool is
+    not."""
+    tools = {t.name: t for t in await weather.load(ALICE, [])}
+    assert tools["get_weather"].idempotent
+    assert not tools["reboot_station"].idempotent
+
+
 async def test_calls_progress_and_errors_through_the_loop() -> None:
     source = MCPTools.stdio(sys.executable, [SERVER], label="weather")
     model = calls(
