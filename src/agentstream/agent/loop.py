@@ -243,7 +243,9 @@ class Loop:
             for t in client.values()
         )
         resume = run_input.resume
-        if resume is None:
+        if resume is not None:
+            self._resumed(resume)
+        if resume is None or resume.seq == 0:  # a run taken over before its first event starts
             self._outlet.emit(
                 RunStarted(
                     run_id=self.run_id,
@@ -261,8 +263,6 @@ class Loop:
                         run_id=self.run_id, seq=self._outlet.next_seq(), state=self._calls.state
                     )
                 )
-        else:
-            self._resumed(resume)
         if fallback is not None:
             self._outlet.emit(replace(fallback, seq=self._outlet.next_seq()))
         # Let the runs starting alongside this one send their first event before this one
@@ -361,7 +361,8 @@ class Loop:
 
     def _resumed(self, resume: Resumption) -> None:
         """Go on with a run taken over from a worker that died: its numbering and answer so
-        far, the part it left open ended, and ``run_resumed`` said."""
+        far, the part it left open ended, and ``run_resumed`` said (unless its log is empty:
+        then it starts as any run does)."""
         outlet = self._outlet
         outlet.seq = resume.seq
         self._parts = resume.parts
@@ -372,7 +373,8 @@ class Loop:
         if resume.open_part is not None:
             self._open = resume.open_part
             self._end_part()
-        outlet.emit(RunResumed(run_id=self.run_id, seq=outlet.next_seq()))
+        if resume.seq:  # its followers have seen some of it
+            outlet.emit(RunResumed(run_id=self.run_id, seq=outlet.next_seq()))
 
     async def _finish_rounds(
         self,

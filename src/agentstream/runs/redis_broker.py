@@ -680,6 +680,11 @@ class RedisBroker:
         await asyncio.sleep(_seconds(self._lease) + 0.25)
         candidates = [run_id for run_id in run_ids if run_id not in self._mine]
         try:
+            if self._on_takeover is not None:  # those a worker will take over are not lost
+                listed = await self._redis.smismember(self._runs_key, candidates)
+                candidates = [r for r, kept in zip(candidates, listed, strict=True) if not kept]
+                if not candidates:
+                    return ()
             leases = await self._redis.mget([self._key(r) + ":alive" for r in candidates])
         except (aioredis.RedisError, OSError) as exc:
             self._unavailable(exc)
