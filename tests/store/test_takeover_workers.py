@@ -5,7 +5,8 @@ complete (never ``run_failed``); the store holds one complete answer; a tool tha
 run twice ran at most once, and an idempotent one cut short ran again.
 
 Three real worker processes (uvicorn) on PostgreSQL and Redis; each run is killed at a
-different point: while the model writes, while a tool runs, between two rounds.
+different point: while the model writes, while a tool runs (one that must not run twice, and
+an idempotent one), between two rounds, and twice in one run.
 """
 
 from __future__ import annotations
@@ -169,6 +170,10 @@ KILL_POINTS: dict[str, Callable[[Follower], bool]] = {
     "mid-text": lambda f: "word5 " in _text_so_far(f),
     # The tool that must not run twice has started and not returned.
     "mid-tool": lambda f: f.saw(lambda x: x["type"] == "tool_start" and x["tool"] == "charge"),
+    # The idempotent tool has started and not returned: it is run again.
+    "mid-idempotent-tool": lambda f: f.saw(
+        lambda x: x["type"] == "tool_start" and x["tool"] == "lookup"
+    ),
     # The first round has ended: its result is in, the next model turn has not begun.
     "between-rounds": lambda f: f.saw(
         lambda x: x["type"] == "tool_complete" and x["tool"] == "charge"
@@ -245,6 +250,8 @@ def test_a_killed_workers_run_completes_on_another(
         assert (result["name"], result["outcome"]) == ("charge", "interrupted")
         assert "not run again" in result["content"]
     assert ran.count(("lookup", "end")) == 1
+    # Cut short, the idempotent tool ran again; otherwise once.
+    assert ran.count(("lookup", "start")) == (2 if point == "mid-idempotent-tool" else 1)
 
 
 def test_a_run_survives_the_death_of_its_owner_and_then_of_its_successor(
