@@ -442,7 +442,8 @@ class ContextSummarized:
     (see :mod:`agentstream.agent.summaries`). ``exchanges`` is how many exchanges the summary
     covers in all (earlier summaries included); ``covered``, how many exchanges of the run's
     ``RunInput.history`` it covers, which is what whoever keeps the conversation needs to
-    store it against the right message (the question after them). The conversation itself is unchanged."""
+    store it against the right message (the question after them). The conversation itself
+    is unchanged."""
 
     run_id: str
     seq: int

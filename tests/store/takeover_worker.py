@@ -8,6 +8,8 @@ Run: ``python takeover_worker.py DATABASE_URL REDIS_URL PREFIX LEASE PORT LEDGER
 
 from __future__ import annotations
 
+import os
+
 import asyncio
 import sys
 from pathlib import Path
@@ -66,7 +68,10 @@ def main() -> None:
     agent = Agent(model=ScriptedProvider(SCRIPT), tools=[charge, lookup])
     app = create_app(
         agent,
-        settings=Settings(host="127.0.0.1"),
+        settings=Settings(
+            host="127.0.0.1",
+            drain_seconds=float(os.environ.get("AGENTSTREAM_DRAIN_SECONDS", "30")),
+        ),
         store=SqlConversationStore(create_engine(database_url)),
         broker=RedisBroker(redis_url, prefix=prefix, lease=float(lease), block_ms=500),
     )

@@ -51,7 +51,7 @@ ANSWER = (
 
 
 class Worker:
-    def __init__(self, database_url: str, prefix: str, log: Path, ledger: Path) -> None:
+    def __init__(self, database_url: str, prefix: str, log: Path, ledger: Path, **env: str) -> None:
         port = free_port()
         self.url = f"http://127.0.0.1:{port}"
         self._log = log.open("ab")
@@ -60,7 +60,7 @@ class Worker:
             + [str(port), str(ledger)],
             stdout=self._log,
             stderr=subprocess.STDOUT,
-            env={**os.environ, "PYTHONPATH": os.pathsep.join(map(str, _paths()))},
+            env={**os.environ, "PYTHONPATH": os.pathsep.join(map(str, _paths())), **env},
         )
         if not wait_until(self._ready, timeout=180):
             self.stop()
@@ -252,6 +252,43 @@ def test_a_killed_workers_run_completes_on_another(
     assert ran.count(("lookup", "end")) == 1
     # Cut short, the idempotent tool ran again; otherwise once.
     assert ran.count(("lookup", "start")) == (2 if point == "mid-idempotent-tool" else 1)
+
+
+def test_a_run_its_draining_worker_hands_over_completes_on_another(
+    postgres_url: str, prefix: str, tmp_path: Path, pool: list[Worker]
+) -> None:
+    """A deploy: the owner is told to stop (SIGTERM) with a drain time shorter than the run.
+    It hands the run over as it exits, and a survivor finishes it at once (its lease is
+    deleted, not left to lapse)."""
+    ledger = tmp_path / "ledger.txt"
+    owner = Worker(
+        postgres_url, prefix, tmp_path / "draining.log", ledger, AGENTSTREAM_DRAIN_SECONDS="1"
+    )
+    try:
+        run_id, _ = owner.start_run()
+        followers = [Follower(worker.url, run_id) for worker in pool[:2]]
+        assert wait_until(lambda: KILL_POINTS["mid-tool"](followers[0]), timeout=60)
+    except BaseException:
+        owner.stop()
+        raise
+    told = time.monotonic()
+    owner.process.send_signal(signal.SIGTERM)
+    # (uvicorn.run raises the signal again once it has shut down: the exit is the signal's.)
+    assert owner.process.wait(timeout=30) in (0, -signal.SIGTERM)
+    owner.stop()
+
+    seen = [follower.join() for follower in followers]
+    for frames in seen:
+        kinds = [frame["type"] for frame in frames]
+        assert "error" not in kinds, frames
+        assert kinds[-1] == "complete", frames
+    resumed = [t for t, f in followers[0].frames if f["type"] == "text_delta" and t > told + 1]
+    print(f"\nfirst event from the successor {resumed[0] - told:.2f} s after SIGTERM")
+    run, messages = _row(postgres_url, run_id)
+    assert run.status == "completed" and run.answer == ANSWER
+    assert all(m.status == "complete" for m in messages)
+    ran = _ledger(tmp_path, run_id)
+    assert ran.count(("charge", "start")) == 1  # cut short by the hand-over, never run again
 
 
 def test_a_run_survives_the_death_of_its_owner_and_then_of_its_successor(

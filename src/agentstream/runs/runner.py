@@ -610,8 +610,12 @@ class Runner:
             client_tools=request.client_tools,
             resume=resume,
             durable=self.broker.flushed,
+            state=stored.context.state,
         )
-        session = RunSession(self, request, self._run_input(request, prep, unprepared))
+        read = stored.context
+        run_input = self._summarized(self._run_input(request, prep, unprepared), read, request)
+        session = RunSession(self, request, run_input)
+        session.exchanges = self._exchanges(read, request)
         if await self.broker.hold(claim.run_id, request.principal, _turn_id(conversation_id)):
             raise CannotResume("its conversation is held by another run")
         session.watch()
