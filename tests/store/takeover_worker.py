@@ -8,9 +8,8 @@ Run: ``python takeover_worker.py DATABASE_URL REDIS_URL PREFIX LEASE PORT LEDGER
 
 from __future__ import annotations
 
-import os
-
 import asyncio
+import os
 import sys
 from pathlib import Path
 
