@@ -210,9 +210,17 @@ def test_sigterm_with_redis_hands_over_what_it_cannot_finish(
 
 
 def workers_of(pid: int) -> set[int]:
-    """The worker processes of the ``agentstream serve --workers N`` process ``pid``."""
+    """The worker processes of the ``agentstream serve --workers N`` process ``pid`` (one
+    that exits between the two reads is not one of them)."""
     children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-    return {int(c) for c in children if b"spawn_main" in Path(f"/proc/{c}/cmdline").read_bytes()}
+    return {int(c) for c in children if b"spawn_main" in _command_line(c)}
+
+
+def _command_line(pid: str) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except (FileNotFoundError, ProcessLookupError):
+        return b""
 
 
 class Broken(Exception):

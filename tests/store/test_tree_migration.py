@@ -28,7 +28,7 @@ async def upgraded(url: str) -> None:
         await write_as_before(engine)
         before = await every_row(engine)
         await upgrade(url)
-        assert await current_revision(url) == head_revision() == "0004_message_tree"
+        assert await current_revision(url) == head_revision()
         assert await every_row(engine) == before
         async with engine.connect() as conn:
             parents = dict(
