@@ -236,7 +236,7 @@ async def test_stop_and_follow_cross_workers_soon_after_redis_answers_again(
     """However far the listeners' backoff had grown during the outage, a run started after
     Redis came back can be followed and stopped from another worker well within that
     backoff (8 s): a request that finds Redis answering wakes them, rather than waiting out
-    their timer. (4 s leaves room for a loaded machine; it takes under 1 s alone.)"""
+    their timer. (4 s leaves room for a loaded machine.)"""
     async with two_workers(own_redis, 0.01) as (worker_c, worker_d, _):
         own_redis.kill()
         await asyncio.sleep(8)  # the listeners' backoff has grown to 8 s
