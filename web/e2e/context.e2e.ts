@@ -5,9 +5,6 @@
  * and after a reload. The scripted model is given a small window in the configuration file
  * (it summarizes by listing what the user said).
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchBrowser, missingPrerequisite, screenshot, startServer, TEST_APP, type RunningServer } from "./harness";
@@ -15,14 +12,11 @@ import { launchBrowser, missingPrerequisite, screenshot, startServer, TEST_APP, 
 let server: RunningServer;
 let browser: Browser;
 let page: Page;
-const configDir = mkdtempSync(join(tmpdir(), "agentstream-context-"));
 
 beforeAll(async () => {
   const missing = missingPrerequisite();
   if (missing) throw new Error(`Cannot run the end-to-end tests: ${missing}`);
-  const config = join(configDir, "agentstream.toml");
-  writeFileSync(config, '[models."scripted:e2e-script"]\ncontext_window = 6000\n');
-  server = await startServer({ ...TEST_APP, env: { AGENTSTREAM_CONFIG: config } });
+  server = await startServer({ ...TEST_APP, config: '[models."scripted:e2e-script"]\ncontext_window = 6000\n' });
   browser = await launchBrowser();
   const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, baseURL: server.url });
   page = await context.newPage();
@@ -32,7 +26,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await server?.stop();
-  rmSync(configDir, { recursive: true, force: true });
 });
 
 async function ask(text: string, answers: number): Promise<void> {

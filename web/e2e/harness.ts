@@ -67,6 +67,9 @@ export interface ServedApp {
   server?: string;
   /** Extra environment for the server (e.g. `AGENTSTREAM_MODEL: ""` for an offline demo). */
   env?: Record<string, string>;
+  /** A configuration file for the server (TOML, e.g. a `[models]` table of prices or
+   * windows), written into its working directory. */
+  config?: string;
 }
 
 /** The scripted test agent of e2e/agent_app.py. */
@@ -83,6 +86,11 @@ export async function startServer(
   const home = options.home ?? mkdtempSync(join(tmpdir(), "agentstream-e2e-"));
   const gates = join(home, "gates");
   mkdirSync(gates, { recursive: true });
+  const config: Record<string, string> = {};
+  if (app.config !== undefined) {
+    config.AGENTSTREAM_CONFIG = join(home, "agentstream.toml");
+    writeFileSync(config.AGENTSTREAM_CONFIG, app.config);
+  }
   let log = "";
   const child: ChildProcess = spawn(
     AGENTSTREAM,
@@ -112,6 +120,7 @@ export async function startServer(
         // parser meets real `: ping` lines mid-stream.
         AGENTSTREAM_HEARTBEAT_SECONDS: "1",
         PYTHONUNBUFFERED: "1",
+        ...config,
         ...app.env,
       },
       stdio: ["ignore", "pipe", "pipe"],

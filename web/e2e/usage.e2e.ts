@@ -3,9 +3,6 @@
  * tokens and cost in the top bar (a stopped answer counts too), and the usage page's chart of
  * daily cost by model. The scripted model is given a price in the configuration file.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchBrowser, missingPrerequisite, screenshot, startServer, TEST_APP, type RunningServer } from "./harness";
@@ -13,15 +10,12 @@ import { launchBrowser, missingPrerequisite, screenshot, startServer, TEST_APP, 
 let server: RunningServer;
 let browser: Browser;
 let page: Page;
-const configDir = mkdtempSync(join(tmpdir(), "agentstream-usage-"));
 
 beforeAll(async () => {
   const missing = missingPrerequisite();
   if (missing) throw new Error(`Cannot run the end-to-end tests: ${missing}`);
-  const config = join(configDir, "agentstream.toml");
   // US$3 per million tokens in, US$15 per million out.
-  writeFileSync(config, '[models."scripted:*"]\nprices = { input = 3.0, output = 15.0 }\n');
-  server = await startServer({ ...TEST_APP, env: { AGENTSTREAM_CONFIG: config } });
+  server = await startServer({ ...TEST_APP, config: '[models."scripted:*"]\nprices = { input = 3.0, output = 15.0 }\n' });
   browser = await launchBrowser();
   const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, baseURL: server.url });
   page = await context.newPage();
@@ -31,7 +25,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await server?.stop();
-  rmSync(configDir, { recursive: true, force: true });
 });
 
 async function send(text: string): Promise<void> {
