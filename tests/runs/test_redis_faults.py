@@ -234,12 +234,14 @@ async def test_stop_and_follow_cross_workers_soon_after_redis_answers_again(
     own_redis: OwnRedis,
 ) -> None:
     """However far the listeners' backoff had grown during the outage, a run started after
-    Redis came back can be followed and stopped from another worker well within that
-    backoff (8 s): a request that finds Redis answering wakes them, rather than waiting out
-    their timer. (4 s leaves room for a loaded machine.)"""
+    Redis came back can be followed and stopped from another worker before the listeners'
+    timer would have them try again: a request that finds Redis answering wakes them. (A
+    16 s outage grows the backoff to its cap, 10 s: the listeners last tried 0.5 s before
+    Redis came back and would try again 9.5 s after; the test allows 1.5 + 6 s, room for a
+    loaded machine.)"""
     async with two_workers(own_redis, 0.01) as (worker_c, worker_d, _):
         own_redis.kill()
-        await asyncio.sleep(8)  # the listeners' backoff has grown to 8 s
+        await asyncio.sleep(16)  # the listeners' backoff has grown to its cap
         own_redis.start()
         await asyncio.sleep(1.5)
 
@@ -247,7 +249,7 @@ async def test_stop_and_follow_cross_workers_soon_after_redis_answers_again(
         stream = session.events()
         seen = [await anext(stream) for _ in range(3)]
         assert worker_d.broker is not None
-        async with asyncio.timeout(4):
+        async with asyncio.timeout(6):
             followed = worker_d.broker.replay(session.run_id, ALICE)
             assert (await anext(followed)).seq == 0  # followed from another worker
             await followed.aclose()
