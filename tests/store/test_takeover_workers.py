@@ -242,13 +242,18 @@ def test_a_killed_workers_run_completes_on_another(
     assert all(m.status == "complete" for m in messages)
 
     ran = _ledger(tmp_path, run_id)
-    assert ran.count(("charge", "start")) == 1  # never twice, whatever the point
+    starts = ran.count(("charge", "start"))
     if point == "mid-tool":
+        # Never twice. Killed at its call, the tool may not have begun yet (the call reaches
+        # the log before the tool starts, so it may have): it is not run again either way.
+        assert starts <= 1
         # Cut short: not run again, and the model was told so.
         assert ("charge", "end") not in ran
         result = messages[2].body["results"][0]
         assert (result["name"], result["outcome"]) == ("charge", "interrupted")
         assert "not run again" in result["content"]
+    else:
+        assert starts == 1
     assert ran.count(("lookup", "end")) == 1
     # Cut short, the idempotent tool ran again; otherwise once.
     assert ran.count(("lookup", "start")) == (2 if point == "mid-idempotent-tool" else 1)
@@ -288,7 +293,7 @@ def test_a_run_its_draining_worker_hands_over_completes_on_another(
     assert run.status == "completed" and run.answer == ANSWER
     assert all(m.status == "complete" for m in messages)
     ran = _ledger(tmp_path, run_id)
-    assert ran.count(("charge", "start")) == 1  # cut short by the hand-over, never run again
+    assert ran.count(("charge", "start")) <= 1  # cut short by the hand-over, never run again
 
 
 def test_a_run_survives_the_death_of_its_owner_and_then_of_its_successor(
