@@ -20,6 +20,7 @@ def test_a_users_limits_are_counted_across_two_workers() -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTSTREAM_")}
     env.update(
         AGENTSTREAM_REDIS_URL="redis://127.0.0.1:6379/0",
+        AGENTSTREAM_REDIS_PREFIX=f"agentstream-test:{uuid.uuid4().hex}:",
         AGENTSTREAM_JWT_SECRET=SECRET,
         AGENTSTREAM_LIMIT_REQUESTS_PER_MINUTE="3",
         AGENTSTREAM_LIMIT_CONCURRENT_RUNS="1",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import uuid
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -75,6 +76,7 @@ def take_turns(
     env.update(AGENTSTREAM_DATABASE_URL=database_url, DOUBLE_TEXTING_DIR=str(tmp_path))
     if redis:
         env["AGENTSTREAM_REDIS_URL"] = "redis://127.0.0.1:6379/0"
+        env["AGENTSTREAM_REDIS_PREFIX"] = f"agentstream-test:{uuid.uuid4().hex}:"
     with ExitStack() as stack:
         bases = [
             stack.enter_context(serve_process("tests.server.turn_agents:agent", cwd=ROOT, env=env))

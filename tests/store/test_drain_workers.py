@@ -25,6 +25,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,7 +41,6 @@ from tests.server.helpers import PROCESS_START, served_url, wait_until, wait_unt
 from .test_e2e_server import free_port
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
-PREFIX = "agentstream:"
 """The Redis namespace of ``agentstream serve`` (its runs' ids are unique: tests share it)."""
 
 SLOW_AGENT = """
@@ -57,9 +57,15 @@ def write_agent(directory: Path, *, chunks: int, delay: float) -> None:
 
 
 def environment(**extra: str) -> dict[str, str]:
+    """The servers' environment: a Redis prefix of the test's own, so that no server of
+    another test takes its runs over (nor it theirs)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTSTREAM_")}
     src = str(Path(__file__).parents[2] / "src")
-    return {**env, "PYTHONPATH": src, **extra}
+    return {**env, "PYTHONPATH": src, "AGENTSTREAM_REDIS_PREFIX": new_prefix(), **extra}
+
+
+def new_prefix() -> str:
+    return f"agentstream-test:{uuid.uuid4().hex}:"
 
 
 def serve(directory: Path, env: dict[str, str], *args: str) -> subprocess.Popen[bytes]:
@@ -199,7 +205,7 @@ def test_sigterm_with_redis_hands_over_what_it_cannot_finish(
     # Its client was cut off without an end (it reconnects, with Last-Event-ID, elsewhere).
     assert reader.frames[-1]["type"] not in ("complete", "error", "cancelled")
     shared = redis.Redis.from_url(REDIS_URL)
-    key = f"{PREFIX}run:{reader.run_id}"
+    key = f"{env['AGENTSTREAM_REDIS_PREFIX']}run:{reader.run_id}"
     assert not shared.exists(f"{key}:alive")  # its lease is gone at once
     logged = [json.loads(fields[b"e"])["type"] for _, fields in shared.xrange(key)]
     assert logged[0] == "run_started" and "text_delta" in logged
@@ -385,9 +391,9 @@ def test_a_rolling_restart_loses_no_run(postgres_url: str, tmp_path: Path) -> No
     assert {status for status, _, _ in runs.values()} == {"completed"}
     assert len(runs) == 100
     shared = redis.Redis.from_url(REDIS_URL)
-    shared.delete(
-        *(f"{PREFIX}run:{r}{part}" for r in run_ids for part in ("", ":owner", ":reader"))
-    )
+    keys = list(shared.scan_iter(f"{env['AGENTSTREAM_REDIS_PREFIX']}*"))
+    if keys:
+        shared.delete(*keys)
 
 
 def _answers(base: str) -> bool:

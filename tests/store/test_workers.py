@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import httpx
@@ -73,7 +74,9 @@ def test_workers_without_redis_are_refused(tmp_path: Path) -> None:
 def test_two_workers_share_runs_and_conversations(tmp_path: Path, postgres_url: str) -> None:
     port = free_port()
     env = base_env(
-        AGENTSTREAM_DATABASE_URL=postgres_url, AGENTSTREAM_REDIS_URL="redis://127.0.0.1:6379/0"
+        AGENTSTREAM_DATABASE_URL=postgres_url,
+        AGENTSTREAM_REDIS_URL="redis://127.0.0.1:6379/0",
+        AGENTSTREAM_REDIS_PREFIX=f"agentstream-test:{uuid.uuid4().hex}:",
     )
     process = serve(tmp_path, env, "--workers", "2", "--port", str(port))
     base = f"http://127.0.0.1:{port}"

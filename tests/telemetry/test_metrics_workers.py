@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import httpx
@@ -62,7 +63,11 @@ def test_two_workers_metrics_are_summed_and_dead_workers_stop_counting_as_runnin
 ) -> None:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTSTREAM_", "PROMETHEUS_"))}
-    env.update(AGENTSTREAM_METRICS="on", AGENTSTREAM_REDIS_URL="redis://127.0.0.1:6379/0")
+    env.update(
+        AGENTSTREAM_METRICS="on",
+        AGENTSTREAM_REDIS_URL="redis://127.0.0.1:6379/0",
+        AGENTSTREAM_REDIS_PREFIX=f"agentstream-test:{uuid.uuid4().hex}:",
+    )
     process = subprocess.Popen(
         [
             sys.executable,

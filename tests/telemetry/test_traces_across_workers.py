@@ -26,6 +26,8 @@ def worker_env(receiver: OtlpReceiver, name: str) -> dict[str, str]:
     return {
         **env,
         "AGENTSTREAM_REDIS_URL": "redis://127.0.0.1:6379/0",
+        # The test's workers share a prefix of their own (one per receiver, so per test).
+        "AGENTSTREAM_REDIS_PREFIX": f"agentstream-test:{receiver.endpoint.rsplit(':', 1)[1]}:",
         "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint,
         "OTEL_SERVICE_NAME": name,
         "OTEL_BSP_SCHEDULE_DELAY": "100",

@@ -145,6 +145,7 @@ def create_app(
         broker = (
             RedisBroker(
                 settings.redis_url,
+                prefix=settings.redis_prefix,
                 lease=settings.run_lease_seconds,
                 takeover=settings.run_takeover,
             )
@@ -327,7 +328,7 @@ def _limiter(settings: Settings, given: Limits | None) -> Limiter | None:
     if settings.redis_url:
         from agentstream.runs.redis_limits import RedisLimiter
 
-        return RedisLimiter(limits, settings.redis_url)
+        return RedisLimiter(limits, settings.redis_url, prefix=settings.redis_prefix)
     return LocalLimiter(limits)
 
 

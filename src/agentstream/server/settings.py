@@ -60,6 +60,8 @@ Every knob has an ``AGENTSTREAM_*`` variable so a deployment is configured witho
                                                  of a worker that died are taken over (15)
     AGENTSTREAM_RUN_TAKEOVER                     off: the runs of a worker that died end as
                                                  interrupted instead of being taken over (on)
+    AGENTSTREAM_REDIS_PREFIX                     with Redis: the prefix of its keys, one per
+                                                 deployment sharing a Redis (agentstream:)
     AGENTSTREAM_LIMIT_REQUESTS_PER_MINUTE        each user's limits (unset: none); per tenant
     AGENTSTREAM_LIMIT_CONCURRENT_RUNS            in the configuration file's [limits] table
     AGENTSTREAM_LIMIT_TOKENS_PER_DAY             (see agentstream.runs.limits)
@@ -165,6 +167,10 @@ class Settings:
     redis_url: str | None = field(default=None, repr=False)
     """Share runs between workers through Redis (replay, cancel from any worker); without
     it runs live in this process only. Not in ``repr``: the URL may hold a password."""
+    redis_prefix: str = "agentstream:"
+    """With Redis: the prefix of every key written (``AGENTSTREAM_REDIS_PREFIX``). The
+    workers of one deployment share it; deployments that share a Redis need one each, as a
+    worker takes over the runs of dead workers it finds under its prefix."""
     run_lease_seconds: float = 15.0
     """With Redis: how long a worker's lease on its runs lasts unrenewed (it renews it every
     third of that), so how soon a dead worker's runs are taken over."""
@@ -316,6 +322,7 @@ class Settings:
                 "drain_seconds": float(get("DRAIN_SECONDS") or cls.drain_seconds),
                 "diagnostics": _flag(get("DIAGNOSTICS")),
                 "redis_url": get("REDIS_URL"),
+                "redis_prefix": get("REDIS_PREFIX") or cls.redis_prefix,
                 "run_lease_seconds": float(get("RUN_LEASE_SECONDS") or cls.run_lease_seconds),
                 "run_takeover": (get("RUN_TAKEOVER") or "on").lower() in _TRUE,
                 "config_file": Path(config) if (config := get("CONFIG")) else None,
