@@ -95,8 +95,9 @@ caller's attachments: ``AGENTSTREAM_MAX_ATTACHMENTS_PER_MESSAGE``)."""
 
 
 class AttachingRequest(RequestModel):
-    """A request whose message may carry files: the spec protocols' ``attachments``
-    extension, the ids of the caller's uploads (``POST /api/attachments``)."""
+    """A request whose message may carry files: the ``attachments`` extension of the chat
+    tray, ops, workflow and playground protocols, the ids of the caller's uploads
+    (``POST /api/attachments``)."""
 
     attachments: list[Annotated[str, StringConstraints(min_length=1, max_length=64)]] = Field(
         default_factory=list,
